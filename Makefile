@@ -1,0 +1,112 @@
+# selfckpt - standalone, unprivileged checkpoint/restart for Linux x86-64 and CUDA.
+#
+#   make              library, tools and samples in $(BUILD) (default build/)
+#   make test         the Criterion suite (SAN=1: under ASan and UBSan)
+#   make demo         write an image and inspect it
+#   make bench        throughput benchmarks (prints figures; asserts nothing)
+#   make fuzz         libFuzzer on the image reader (FUZZ_SECONDS=300)
+#   make install      PREFIX=/usr/local DESTDIR=
+#   V=1               show full commands
+#
+# CFLAGS, CPPFLAGS and LDFLAGS belong to the user; project flags live in SC_*.
+
+BUILD ?= build
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+DESTDIR ?=
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+SC_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-missing-field-initializers \
+	-fPIC -fvisibility=hidden -I. -Iformat -Icore -MMD -MP
+SC_LDLIBS := -lzstd -lxxhash -lpthread
+
+ifeq ($(SAN),1)
+BUILD := $(BUILD)-san
+SC_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SC_CFLAGS += $(SC_SAN)
+SC_LDFLAGS += $(SC_SAN)
+endif
+
+VERSION := 0.1.0
+SONAME_MAJOR := 1
+
+ifneq ($(V),1)
+Q := @
+quiet = @printf '  %-7s %s\n' $(1) $(2);
+else
+Q :=
+quiet =
+endif
+
+.DEFAULT_GOAL := all
+LIB_SRCS :=
+TOOLS :=
+include compress/module.mk
+include format/module.mk
+include core/module.mk
+include cli/module.mk
+include tests/module.mk
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+LIB_A := $(BUILD)/lib/libselfckpt.a
+LIB_SO := $(BUILD)/lib/libselfckpt.so.$(SONAME_MAJOR)
+
+.PHONY: all lib tools test demo bench fuzz install clean deps test-deps
+all: lib tools
+
+lib: $(LIB_A) $(LIB_SO) $(BUILD)/lib/libselfckpt.so $(BUILD)/lib/pkgconfig/selfckpt.pc
+
+# Missing -dev packages are installed (as root) or named (otherwise) once.
+DEPS_STAMP := $(BUILD)/.deps-build
+TEST_DEPS_STAMP := $(BUILD)/.deps-test
+$(DEPS_STAMP): tests/setup-deps.sh
+	$(Q)sh tests/setup-deps.sh build
+	$(Q)mkdir -p $(@D) && touch $@
+$(TEST_DEPS_STAMP): tests/setup-deps.sh
+	$(Q)sh tests/setup-deps.sh test
+	$(Q)mkdir -p $(@D) && touch $@
+deps: $(DEPS_STAMP)
+test-deps: $(TEST_DEPS_STAMP)
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(SC_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIB_A): $(LIB_OBJS)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) -shared -Wl,-soname,libselfckpt.so.$(SONAME_MAJOR) \
+		$(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
+
+$(BUILD)/lib/libselfckpt.so: $(LIB_SO)
+	$(Q)ln -sf libselfckpt.so.$(SONAME_MAJOR) $@
+
+$(BUILD)/lib/pkgconfig/selfckpt.pc: Makefile
+	$(Q)mkdir -p $(@D)
+	$(call quiet,GEN,$@)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' \
+		'includedir=$(INCLUDEDIR)' '' 'Name: selfckpt' \
+		'Description: unprivileged checkpoint/restart for Linux processes and CUDA' \
+		'Version: $(VERSION)' 'Libs: -L$${libdir} -lselfckpt' \
+		'Libs.private: $(SC_LDLIBS)' 'Cflags: -I$${includedir}' > $@
+
+tools: $(TOOLS)
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libselfckpt.so.$(SONAME_MAJOR) $(DESTDIR)$(LIBDIR)/libselfckpt.so
+	install -m 644 core/selfckpt.h format/selfckpt_errors.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(BUILD)/lib/pkgconfig/selfckpt.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-san build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

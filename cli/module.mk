@@ -1,0 +1,2 @@
+# cli/: the command-line tools, linked statically against the library.
+TOOLS += $(BUILD)/bin/selfckpt-inspect

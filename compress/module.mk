@@ -1,0 +1,2 @@
+# compress/: zstd chunks and the worker pool.
+LIB_SRCS += compress/chunk.c compress/pool.c

@@ -1,0 +1,2 @@
+# core/: the process and the public interface.
+LIB_SRCS += core/version.c

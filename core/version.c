@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: MIT */
+#include "selfckpt.h"
+
+SELFCKPT_API const char *selfckpt_version(void)
+{
+	return SELFCKPT_VERSION_STRING;
+}

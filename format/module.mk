@@ -1,0 +1,2 @@
+# format/: the image file, its writer and its reader.
+LIB_SRCS += format/error.c format/types.c format/encode.c format/atomic.c format/writer.c format/reader.c

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sc_log.h - reporting errors once, where they are detected, and logging.
+ *
+ * sc_err() formats the message, keeps it for selfckpt_last_error() and prints
+ * it to standard error when the log level allows, then returns the negative
+ * code for the caller to pass up unchanged. Not async-signal-safe: code in
+ * *_rt.c files has its own formatter.
+ */
+#ifndef SC_LOG_H
+#define SC_LOG_H
+
+enum sc_log_level {
+	SC_LOG_NONE = 0,
+	SC_LOG_ERROR = 1,
+	SC_LOG_WARN = 2,
+	SC_LOG_INFO = 3,
+	SC_LOG_DEBUG = 4,
+};
+
+/**
+ * sc_err() - report an error and return it negated.
+ * @code: a positive errno or SELFCKPT_E* value.
+ * Return: -@code.
+ */
+int sc_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** sc_log() - print a message at @level when SELFCKPT_LOG_LEVEL allows it. */
+void sc_log(enum sc_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/**
+ * sc_log_set_level() - override SELFCKPT_LOG_LEVEL (none, error, warn, info,
+ * debug, or 0-4; default warn).
+ */
+void sc_log_set_level(enum sc_log_level level);
+
+/** sc_log_set_prefix() - the name messages start with (default "selfckpt"). */
+void sc_log_set_prefix(const char *prefix);
+
+#endif /* SC_LOG_H */

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * selfckpt_errors.h - error codes shared by every selfckpt function and tool.
+ *
+ * Functions return 0 (or a positive result) on success and a negative value on
+ * failure: either -errno for an operating-system failure, or -SELFCKPT_E* for
+ * a failure selfckpt detected itself. The two ranges never meet: ours start
+ * above 4095, the largest errno Linux can return. Values are append-only and
+ * never reused, so a number in a log means the same thing in every version.
+ */
+#ifndef SELFCKPT_ERRORS_H
+#define SELFCKPT_ERRORS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Marks the functions the shared library exports; everything else is hidden. */
+#ifndef SELFCKPT_API
+#define SELFCKPT_API __attribute__((visibility("default")))
+#endif
+
+enum selfckpt_error {
+	SELFCKPT_EFIRST = 4096,
+	SELFCKPT_EMAGIC = 4096,   /* not a selfckpt image (wrong magic) */
+	SELFCKPT_EEMPTY,          /* the file is empty */
+	SELFCKPT_EVERSION,        /* unsupported major format version */
+	SELFCKPT_EARCH,           /* image made for another architecture or page size */
+	SELFCKPT_ETRUNCATED,      /* the image ends early */
+	SELFCKPT_EHEADER,         /* file header checksum mismatch */
+	SELFCKPT_ERECORD,         /* record header or metadata checksum mismatch */
+	SELFCKPT_ECHUNK,          /* chunk checksum mismatch */
+	SELFCKPT_ECODEC,          /* a compressed chunk does not decode */
+	SELFCKPT_EINDEX,          /* the index disagrees with the records */
+	SELFCKPT_ETRAILER,        /* the trailer is damaged */
+	SELFCKPT_EFILESUM,        /* whole-file checksum mismatch */
+	SELFCKPT_ELENGTH,         /* a length or offset is out of bounds */
+	SELFCKPT_EUNKNOWN,        /* an unknown required record or header flag */
+	SELFCKPT_ERESERVED,       /* a reserved field is not zero */
+	SELFCKPT_EUSAGE,          /* an API or tool was called the wrong way */
+	SELFCKPT_ELAST            /* one past the last code; not an error */
+};
+
+/**
+ * selfckpt_strerror() - describe an error code.
+ * @err: a value returned by a selfckpt function: negative errno or -SELFCKPT_E*
+ *       (the sign is ignored).
+ *
+ * Return: a static, human-readable string; never NULL.
+ */
+SELFCKPT_API const char *selfckpt_strerror(int err);
+
+/**
+ * selfckpt_last_error() - the full message of the last error on this thread.
+ *
+ * The message names the file, the place and the cause, for example
+ * "checksum mismatch in 'job.sckpt' record 12 (segment) chunk 3 at offset 40960:
+ * stored 0x..., computed 0x...".
+ *
+ * Return: a thread-local string, empty when no error was reported yet; valid
+ * until the next selfckpt call on this thread.
+ */
+SELFCKPT_API const char *selfckpt_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SELFCKPT_ERRORS_H */
