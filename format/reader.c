@@ -350,9 +350,9 @@ int sc_reader_skip(struct sc_reader *r, bool verify)
 
 int sc_reader_index(struct sc_reader *r, const struct sc_index_entry **entries, size_t *n)
 {
-	if (!r->seekable)
-		return sc_err(SELFCKPT_EUSAGE, "'%s' is read as a stream: it has no index "
-			      "before its end", r->name);
+	if (!r->seekable && !r->at_end)
+		return sc_err(SELFCKPT_EUSAGE, "'%s' is read as a stream: its index is known "
+			      "only once the last record was read", r->name);
 	*entries = r->index;
 	*n = r->n_index;
 	return 0;

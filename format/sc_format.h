@@ -47,7 +47,7 @@
 
 #define SC_ARCH_X86_64 62 /* ELF e_machine values */
 
-/* Record types. Values are part of the image format; see spec §4. */
+/* Record types. Values are part of the image format; see spec §9. */
 enum sc_record_type {
 	SC_REC_PROCESS = 1,  /* process-wide state */
 	SC_REC_THREAD = 2,   /* one thread's registers and kernel state */
@@ -292,7 +292,8 @@ int sc_reader_read(struct sc_reader *r, void *dst, size_t n);
 int sc_reader_skip(struct sc_reader *r, bool verify);
 
 /**
- * sc_reader_index() - the index (seekable images only; -SELFCKPT_EUSAGE otherwise).
+ * sc_reader_index() - the index: of a seekable image at any time, of a stream
+ * once sc_reader_next() returned 0 (-SELFCKPT_EUSAGE before).
  */
 int sc_reader_index(struct sc_reader *r, const struct sc_index_entry **entries, size_t *n);
 

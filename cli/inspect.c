@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * inspect.c - selfckpt-inspect: what an image holds, and whether it is intact.
+ *
+ * Every record is walked with the reader, so every record header and its
+ * metadata are checked even without --verify; sizes come from the index. The
+ * index does not list the END record (the index itself): its size is what
+ * lies between the last record and the trailer, which for standard input is
+ * known only by counting the bytes, so standard input is relayed through a
+ * pipe by a thread that counts them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/tool.h"
+#include "format/sc_format.h"
+#include "format/sc_log.h"
+#include "selfckpt.h"
+
+#define TOOL "selfckpt-inspect"
+#define THREADS_MAX 4096
+#define RELAY_BUF (1u << 20)
+
+struct options {
+	bool json, verify;
+	unsigned threads; /* 0: all online CPUs */
+	const char *path; /* "-": standard input */
+};
+
+/* Standard input copied into a pipe for the reader, counting the bytes. */
+struct relay {
+	int in, out;       /* standard input; the pipe's write end (the thread's) */
+	pthread_t tid;
+	bool running;      /* started and not joined yet */
+	uint64_t bytes;    /* read by the thread: valid once done */
+	int err;           /* -errno from reading standard input */
+	int done;          /* set, atomically, before the write end is closed */
+};
+
+struct type_stat {
+	uint32_t type;
+	uint64_t count, raw, stored;
+};
+
+/*
+ * Static: when the reader fails, the thread may still be reading standard
+ * input and is left to run until the process exits.
+ */
+static struct relay stdin_relay;
+
+struct inspection {
+	const struct options *opt;
+	struct sc_reader *r;
+	int fd; /* what the reader reads: the file, or the relay's read end */
+	struct relay *relay;
+	uint64_t file_size;
+	const struct sc_index_entry *idx; /* every record but END */
+	size_t n;
+	struct sc_index_entry end;        /* the END record */
+	struct type_stat *types;          /* by type, END last */
+	size_t n_types;
+	uint64_t raw, stored;             /* sums over every record, END included */
+	bool verified;                    /* every chunk and checksum was checked */
+};
+
+/* ---- command line ---- */
+
+enum { OPT_JSON = 256, OPT_VERIFY, OPT_THREADS, OPT_VERSION };
+
+static const struct option long_opts[] = {
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int print_help(void)
+{
+	fputs("Usage: " TOOL " [--json] [--verify] [--threads N] FILE\n"
+	      "Describe a selfckpt image: its header, then its records grouped by type with\n"
+	      "their payload size (raw) and the bytes they take in the file (stored).\n"
+	      "FILE '-' reads standard input as a stream, which checks every checksum.\n"
+	      "\n"
+	      "  --json       print one JSON document (schema_version 1) instead of text\n"
+	      "  --verify     decode every chunk and check every checksum\n"
+	      "  --threads N  decompress on N threads (default: all online CPUs)\n"
+	      "  --help       print this help and exit\n"
+	      "  --version    print the version and exit\n"
+	      "\n"
+	      "Exit status:\n"
+	      "  0   success\n"
+	      "  64  wrong command line\n"
+	      "  65  the image is corrupt or unsupported\n"
+	      "  66  FILE is missing or cannot be opened\n"
+	      "  74  another input or output error\n", stdout);
+	return fflush(stdout) ? SC_EXIT_IOERR : SC_EXIT_OK;
+}
+
+static int parse_threads(const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || v > THREADS_MAX)
+		return sc_tool_usage_error("invalid thread count '%s' (expected 0 to %d)", s,
+					   THREADS_MAX);
+	*out = (unsigned)v;
+	return -1;
+}
+
+static int bad_option(char **argv, int c)
+{
+	if (c == ':')
+		return sc_tool_usage_error("option '%s' needs a value", argv[optind - 1]);
+	if (optopt > 0 && optopt < 256)
+		return sc_tool_usage_error("unknown option '-%c'", optopt);
+	return sc_tool_usage_error("unknown or misused option '%s'", argv[optind - 1]);
+}
+
+/* Return: -1 to go on, or the code to exit with. */
+static int parse_args(int argc, char **argv, struct options *opt)
+{
+	int c, ret = -1;
+
+	opterr = 0;
+	while (ret < 0 && (c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON: opt->json = true; break;
+		case OPT_VERIFY: opt->verify = true; break;
+		case OPT_THREADS: ret = parse_threads(optarg, &opt->threads); break;
+		case 'h': return print_help();
+		case OPT_VERSION:
+			printf("%s %s\n", TOOL, SELFCKPT_VERSION_STRING);
+			return fflush(stdout) ? SC_EXIT_IOERR : SC_EXIT_OK;
+		default: return bad_option(argv, c);
+		}
+	}
+	if (ret >= 0)
+		return ret;
+	if (optind == argc)
+		return sc_tool_usage_error("no image named");
+	if (argc - optind > 1)
+		return sc_tool_usage_error("one image at a time; unexpected '%s'", argv[optind + 1]);
+	opt->path = argv[optind];
+	return -1;
+}
+
+/* ---- standard input ---- */
+
+static bool relay_write(struct relay *rl, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(rl->out, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return false; /* EPIPE: the reader stopped; its error is reported */
+		p += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+static void *relay_main(void *arg)
+{
+	struct relay *rl = arg;
+	uint8_t *buf = malloc(RELAY_BUF);
+	sigset_t pipe_sig;
+	ssize_t k = 0;
+
+	/* A reader that gives up closes the pipe: see EPIPE, not a signal that kills us. */
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
+	if (!buf)
+		rl->err = -ENOMEM;
+	while (buf && (k = read(rl->in, buf, RELAY_BUF)) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			rl->err = -errno;
+			break;
+		}
+		rl->bytes += (uint64_t)k;
+		if (!relay_write(rl, buf, (size_t)k))
+			break;
+	}
+	free(buf);
+	__atomic_store_n(&rl->done, 1, __ATOMIC_RELEASE);
+	close(rl->out);
+	return NULL;
+}
+
+/* Return: the read end of the pipe, or a negative error. */
+static int relay_start(struct relay *rl)
+{
+	struct stat st;
+	int p[2], err;
+
+	if (fstat(STDIN_FILENO, &st) < 0)
+		return sc_err(errno, "cannot stat standard input: %s", strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return sc_err(EISDIR, "standard input is a directory, not an image");
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return sc_err(errno, "cannot create a pipe for standard input: %s",
+			      strerror(errno));
+	(void)fcntl(p[1], F_SETPIPE_SZ, (int)RELAY_BUF); /* fewer switches; best effort */
+	rl->in = STDIN_FILENO;
+	rl->out = p[1];
+	err = pthread_create(&rl->tid, NULL, relay_main, rl);
+	if (err) {
+		close(p[0]);
+		close(p[1]);
+		return sc_err(err, "cannot start a thread to read standard input: %s",
+			      strerror(err));
+	}
+	rl->running = true;
+	return p[0];
+}
+
+/* Called once the reader saw the end of the stream, so the thread has ended. */
+static int relay_finish(struct relay *rl, uint64_t *bytes)
+{
+	pthread_join(rl->tid, NULL);
+	rl->running = false;
+	if (rl->err < 0)
+		return sc_err(-rl->err, "cannot read standard input: %s", strerror(-rl->err));
+	*bytes = rl->bytes;
+	return 0;
+}
+
+/* A read error on standard input shows to the reader as a short image: name the cause. */
+static int relay_error(struct relay *rl, int err)
+{
+	if (!rl->running || !__atomic_load_n(&rl->done, __ATOMIC_ACQUIRE) || rl->err >= 0)
+		return err;
+	return sc_err(-rl->err, "cannot read standard input: %s", strerror(-rl->err));
+}
+
+/* ---- reading the image ---- */
+
+static int open_input(struct inspection *in)
+{
+	struct sc_read_opts ro = { .flags = SC_RD_ALL_RECORDS, .threads = in->opt->threads };
+	const char *path = in->opt->path, *name = path;
+	struct stat st;
+
+	if (!strcmp(path, "-")) {
+		ro.flags |= SC_RD_STREAM;
+		name = "<stdin>";
+		in->fd = relay_start(in->relay);
+	} else {
+		in->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (in->fd < 0)
+			return sc_err(errno, "cannot open '%s': %s", path, strerror(errno));
+		if (fstat(in->fd, &st) < 0)
+			return sc_err(errno, "cannot stat '%s': %s", path, strerror(errno));
+		in->file_size = (uint64_t)st.st_size;
+	}
+	if (in->fd < 0)
+		return in->fd;
+	return relay_error(in->relay, sc_reader_open_fd(&in->r, in->fd, name, &ro));
+}
+
+static int walk_records(struct inspection *in)
+{
+	struct sc_record rec;
+	int ret;
+
+	while ((ret = sc_reader_next(in->r, &rec)) == 1) {
+		if (in->opt->verify && (ret = sc_reader_skip(in->r, true)) < 0)
+			return ret;
+	}
+	if (ret < 0)
+		return ret;
+	if (sc_reader_seekable(in->r)) {
+		in->verified = in->opt->verify;
+		return in->verified ? sc_reader_verify_file(in->r) : 0;
+	}
+	in->verified = true; /* a stream decodes and checks everything as it passes */
+	return relay_finish(in->relay, &in->file_size);
+}
+
+/* The END record: from the end of the last record to the trailer. */
+static int locate_end(struct inspection *in)
+{
+	uint64_t off = sc_reader_header(in->r)->header_size;
+	int err = sc_reader_index(in->r, &in->idx, &in->n);
+
+	if (err < 0)
+		return err;
+	if (in->n)
+		off = in->idx[in->n - 1].offset + in->idx[in->n - 1].stored_len;
+	if (in->file_size < off + SC_RECORD_HEADER_SIZE + SC_TRAILER_SIZE)
+		return sc_err(SELFCKPT_ELENGTH, "the records of '%s' end at offset %llu, too near "
+			      "its end (%llu bytes) for an end record and a trailer",
+			      sc_reader_name(in->r), (unsigned long long)off,
+			      (unsigned long long)in->file_size);
+	in->end = (struct sc_index_entry){
+		.offset = off, .raw_len = (uint64_t)in->n * SC_INDEX_ENTRY_SIZE,
+		.stored_len = in->file_size - SC_TRAILER_SIZE - off,
+		.type = SC_REC_END, .flags = SC_RF_REQUIRED };
+	return 0;
+}
+
+static int cmp_type(const void *a, const void *b)
+{
+	uint32_t x = ((const struct type_stat *)a)->type, y = ((const struct type_stat *)b)->type;
+
+	return (x > y) - (x < y);
+}
+
+static void add_stat(struct type_stat *t, const struct sc_index_entry *e)
+{
+	t->count++;
+	t->raw += e->raw_len;
+	t->stored += e->stored_len;
+}
+
+/* Sort one entry per record by type, then fold each run of a type into one. */
+static int group_types(struct inspection *in)
+{
+	struct type_stat *t = calloc(in->n + 1, sizeof(*t));
+	size_t k = 0;
+
+	if (!t)
+		return sc_err(ENOMEM, "out of memory listing the records of '%s'",
+			      sc_reader_name(in->r));
+	for (size_t i = 0; i < in->n; i++) {
+		t[i].type = in->idx[i].type;
+		add_stat(&t[i], &in->idx[i]);
+	}
+	qsort(t, in->n, sizeof(*t), cmp_type);
+	for (size_t i = 0; i < in->n; i++) {
+		if (k && t[k - 1].type == t[i].type) {
+			t[k - 1].count++;
+			t[k - 1].raw += t[i].raw;
+			t[k - 1].stored += t[i].stored;
+		} else {
+			t[k++] = t[i];
+		}
+	}
+	t[k] = (struct type_stat){ .type = SC_REC_END };
+	add_stat(&t[k++], &in->end);
+	for (size_t i = 0; i < k; i++) {
+		in->raw += t[i].raw;
+		in->stored += t[i].stored;
+	}
+	in->types = t;
+	in->n_types = k;
+	return 0;
+}
+
+/* ---- text output ---- */
+
+static const char *time_utc(char *buf, size_t n, uint64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000u);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, n, "(out of range)");
+	return buf;
+}
+
+static const char *type_label(char *buf, size_t n, uint32_t type)
+{
+	const char *name = sc_record_type_name(type);
+
+	if (type == SC_REC_END)
+		return "end (index)";
+	if (name)
+		return name;
+	snprintf(buf, n, "unknown 0x%x", type);
+	return buf;
+}
+
+static void print_ratio(uint64_t stored, uint64_t raw)
+{
+	if (raw)
+		printf("  %10.3f\n", (double)stored / (double)raw);
+	else
+		printf("  %10s\n", "-");
+}
+
+static void print_header(const struct inspection *in)
+{
+	const struct sc_header *h = sc_reader_header(in->r);
+	char when[64];
+
+	fputs("file          ", stdout);
+	sc_tool_print_text(stdout, strcmp(in->opt->path, "-") ? in->opt->path : "(standard input)");
+	printf("\nformat        %u.%u (header %u bytes)\nproducer      ", h->major, h->minor,
+	       h->header_size);
+	sc_tool_print_text(stdout, h->producer);
+	if (h->arch == SC_ARCH_X86_64)
+		printf("\narchitecture  x86-64\n");
+	else
+		printf("\narchitecture  %u\n", h->arch);
+	printf("page size     %u\nkernel        ", h->page_size);
+	sc_tool_print_text(stdout, h->kernel);
+	printf("\ncreated       %s\n", time_utc(when, sizeof(when), h->created_ns));
+	printf("flags         0x%llx\n\n", (unsigned long long)h->flags);
+}
+
+static void print_text(const struct inspection *in)
+{
+	char a[SC_TOOL_SIZE_BUF], b[SC_TOOL_SIZE_BUF], label[32];
+
+	print_header(in);
+	printf("%-18s %8s %12s %12s  %10s\n", "type", "count", "raw", "stored", "stored/raw");
+	for (size_t i = 0; i < in->n_types; i++) {
+		const struct type_stat *t = &in->types[i];
+
+		printf("%-18s %8llu %12s %12s", type_label(label, sizeof(label), t->type),
+		       (unsigned long long)t->count, sc_tool_size(a, t->raw),
+		       sc_tool_size(b, t->stored));
+		print_ratio(t->stored, t->raw);
+	}
+	printf("%-18s %8llu %12s %12s", "total", (unsigned long long)in->n + 1,
+	       sc_tool_size(a, in->raw), sc_tool_size(b, in->stored));
+	print_ratio(in->stored, in->raw);
+	printf("file size     %s (%llu bytes: header %u, records %llu, trailer %u)\n",
+	       sc_tool_size(a, in->file_size), (unsigned long long)in->file_size,
+	       sc_reader_header(in->r)->header_size, (unsigned long long)in->stored,
+	       SC_TRAILER_SIZE);
+	if (in->verified)
+		printf("verified: every checksum matches\n");
+}
+
+/* ---- JSON output ---- */
+
+static void json_header(const struct inspection *in)
+{
+	const struct sc_header *h = sc_reader_header(in->r);
+	char when[64];
+
+	printf("  \"header\": {\"format_major\": %u, \"format_minor\": %u, \"header_size\": %u, "
+	       "\"producer\": ", h->major, h->minor, h->header_size);
+	sc_tool_print_json_string(stdout, h->producer);
+	printf(", \"arch\": %u, \"arch_name\": %s, \"page_size\": %u, \"kernel\": ", h->arch,
+	       h->arch == SC_ARCH_X86_64 ? "\"x86-64\"" : "null", h->page_size);
+	sc_tool_print_json_string(stdout, h->kernel);
+	printf(", \"created_ns\": %llu, \"created\": \"%s\", \"flags\": %llu},\n",
+	       (unsigned long long)h->created_ns, time_utc(when, sizeof(when), h->created_ns),
+	       (unsigned long long)h->flags);
+}
+
+static void json_type_name(uint32_t type)
+{
+	const char *name = sc_record_type_name(type);
+
+	if (name)
+		printf("\"%s\"", name);
+	else
+		fputs("null", stdout);
+}
+
+static void json_record(size_t seq, const struct sc_index_entry *e, bool last)
+{
+	printf("    {\"seq\": %zu, \"type\": %u, \"type_name\": ", seq, e->type);
+	json_type_name(e->type);
+	printf(", \"flags\": %u, \"required\": %s, \"offset\": %llu, \"raw_len\": %llu, "
+	       "\"stored_len\": %llu, \"meta_len\": %u}%s\n", e->flags,
+	       e->flags & SC_RF_REQUIRED ? "true" : "false", (unsigned long long)e->offset,
+	       (unsigned long long)e->raw_len, (unsigned long long)e->stored_len, e->meta_len,
+	       last ? "" : ",");
+}
+
+static void json_totals(const struct inspection *in)
+{
+	printf("  \"totals\": {\n    \"by_type\": [\n");
+	for (size_t i = 0; i < in->n_types; i++) {
+		const struct type_stat *t = &in->types[i];
+
+		printf("      {\"type\": %u, \"type_name\": ", t->type);
+		json_type_name(t->type);
+		printf(", \"count\": %llu, \"raw\": %llu, \"stored\": %llu}%s\n",
+		       (unsigned long long)t->count, (unsigned long long)t->raw,
+		       (unsigned long long)t->stored, i + 1 < in->n_types ? "," : "");
+	}
+	printf("    ],\n    \"raw\": %llu, \"stored\": %llu, \"file_size\": %llu\n  },\n",
+	       (unsigned long long)in->raw, (unsigned long long)in->stored,
+	       (unsigned long long)in->file_size);
+}
+
+static void print_json(const struct inspection *in)
+{
+	printf("{\n  \"schema_version\": 1,\n  \"file\": ");
+	sc_tool_print_json_string(stdout, in->opt->path);
+	printf(",\n");
+	json_header(in);
+	printf("  \"records\": [\n");
+	for (size_t i = 0; i < in->n; i++)
+		json_record(i, &in->idx[i], false);
+	json_record(in->n, &in->end, true);
+	printf("  ],\n");
+	json_totals(in);
+	printf("  \"verified\": %s\n}\n", in->verified ? "true" : "false");
+}
+
+/* ---- main ---- */
+
+static int flush_stdout(void)
+{
+	int e;
+
+	errno = 0;
+	if (!fflush(stdout) && !ferror(stdout))
+		return 0;
+	e = errno ? errno : EIO;
+	return sc_err(e, "cannot write to standard output: %s", strerror(e));
+}
+
+static void close_input(struct inspection *in)
+{
+	sc_reader_free(in->r);
+	if (in->fd >= 0)
+		close(in->fd); /* a relay still running sees EPIPE and stops */
+	if (in->relay->running)
+		pthread_detach(in->relay->tid); /* may wait on standard input: never join */
+	free(in->types);
+}
+
+static int inspect(const struct options *opt)
+{
+	struct inspection in = { .opt = opt, .fd = -1, .relay = &stdin_relay };
+	int err;
+
+	if ((err = open_input(&in)) < 0 || (err = walk_records(&in)) < 0)
+		err = relay_error(in.relay, err);
+	else if ((err = locate_end(&in)) == 0 && (err = group_types(&in)) == 0) {
+		if (opt->json)
+			print_json(&in);
+		else
+			print_text(&in);
+		err = flush_stdout();
+	}
+	close_input(&in);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt = { 0 };
+	int ret;
+
+	sc_tool_init(TOOL);
+	ret = parse_args(argc, argv, &opt);
+	if (ret >= 0)
+		return ret;
+	return sc_tool_exit_code(inspect(&opt));
+}
