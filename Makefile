@@ -42,6 +42,8 @@ quiet =
 endif
 
 .DEFAULT_GOAL := all
+LIB_A := $(BUILD)/lib/libselfckpt.a
+LIB_SO := $(BUILD)/lib/libselfckpt.so.$(SONAME_MAJOR)
 LIB_SRCS :=
 TOOLS :=
 include compress/module.mk
@@ -51,8 +53,6 @@ include cli/module.mk
 include tests/module.mk
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
-LIB_A := $(BUILD)/lib/libselfckpt.a
-LIB_SO := $(BUILD)/lib/libselfckpt.so.$(SONAME_MAJOR)
 
 .PHONY: all lib tools test demo bench fuzz install clean deps test-deps
 all: lib tools

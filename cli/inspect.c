@@ -4,16 +4,12 @@
  *
  * Every record is walked with the reader, so every record header and its
  * metadata are checked even without --verify; sizes come from the index. The
- * index does not list the END record (the index itself): its size is what
- * lies between the last record and the trailer, which for standard input is
- * known only by counting the bytes, so standard input is relayed through a
- * pipe by a thread that counts them.
+ * index does not list the END record (the index itself): it lies between the
+ * offset the reader reports for it and the trailer.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +25,6 @@
 
 #define TOOL "selfckpt-inspect"
 #define THREADS_MAX 4096
-#define RELAY_BUF (1u << 20)
 
 struct options {
 	bool json, verify;
@@ -37,32 +32,14 @@ struct options {
 	const char *path; /* "-": standard input */
 };
 
-/* Standard input copied into a pipe for the reader, counting the bytes. */
-struct relay {
-	int in, out;       /* standard input; the pipe's write end (the thread's) */
-	pthread_t tid;
-	bool running;      /* started and not joined yet */
-	uint64_t bytes;    /* read by the thread: valid once done */
-	int err;           /* -errno from reading standard input */
-	int done;          /* set, atomically, before the write end is closed */
-};
-
 struct type_stat {
 	uint32_t type;
 	uint64_t count, raw, stored;
 };
 
-/*
- * Static: when the reader fails, the thread may still be reading standard
- * input and is left to run until the process exits.
- */
-static struct relay stdin_relay;
-
 struct inspection {
 	const struct options *opt;
 	struct sc_reader *r;
-	int fd; /* what the reader reads: the file, or the relay's read end */
-	struct relay *relay;
 	uint64_t file_size;
 	const struct sc_index_entry *idx; /* every record but END */
 	size_t n;
@@ -154,102 +131,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
 	if (optind == argc)
 		return sc_tool_usage_error("no image named");
 	if (argc - optind > 1)
-		return sc_tool_usage_error("one image at a time; unexpected '%s'", argv[optind + 1]);
+		return sc_tool_usage_error("one image at a time; unexpected '%s'",
+					   argv[optind + 1]);
 	opt->path = argv[optind];
 	return -1;
-}
-
-/* ---- standard input ---- */
-
-static bool relay_write(struct relay *rl, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(rl->out, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return false; /* EPIPE: the reader stopped; its error is reported */
-		p += k;
-		n -= (size_t)k;
-	}
-	return true;
-}
-
-static void *relay_main(void *arg)
-{
-	struct relay *rl = arg;
-	uint8_t *buf = malloc(RELAY_BUF);
-	sigset_t pipe_sig;
-	ssize_t k = 0;
-
-	/* A reader that gives up closes the pipe: see EPIPE, not a signal that kills us. */
-	sigemptyset(&pipe_sig);
-	sigaddset(&pipe_sig, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
-	if (!buf)
-		rl->err = -ENOMEM;
-	while (buf && (k = read(rl->in, buf, RELAY_BUF)) != 0) {
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			rl->err = -errno;
-			break;
-		}
-		rl->bytes += (uint64_t)k;
-		if (!relay_write(rl, buf, (size_t)k))
-			break;
-	}
-	free(buf);
-	__atomic_store_n(&rl->done, 1, __ATOMIC_RELEASE);
-	close(rl->out);
-	return NULL;
-}
-
-/* Return: the read end of the pipe, or a negative error. */
-static int relay_start(struct relay *rl)
-{
-	struct stat st;
-	int p[2], err;
-
-	if (fstat(STDIN_FILENO, &st) < 0)
-		return sc_err(errno, "cannot stat standard input: %s", strerror(errno));
-	if (S_ISDIR(st.st_mode))
-		return sc_err(EISDIR, "standard input is a directory, not an image");
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return sc_err(errno, "cannot create a pipe for standard input: %s",
-			      strerror(errno));
-	(void)fcntl(p[1], F_SETPIPE_SZ, (int)RELAY_BUF); /* fewer switches; best effort */
-	rl->in = STDIN_FILENO;
-	rl->out = p[1];
-	err = pthread_create(&rl->tid, NULL, relay_main, rl);
-	if (err) {
-		close(p[0]);
-		close(p[1]);
-		return sc_err(err, "cannot start a thread to read standard input: %s",
-			      strerror(err));
-	}
-	rl->running = true;
-	return p[0];
-}
-
-/* Called once the reader saw the end of the stream, so the thread has ended. */
-static int relay_finish(struct relay *rl, uint64_t *bytes)
-{
-	pthread_join(rl->tid, NULL);
-	rl->running = false;
-	if (rl->err < 0)
-		return sc_err(-rl->err, "cannot read standard input: %s", strerror(-rl->err));
-	*bytes = rl->bytes;
-	return 0;
-}
-
-/* A read error on standard input shows to the reader as a short image: name the cause. */
-static int relay_error(struct relay *rl, int err)
-{
-	if (!rl->running || !__atomic_load_n(&rl->done, __ATOMIC_ACQUIRE) || rl->err >= 0)
-		return err;
-	return sc_err(-rl->err, "cannot read standard input: %s", strerror(-rl->err));
 }
 
 /* ---- reading the image ---- */
@@ -257,24 +142,11 @@ static int relay_error(struct relay *rl, int err)
 static int open_input(struct inspection *in)
 {
 	struct sc_read_opts ro = { .flags = SC_RD_ALL_RECORDS, .threads = in->opt->threads };
-	const char *path = in->opt->path, *name = path;
-	struct stat st;
 
-	if (!strcmp(path, "-")) {
+	/* Standard input is a stream even when a file is redirected into it. */
+	if (!strcmp(in->opt->path, "-"))
 		ro.flags |= SC_RD_STREAM;
-		name = "<stdin>";
-		in->fd = relay_start(in->relay);
-	} else {
-		in->fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (in->fd < 0)
-			return sc_err(errno, "cannot open '%s': %s", path, strerror(errno));
-		if (fstat(in->fd, &st) < 0)
-			return sc_err(errno, "cannot stat '%s': %s", path, strerror(errno));
-		in->file_size = (uint64_t)st.st_size;
-	}
-	if (in->fd < 0)
-		return in->fd;
-	return relay_error(in->relay, sc_reader_open_fd(&in->r, in->fd, name, &ro));
+	return sc_reader_open(&in->r, in->opt->path, &ro);
 }
 
 static int walk_records(struct inspection *in)
@@ -293,24 +165,18 @@ static int walk_records(struct inspection *in)
 		return in->verified ? sc_reader_verify_file(in->r) : 0;
 	}
 	in->verified = true; /* a stream decodes and checks everything as it passes */
-	return relay_finish(in->relay, &in->file_size);
+	return 0;
 }
 
-/* The END record: from the end of the last record to the trailer. */
+/* The END record: from the offset the reader found it at to the trailer. */
 static int locate_end(struct inspection *in)
 {
-	uint64_t off = sc_reader_header(in->r)->header_size;
+	uint64_t off = sc_reader_end_offset(in->r);
 	int err = sc_reader_index(in->r, &in->idx, &in->n);
 
 	if (err < 0)
 		return err;
-	if (in->n)
-		off = in->idx[in->n - 1].offset + in->idx[in->n - 1].stored_len;
-	if (in->file_size < off + SC_RECORD_HEADER_SIZE + SC_TRAILER_SIZE)
-		return sc_err(SELFCKPT_ELENGTH, "the records of '%s' end at offset %llu, too near "
-			      "its end (%llu bytes) for an end record and a trailer",
-			      sc_reader_name(in->r), (unsigned long long)off,
-			      (unsigned long long)in->file_size);
+	in->file_size = sc_reader_size(in->r);
 	in->end = (struct sc_index_entry){
 		.offset = off, .raw_len = (uint64_t)in->n * SC_INDEX_ENTRY_SIZE,
 		.stored_len = in->file_size - SC_TRAILER_SIZE - off,
@@ -530,21 +396,22 @@ static int flush_stdout(void)
 static void close_input(struct inspection *in)
 {
 	sc_reader_free(in->r);
-	if (in->fd >= 0)
-		close(in->fd); /* a relay still running sees EPIPE and stops */
-	if (in->relay->running)
-		pthread_detach(in->relay->tid); /* may wait on standard input: never join */
 	free(in->types);
 }
 
 static int inspect(const struct options *opt)
 {
-	struct inspection in = { .opt = opt, .fd = -1, .relay = &stdin_relay };
+	struct inspection in = { .opt = opt };
 	int err;
 
-	if ((err = open_input(&in)) < 0 || (err = walk_records(&in)) < 0)
-		err = relay_error(in.relay, err);
-	else if ((err = locate_end(&in)) == 0 && (err = group_types(&in)) == 0) {
+	err = open_input(&in);
+	if (!err)
+		err = walk_records(&in);
+	if (!err)
+		err = locate_end(&in);
+	if (!err)
+		err = group_types(&in);
+	if (!err) {
 		if (opt->json)
 			print_json(&in);
 		else

@@ -368,6 +368,16 @@ int sc_reader_seek(struct sc_reader *r, size_t i)
 	return 0;
 }
 
+uint64_t sc_reader_end_offset(const struct sc_reader *r)
+{
+	return r->seekable || r->at_end ? r->end_offset : 0;
+}
+
+uint64_t sc_reader_size(const struct sc_reader *r)
+{
+	return r->seekable ? r->file_size : r->pos;
+}
+
 uint64_t sc_reader_skipped(const struct sc_reader *r)
 {
 	return r->skipped;

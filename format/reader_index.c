@@ -246,5 +246,6 @@ int sc_rd_finish_stream(struct sc_reader *r)
 	if (!err)
 		err = read_stream_trailer(r, n);
 	r->n_index = n;
+	r->end_offset = r->rec.offset;
 	return err;
 }

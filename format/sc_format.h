@@ -306,6 +306,18 @@ int sc_reader_seek(struct sc_reader *r, size_t i);
  */
 int sc_reader_verify_file(struct sc_reader *r);
 
+/**
+ * sc_reader_end_offset() - offset of the END record: of a seekable image at any
+ * time, of a stream once sc_reader_next() returned 0 (0 before).
+ */
+uint64_t sc_reader_end_offset(const struct sc_reader *r);
+
+/**
+ * sc_reader_size() - size of a seekable image, or the bytes a stream has
+ * delivered so far (its size, once sc_reader_next() returned 0).
+ */
+uint64_t sc_reader_size(const struct sc_reader *r);
+
 /** sc_reader_skipped() - unknown optional records skipped so far. */
 uint64_t sc_reader_skipped(const struct sc_reader *r);
 
