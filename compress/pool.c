@@ -16,7 +16,7 @@
 
 #include "compress/sc_compress.h"
 
-/* SELFCKPT_THREADS above this is taken for a typo and ignored. */
+/* A larger SELFCKPT_THREADS is taken for a mistake and ignored. */
 #define POOL_ENV_MAX_THREADS 4096u
 
 struct sc_pool {
@@ -98,19 +98,26 @@ static void *pool_worker(void *arg)
 }
 
 /*
- * Workers block every signal, so that signals sent to the process (the
- * checkpoint trigger among them) reach the application's threads and never
- * interrupt a worker in the middle of a chunk. New threads inherit the mask.
+ * Workers block every signal they can, so that signals sent to the process
+ * (the checkpoint trigger among them) reach the application's threads and
+ * never interrupt a worker in the middle of a chunk. Faults stay unblocked: a
+ * blocked SIGSEGV or SIGBUS raised by the worker itself kills the process
+ * without running the handler that was installed for it. New threads inherit
+ * the mask of the thread that creates them.
  */
 static int pool_start(struct sc_pool *pool)
 {
-	sigset_t all, old;
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
+	sigset_t mask, old;
 	int err = 0;
+	size_t i;
 
 	if (pool->threads == 1)
 		return 0;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	sigfillset(&mask);
+	for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&mask, faults[i]);
+	pthread_sigmask(SIG_SETMASK, &mask, &old);
 	while (pool->started < pool->threads) {
 		err = pthread_create(&pool->workers[pool->started], NULL, pool_worker, pool);
 		if (err)

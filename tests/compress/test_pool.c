@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,36 @@ Test(compress, pool_workers_are_other_threads)
 	sc_pool_wait(pool, &c.task);
 	cr_assert_eq(c.runs, 1);
 	cr_assert(!pthread_equal(c.ran_on, pthread_self()));
+	sc_pool_free(pool);
+}
+
+struct mask_probe {
+	struct sc_task task;
+	sigset_t mask;
+};
+
+static void probe_mask(struct sc_task *task)
+{
+	struct mask_probe *p = container_of(task, struct mask_probe, task);
+
+	pthread_sigmask(SIG_SETMASK, NULL, &p->mask);
+}
+
+Test(compress, pool_workers_block_signals_but_faults)
+{
+	struct mask_probe p = { .task.fn = probe_mask };
+	struct sc_pool *pool;
+	sigset_t before, after;
+
+	pthread_sigmask(SIG_SETMASK, NULL, &before);
+	cr_assert_eq(sc_pool_new(&pool, 2), 0);
+	sc_pool_submit(pool, &p.task);
+	sc_pool_wait(pool, &p.task);
+	cr_assert(sigismember(&p.mask, SIGUSR1) && sigismember(&p.mask, SIGINT));
+	cr_assert(!sigismember(&p.mask, SIGSEGV) && !sigismember(&p.mask, SIGBUS));
+	pthread_sigmask(SIG_SETMASK, NULL, &after);
+	cr_assert_eq(sigismember(&after, SIGUSR1), sigismember(&before, SIGUSR1),
+		     "the caller's mask changed");
 	sc_pool_free(pool);
 }
 
