@@ -30,6 +30,13 @@ SC_CFLAGS += $(SC_SAN)
 SC_LDFLAGS += $(SC_SAN)
 endif
 
+# Code that runs in signal handlers, in the frozen snapshot child, in re-created
+# threads and in the restore loader: no stack protector (it reads TLS), no
+# fortify or sanitizer runtime (libc), no builtins that become libc calls.
+SC_RT_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(SC_CFLAGS)) \
+	-ffreestanding -fno-stack-protector -fno-builtin -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 \
+	-fno-sanitize=all -DSC_RT
+
 VERSION := 0.1.0
 SONAME_MAJOR := 1
 
@@ -74,6 +81,10 @@ test-deps: $(TEST_DEPS_STAMP)
 $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(SC_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/%_rt.o: %_rt.c | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(SC_RT_CFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(LIB_A): $(LIB_OBJS)
 	$(Q)mkdir -p $(@D)

@@ -26,6 +26,8 @@ int sc_tool_exit_code(int err)
 	err = -err;
 	if (err == SELFCKPT_EUSAGE)
 		return SC_EXIT_USAGE;
+	if (err == SELFCKPT_EHOST)
+		return SC_EXIT_UNAVAILABLE;
 	if (err >= SELFCKPT_EFIRST && err < SELFCKPT_ELAST)
 		return SC_EXIT_DATAERR;
 	switch (err) {

@@ -18,6 +18,7 @@
 #define SC_EXIT_DATAERR 65 /* the image is corrupt or unsupported */
 #define SC_EXIT_NOINPUT 66 /* the input is missing or cannot be opened */
 #define SC_EXIT_IOERR 74   /* any other operating-system failure */
+#define SC_EXIT_UNAVAILABLE 69 /* this machine cannot take the image (kernel, files) */
 /* 75 is reserved: "checkpoint saved, exit requested". */
 
 #define SC_TOOL_SIZE_BUF 32 /* enough for any sc_tool_size() result */

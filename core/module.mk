@@ -1,2 +1,5 @@
 # core/: the process and the public interface.
-LIB_SRCS += core/version.c
+LIB_SRCS += core/version.c core/records.c core/maps.c core/pages.c \
+	core/fds.c core/fd_record.c core/fds_restore.c \
+	core/snapshot.c core/process_info.c core/segments.c core/checkpoint.c \
+	core/restart.c core/ctx_rt.c core/thread_rt.c core/stop_rt.c

@@ -26,6 +26,27 @@ extern "C" {
  */
 SELFCKPT_API const char *selfckpt_version(void);
 
+/* What selfckpt_save() returns on success. */
+#define SELFCKPT_SAVED 1    /* the image is written, synced and in place */
+#define SELFCKPT_RESTORED 2 /* the process resumes from that image */
+
+/**
+ * selfckpt_save() - checkpoint the calling process into an image file.
+ * @path: the image to write. It is written to a temporary file next to it,
+ *        synced and renamed, so a failure never destroys a previous image;
+ *        it is created with mode 0600.
+ *
+ * Every thread is stopped for an instant while a copy-on-write snapshot of
+ * the process is taken; the other threads then run on while the calling thread
+ * writes the image. When `selfckpt-restore @path` later brings the process
+ * back, it continues by returning SELFCKPT_RESTORED from this same call, in the
+ * same thread, with every other thread resumed where it was.
+ *
+ * Return: SELFCKPT_SAVED, SELFCKPT_RESTORED, or a negative error code
+ * (selfckpt_strerror(), selfckpt_last_error()).
+ */
+SELFCKPT_API int selfckpt_save(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

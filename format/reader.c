@@ -119,28 +119,31 @@ static int read_header(struct sc_reader *r)
 
 /* ---- record headers ---- */
 
-static int check_record_fields(struct sc_reader *r, uint64_t off, const struct sc_rec_header *h)
+static int check_record_fields(struct sc_reader *r, uint64_t off, uint32_t seq,
+			       const struct sc_rec_header *h)
 {
 	if (h->type == 0 || (h->flags & ~SC_RF_KNOWN_MASK) || h->reserved)
 		return sc_err(SELFCKPT_ERESERVED,
-			      "record at offset %llu of '%s' has type 0x%x, flags 0x%x, reserved "
-			      "0x%llx: type 0, unknown flags and reserved bits are not allowed",
-			      (unsigned long long)off, r->name, h->type, h->flags,
+			      "record %u of '%s' at offset %llu has type 0x%x, flags 0x%x, "
+			      "reserved 0x%llx: type 0, unknown flags and reserved bits are not "
+			      "allowed", seq, r->name, (unsigned long long)off, h->type, h->flags,
 			      (unsigned long long)h->reserved);
 	if (h->codec > SC_CODEC_ZSTD)
-		return sc_err(SELFCKPT_ECODEC, "record at offset %llu of '%s' uses unknown codec %u",
-			      (unsigned long long)off, r->name, h->codec);
+		return sc_err(SELFCKPT_ECODEC, "record %u of '%s' at offset %llu uses unknown "
+			      "codec %u", seq, r->name, (unsigned long long)off, h->codec);
 	if (h->chunk_shift < SC_CHUNK_SHIFT_MIN || h->chunk_shift > SC_CHUNK_SHIFT_MAX ||
 	    h->meta_len > SC_META_MAX)
 		return sc_err(SELFCKPT_ELENGTH,
-			      "record at offset %llu of '%s' has chunk shift %u (allowed %d..%d) and "
-			      "%u bytes of metadata (at most %u)",
-			      (unsigned long long)off, r->name, h->chunk_shift, SC_CHUNK_SHIFT_MIN,
+			      "record %u of '%s' at offset %llu has chunk shift %u (allowed %d..%d) "
+			      "and %u bytes of metadata (at most %u)", seq, r->name,
+			      (unsigned long long)off, h->chunk_shift, SC_CHUNK_SHIFT_MIN,
 			      SC_CHUNK_SHIFT_MAX, h->meta_len, SC_META_MAX);
 	return 0;
 }
 
-int sc_rd_record_header(struct sc_reader *r, uint64_t offset, struct sc_rec_header *h)
+/* Read and check the record header at @offset, expected to be record @seq. */
+int sc_rd_record_header(struct sc_reader *r, uint64_t offset, uint32_t seq,
+			struct sc_rec_header *h)
 {
 	uint8_t b[SC_RECORD_HEADER_SIZE];
 	uint64_t stored, computed;
@@ -154,9 +157,10 @@ int sc_rd_record_header(struct sc_reader *r, uint64_t offset, struct sc_rec_head
 	computed = XXH3_64bits(b, 40);
 	if (stored != computed)
 		return sc_err(SELFCKPT_ERECORD,
-			      "record header checksum mismatch in '%s' at offset %llu: stored "
-			      "0x%016llx, computed 0x%016llx", r->name, (unsigned long long)offset,
-			      (unsigned long long)stored, (unsigned long long)computed);
+			      "record header checksum mismatch in '%s' record %u at offset %llu: "
+			      "stored 0x%016llx, computed 0x%016llx", r->name, seq,
+			      (unsigned long long)offset, (unsigned long long)stored,
+			      (unsigned long long)computed);
 	h->type = sc_get_le32(b);
 	h->flags = sc_get_le16(b + 4);
 	h->codec = b[6];
@@ -166,7 +170,7 @@ int sc_rd_record_header(struct sc_reader *r, uint64_t offset, struct sc_rec_head
 	h->raw_len = sc_get_le64(b + 16);
 	h->reserved = sc_get_le64(b + 24);
 	h->meta_hash = sc_get_le64(b + 32);
-	return check_record_fields(r, offset, h);
+	return check_record_fields(r, offset, seq, h);
 }
 
 /* ---- the current record ---- */
@@ -236,12 +240,13 @@ static int open_record(struct sc_reader *r)
 	uint32_t expect_seq = r->seekable ? (uint32_t)r->next : (uint32_t)r->n_index;
 	int err;
 
-	err = sc_rd_record_header(r, offset, &h);
+	err = sc_rd_record_header(r, offset, expect_seq, &h);
 	if (err < 0)
 		return err;
 	r->rec = (struct sc_record){ .type = h.type, .flags = h.flags, .codec = h.codec,
 				     .chunk_shift = h.chunk_shift, .seq = h.seq, .offset = offset,
 				     .raw_len = h.raw_len, .meta_len = h.meta_len };
+	r->rec.seq = expect_seq; /* messages name the position, not a damaged field */
 	if (r->seekable && (err = check_against_index(r, &h)) < 0)
 		return err;
 	if (h.seq != expect_seq)

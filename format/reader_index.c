@@ -124,7 +124,7 @@ static int read_index_payload(struct sc_reader *r, uint64_t n, struct sc_index_e
 static int read_end_record(struct sc_reader *r, uint64_t n)
 {
 	struct sc_rec_header h;
-	int err = sc_rd_record_header(r, r->end_offset, &h);
+	int err = sc_rd_record_header(r, r->end_offset, (uint32_t)n, &h);
 
 	if (err < 0)
 		return err;

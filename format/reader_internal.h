@@ -86,7 +86,8 @@ int sc_rd_parse_index(struct sc_reader *r, const uint8_t *buf, size_t n,
 		      struct sc_index_entry *out);
 
 /* reader.c */
-int sc_rd_record_header(struct sc_reader *r, uint64_t offset, struct sc_rec_header *h);
+int sc_rd_record_header(struct sc_reader *r, uint64_t offset, uint32_t seq,
+			struct sc_rec_header *h);
 
 /* reader_chunks.c */
 int sc_rd_chunks_init(struct sc_reader *r);

@@ -38,6 +38,7 @@ enum selfckpt_error {
 	SELFCKPT_EUNKNOWN,        /* an unknown required record or header flag */
 	SELFCKPT_ERESERVED,       /* a reserved field is not zero */
 	SELFCKPT_EUSAGE,          /* an API or tool was called the wrong way */
+	SELFCKPT_EHOST,           /* this machine cannot take the image (kernel, files) */
 	SELFCKPT_ELAST            /* one past the last code; not an error */
 };
 

@@ -1,8 +1,14 @@
 # tests/: the Criterion suite. One binary runs every test, each in its own process.
 TEST_SRCS := \
+	tests/cli/test_inspect.c \
 	tests/compress/test_chunk.c \
 	tests/compress/test_pool.c \
-	tests/format/test_roundtrip.c
+	tests/core/test_fds.c \
+	tests/core/test_maps.c \
+	tests/core/test_pages.c \
+	tests/format/test_golden.c \
+	tests/format/test_roundtrip.c \
+	tests/format/test_truncation.c
 
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(BUILD)/tests/selfckpt-tests
@@ -10,7 +16,7 @@ TEST_JOBS ?= 2
 
 $(TEST_OBJS): | $(TEST_DEPS_STAMP)
 
-$(TEST_BIN): $(TEST_OBJS) $(LIB_A)
+$(TEST_BIN): $(TEST_OBJS) $(BUILD)/lib/libselfckpt.a
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ -lcriterion $(SC_LDLIBS)
 
@@ -29,3 +35,45 @@ $(BENCH_FORMAT): $(BUILD)/obj/tests/bench/bench_format.o $(BUILD)/lib/libselfckp
 
 bench: $(BENCH_FORMAT)
 	$(Q)$(BENCH_FORMAT) $(BENCH_ARGS)
+
+# golden: the images of tests/golden/ (committed; see its README.md). Regenerate them only
+# when the format changes: `make golden`, then check the offsets test_golden.c expects.
+MKGOLDEN := $(BUILD)/tests/mkgolden
+
+$(MKGOLDEN): $(BUILD)/obj/tests/golden/mkgolden.o $(BUILD)/lib/libselfckpt.a
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
+
+.PHONY: golden
+golden: $(MKGOLDEN)
+	$(Q)rm -rf tests/golden/good tests/golden/broken
+	$(Q)mkdir -p tests/golden/good tests/golden/broken
+	$(Q)$(MKGOLDEN) tests/golden
+
+# fuzz: libFuzzer on the image reader, with ASan and UBSan, in its own build directory, seeded
+# with the golden images. FUZZ_SECONDS=300 by default; a crash leaves build-fuzz/crash-*.
+FUZZ_BUILD := build-fuzz
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 300
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,\
+	$(SC_CFLAGS)) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_BIN := $(FUZZ_BUILD)/fuzz_reader
+FUZZ_OBJS := $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_reader.o $(LIB_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_CORPUS := $(FUZZ_BUILD)/corpus
+
+$(FUZZ_BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,CC,$<)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(FUZZ_BIN): $(FUZZ_OBJS)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
+
+fuzz: $(FUZZ_BIN)
+	$(Q)mkdir -p $(FUZZ_CORPUS)
+	$(Q)cp tests/golden/good/*.sckpt tests/golden/broken/*.sckpt $(FUZZ_CORPUS)/
+	$(Q)$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+		-artifact_prefix=$(FUZZ_BUILD)/ $(FUZZ_CORPUS)
+
+-include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

@@ -139,7 +139,9 @@ static void heap_page(uint8_t *p, uint64_t *rng)
 		} else if (kind < 70) {
 			v = (r >> 8) % 1000;
 		} else if (kind < 85) {
-			strncpy((char *)&v, heap_words[(r >> 8) % nw], sizeof(v));
+			const char *w = heap_words[(r >> 8) % nw];
+
+			memcpy(&v, w, strnlen(w, sizeof(v)));
 		}
 		memcpy(p + 8 * i, &v, sizeof(v));
 	}

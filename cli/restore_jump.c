@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * restore_jump.c - the point of no return: the blob and its arguments in the
+ * hole, the process-wide state this loader can set itself (descriptors,
+ * working directory, umask, limits), then the jump into the blob.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cli/restore_internal.h"
+#include "core/sc_core.h"
+#include "format/sc_log.h"
+
+#define BLOB_ROOM (64ull << 20)
+#define BLOB_STACK (256u << 10)
+#define RSEQ_FLAG_UNREGISTER 1
+
+extern const uint8_t sc_restorer_blob[], sc_restorer_blob_end[];
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+uint64_t sc_plan_take(struct plan *p, uint64_t len);
+
+/* Carve @size bytes, 16-aligned, from the argument area. */
+static void *carve(uint8_t **cursor, size_t size)
+{
+	void *at = *cursor;
+
+	*cursor += (size + 15) & ~(size_t)15;
+	return at;
+}
+
+/* Everything of the loader goes: code, libc, heap, stack. Built last, after
+ * the last allocation, so that no mapping of the loader escapes the list. */
+static int build_unmap(struct plan *p, struct sc_restorer_args *a)
+{
+	struct sc_vma *own;
+	size_t n;
+	int err = sc_maps_read(0, &own, &n);
+
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		bool keep = (own[i].start >= p->hole && own[i].end <= p->hole_end) ||
+			    own[i].kind == SC_VMA_VVAR || own[i].kind == SC_VMA_VVAR_VCLOCK ||
+			    own[i].kind == SC_VMA_VDSO || own[i].kind == SC_VMA_VSYSCALL;
+
+		if (keep)
+			continue;
+		a->unmap[2 * a->n_unmap] = own[i].start;
+		a->unmap[2 * a->n_unmap + 1] = own[i].end - own[i].start;
+		a->n_unmap++;
+	}
+	sc_maps_free(own, n);
+	return 0;
+}
+
+static void fill_process(const struct image *im, struct sc_restorer_args *a)
+{
+	const struct sc_process_info *pr = &im->proc;
+	const struct sc_thread_record *t = im->coord;
+
+	a->mm = (struct sc_mm_map){
+		.start_code = pr->start_code, .end_code = pr->end_code,
+		.start_data = pr->start_data, .end_data = pr->end_data,
+		.start_brk = pr->start_brk, .brk = pr->brk, .start_stack = pr->start_stack,
+		.arg_start = pr->arg_start, .arg_end = pr->arg_end, .env_start = pr->env_start,
+		.env_end = pr->env_end, .auxv_size = (uint32_t)pr->auxv_len, .exe_fd = -1 };
+	memcpy(a->auxv, pr->auxv, pr->auxv_len);
+	for (int sig = 1; sig <= 64; sig++) {
+		const struct sc_sigaction_record *s = &im->sig.act[sig - 1];
+
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		a->act[sig - 1] = (struct sc_kernel_sigaction){ s->handler, s->flags, s->restorer,
+								s->mask };
+		a->act_valid |= 1ull << (sig - 1);
+	}
+	a->fs_base = t->fs_base;
+	a->gs_base = t->gs_base;
+	a->tid_addr = t->tid_addr;
+	a->robust_head = t->robust_head;
+	a->robust_len = t->robust_len;
+	a->rseq_addr = t->rseq_addr;
+	a->rseq_len = t->rseq_len;
+	a->rseq_sig = t->rseq_sig;
+	a->ss_sp = t->ss_sp;
+	a->ss_size = t->ss_size;
+	a->ss_flags = t->ss_flags;
+	memcpy(a->ctx, t->ctx, sizeof(a->ctx));
+	a->handoff = pr->handoff;
+	a->vdso_target = pr->vdso_block_start;
+}
+
+static int place_blob(const struct image *im, struct plan *p, struct sc_restorer_args **out)
+{
+	size_t code = (size_t)(sc_restorer_blob_end - sc_restorer_blob);
+	size_t code_room = (code + 4095) & ~(size_t)4095;
+	uint64_t at = sc_plan_take(p, BLOB_ROOM);
+	uint8_t *base = mmap((void *)at, BLOB_ROOM, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0), *cursor;
+	struct sc_restorer_args *a;
+	size_t tables = sizeof(*a) + p->n_ops * sizeof(struct sc_op) +
+			p->n_copies * sizeof(struct sc_copy) + 16 * p->n_map_fds + 4096;
+
+	if (base == MAP_FAILED || (uint64_t)base != at)
+		return sc_err(ENOMEM, "cannot place the restorer at 0x%llx", (unsigned long long)at);
+	if (code_room + tables + BLOB_STACK + (16u << 20) > BLOB_ROOM || im->proc.auxv_len > 1024)
+		return sc_err(ENOMEM, "'%s' needs more restorer room than %llu MiB", im->path,
+			      (unsigned long long)(BLOB_ROOM >> 20));
+	memcpy(base, sc_restorer_blob, code);
+	if (mprotect(base, code_room, PROT_READ | PROT_EXEC) < 0)
+		return sc_err(errno, "cannot make the restorer executable: %s", strerror(errno));
+	cursor = base + code_room;
+	a = carve(&cursor, sizeof(*a));
+	memset(a, 0, sizeof(*a));
+	a->blob_start = at;
+	a->blob_len = BLOB_ROOM;
+	a->hole_start = p->hole;
+	a->hole_end = p->hole_end;
+	a->stack_top = at + BLOB_ROOM - 64;
+	a->ops = carve(&cursor, p->n_ops * sizeof(*p->ops));
+	memcpy(a->ops, p->ops, p->n_ops * sizeof(*p->ops));
+	a->n_ops = (uint32_t)p->n_ops;
+	a->copies = carve(&cursor, p->n_copies * sizeof(*p->copies));
+	memcpy(a->copies, p->copies, p->n_copies * sizeof(*p->copies));
+	a->n_copies = (uint32_t)p->n_copies;
+	a->close_fds = carve(&cursor, p->n_map_fds * sizeof(int32_t));
+	for (size_t i = 0; i < p->n_map_fds; i++)
+		a->close_fds[i] = p->map_fds[i];
+	a->n_close = (uint32_t)p->n_map_fds;
+	memcpy(a->vdso_parts, p->vdso_parts, sizeof(a->vdso_parts));
+	a->vdso_temp = p->vdso_temp;
+	fill_process(im, a);
+	*out = a;
+	a->unmap = (uint64_t *)cursor; /* build_unmap() fills it last */
+	return 0;
+}
+
+/* Leave open exactly the descriptors the image had, plus the blob's own. */
+static int restore_descriptors(const struct image *im, const struct plan *p)
+{
+	int top = 2;
+
+	for (size_t i = 0; i < p->n_map_fds; i++)
+		top = p->map_fds[i] > top ? p->map_fds[i] : top;
+	for (int fd = 3; fd <= top; fd++) {
+		bool mine = false;
+
+		for (size_t i = 0; i < p->n_map_fds; i++)
+			mine |= p->map_fds[i] == fd;
+		if (!mine)
+			close(fd);
+	}
+	syscall(SYS_close_range, (unsigned)top + 1, ~0u, 0);
+	return sc_fds_restore(im->fds, im->n_fds);
+}
+
+static int restore_process_state(const struct image *im)
+{
+	const struct sc_process_info *pr = &im->proc;
+
+	if (chdir(pr->cwd) < 0)
+		return sc_err(SELFCKPT_EHOST, "cannot enter the working directory '%s' of '%s': %s",
+			      pr->cwd, im->path, strerror(errno));
+	umask(pr->umask);
+	for (int i = 0; i < SC_RLIMITS; i++) {
+		struct rlimit rl = { pr->rlim_cur[i], pr->rlim_max[i] };
+
+		if (setrlimit((__rlimit_resource_t)i, &rl) < 0)
+			sc_log(SC_LOG_WARN, "cannot restore resource limit %d (%llu/%llu): %s", i,
+			       (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max,
+			       strerror(errno));
+	}
+	return 0;
+}
+
+/* The loader's own rseq area is about to be unmapped: the kernel must forget it. */
+static void drop_rseq(void)
+{
+	uint64_t tp;
+
+	if (!&__rseq_size || !__rseq_size)
+		return;
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	syscall(SYS_rseq, (void *)(tp + (uint64_t)__rseq_offset), 32, RSEQ_FLAG_UNREGISTER,
+		0x53053053);
+}
+
+int sc_restore_jump(struct image *im, struct plan *p)
+{
+	struct sc_restorer_args *a = NULL;
+	sc_restorer_entry_fn entry;
+	sigset_t all;
+	int err = place_blob(im, p, &a);
+
+	if (err < 0)
+		return err;
+	sc_reader_free(im->r);
+	im->r = NULL;
+	if ((err = restore_descriptors(im, p)) < 0 || (err = restore_process_state(im)) < 0)
+		return err;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	if ((err = build_unmap(p, a)) < 0)
+		return err;
+	entry = (sc_restorer_entry_fn)a->blob_start;
+	drop_rseq();
+	entry(a);
+	__builtin_unreachable();
+}

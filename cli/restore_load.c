@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * restore_load.c - read and check every record's metadata, and group the
+ * segment windows into the mappings they belong to. Payloads stay in the
+ * file until restore_plan.c reads them into place.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/restore_internal.h"
+#include "format/sc_log.h"
+
+static int grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	*cap = *cap ? 2 * *cap : 16;
+	p = realloc(*arr, *cap * size);
+	if (!p)
+		return sc_err(ENOMEM, "out of memory reading the image");
+	*arr = p;
+	return 0;
+}
+
+static int add_window(struct image *im, size_t *cap, size_t rec, struct sc_segment_info *s)
+{
+	struct mapping *m = im->n_maps ? &im->maps[im->n_maps - 1] : NULL;
+	int err;
+
+	if (!m || m->start != s->vma_start || m->end != s->vma_end) {
+		if (m && s->vma_start < m->end)
+			return sc_err(SELFCKPT_ELENGTH, "segment record %zu of '%s' (0x%llx) "
+				      "overlaps the mapping before it or is out of order", rec,
+				      im->path, (unsigned long long)s->vma_start);
+		if ((err = grow((void **)&im->maps, cap, im->n_maps, sizeof(*im->maps))) < 0)
+			return err;
+		m = &im->maps[im->n_maps++];
+		*m = (struct mapping){ .start = s->vma_start, .end = s->vma_end, .fd = -1 };
+	}
+	if (m->n_win && m->win[m->n_win - 1].seg.start + m->win[m->n_win - 1].seg.length !=
+				s->start)
+		return sc_err(SELFCKPT_ELENGTH, "segment record %zu of '%s' leaves a gap in the "
+			      "mapping at 0x%llx", rec, im->path, (unsigned long long)s->vma_start);
+	if (!m->n_win && s->start != s->vma_start)
+		return sc_err(SELFCKPT_ELENGTH, "segment record %zu of '%s' does not start its "
+			      "mapping at 0x%llx", rec, im->path, (unsigned long long)s->vma_start);
+	m->win = realloc(m->win, (m->n_win + 1) * sizeof(*m->win));
+	if (!m->win)
+		return sc_err(ENOMEM, "out of memory reading the image");
+	m->win[m->n_win++] = (struct window){ .record = rec, .seg = *s };
+	return 0;
+}
+
+static int check_complete(struct image *im)
+{
+	for (size_t i = 0; i < im->n_maps; i++) {
+		const struct mapping *m = &im->maps[i];
+		const struct window *last = &m->win[m->n_win - 1];
+
+		if (last->seg.start + last->seg.length != m->end)
+			return sc_err(SELFCKPT_ELENGTH, "mapping 0x%llx-0x%llx of '%s' is not "
+				      "covered by its segment records", (unsigned long long)m->start,
+				      (unsigned long long)m->end, im->path);
+	}
+	if (!im->proc.cwd)
+		return sc_err(SELFCKPT_ELENGTH, "'%s' has no process record", im->path);
+	for (size_t i = 0; i < im->n_threads; i++)
+		if (im->threads[i].flags & 1)
+			im->coord = &im->threads[i];
+	if (!im->coord)
+		return sc_err(SELFCKPT_ELENGTH, "'%s' has no thread that made the checkpoint",
+			      im->path);
+	return 0;
+}
+
+static int load_record(struct image *im, const struct sc_record *rec, size_t *caps)
+{
+	struct sc_segment_info s;
+	int err;
+
+	switch (rec->type) {
+	case SC_REC_PROCESS:
+		sc_process_free(&im->proc);
+		return sc_process_read(im->r, rec, &im->proc);
+	case SC_REC_SIGNALS:
+		return sc_signals_read(im->r, rec, &im->sig);
+	case SC_REC_FD:
+		if ((err = grow((void **)&im->fds, &caps[0], im->n_fds, sizeof(*im->fds))) < 0)
+			return err;
+		err = sc_fd_read_record(im->r, rec, &im->fds[im->n_fds]);
+		im->n_fds += err == 0;
+		return err;
+	case SC_REC_THREAD:
+		if ((err = grow((void **)&im->threads, &caps[1], im->n_threads,
+				sizeof(*im->threads))) < 0)
+			return err;
+		err = sc_thread_read(im->r, rec, &im->threads[im->n_threads]);
+		im->n_threads += err == 0;
+		return err;
+	case SC_REC_SEGMENT:
+		if ((err = sc_segment_read(im->r, rec, im->page, &s)) < 0)
+			return err;
+		err = add_window(im, &caps[2], rec->seq, &s);
+		if (err < 0)
+			sc_segment_free(&s);
+		return err;
+	default:
+		return 0; /* a record this tool does not use (cuda-log, devmem: later) */
+	}
+}
+
+static int check_header(struct image *im)
+{
+	const struct sc_header *h = sc_reader_header(im->r);
+
+	im->page = h->page_size;
+	if (h->arch != SC_ARCH_X86_64 || h->page_size != (uint32_t)sysconf(_SC_PAGESIZE))
+		return sc_err(SELFCKPT_EHOST, "'%s' was made on another kind of machine "
+			      "(architecture %u, page size %u); this one is x86-64 with %ld-byte "
+			      "pages", im->path, h->arch, h->page_size, sysconf(_SC_PAGESIZE));
+	return 0;
+}
+
+int sc_image_load(struct image *im, const char *path, unsigned threads)
+{
+	struct sc_read_opts ro = { .threads = threads };
+	struct sc_record rec;
+	size_t caps[3] = { 0 };
+	int err;
+
+	memset(im, 0, sizeof(*im));
+	im->path = path;
+	if ((err = sc_reader_open(&im->r, path, &ro)) < 0 || (err = check_header(im)) < 0)
+		return err;
+	if (!sc_reader_seekable(im->r))
+		return sc_err(SELFCKPT_EUSAGE, "'%s' is not a regular file: restoring needs to "
+			      "read it twice", path);
+	while ((err = sc_reader_next(im->r, &rec)) == 1)
+		if ((err = load_record(im, &rec, caps)) < 0)
+			return err;
+	return err < 0 ? err : check_complete(im);
+}
+
+void sc_image_release(struct image *im)
+{
+	sc_reader_free(im->r);
+	im->r = NULL;
+	sc_process_free(&im->proc);
+	sc_fds_free(im->fds, im->n_fds);
+	free(im->threads);
+	for (size_t i = 0; i < im->n_maps; i++) {
+		for (size_t j = 0; j < im->maps[i].n_win; j++)
+			sc_segment_free(&im->maps[i].win[j].seg);
+		free(im->maps[i].win);
+	}
+	free(im->maps);
+	memset(im, 0, sizeof(*im));
+}

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * restore_plan.c - where every mapping of the image goes, and its content
+ * staged in a hole of the address space that neither the image nor this
+ * loader uses, so that nothing of the loader is touched until the blob takes
+ * over. Every payload is read, decoded and checked here: a corrupt image is
+ * refused while the loader can still report it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "cli/restore_internal.h"
+#include "core/sc_core.h"
+#include "format/sc_log.h"
+
+#define ADDR_MIN 0x10000ull
+#define ADDR_MAX 0x7ff000000000ull
+#define GUARD (1ull << 20)
+#define BLOB_ROOM (64ull << 20) /* blob code, arguments, tables and stack */
+
+struct range {
+	uint64_t start, end;
+};
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* ---- the hole ---- */
+
+static uint64_t staged_size(const struct image *im)
+{
+	uint64_t total = BLOB_ROOM + 2 * im->proc.vdso_block_len;
+
+	for (size_t i = 0; i < im->n_maps; i++)
+		total += im->maps[i].end - im->maps[i].start + GUARD;
+	return total;
+}
+
+/* The highest gap below ADDR_MAX that neither the image nor the loader uses. */
+static int find_hole(const struct image *im, struct plan *p, const struct sc_vma *own,
+		     size_t n_own)
+{
+	size_t n = im->n_maps + n_own + 1, k = 0;
+	struct range *r = calloc(n, sizeof(*r));
+	uint64_t need = staged_size(im), top = ADDR_MAX;
+
+	if (!r)
+		return sc_err(ENOMEM, "out of memory planning the restore");
+	for (size_t i = 0; i < im->n_maps; i++)
+		r[k++] = (struct range){ im->maps[i].start, im->maps[i].end };
+	for (size_t i = 0; i < n_own; i++)
+		if (own[i].end <= ADDR_MAX)
+			r[k++] = (struct range){ own[i].start, own[i].end };
+	r[k++] = (struct range){ im->proc.vdso_block_start,
+				 im->proc.vdso_block_start + im->proc.vdso_block_len };
+	qsort(r, k, sizeof(*r), cmp_range);
+	for (size_t i = k; i-- > 0;) {
+		if (r[i].end + need + GUARD <= top) {
+			p->hole = (top - need - GUARD) & ~(GUARD - 1);
+			break;
+		}
+		top = r[i].start < top ? r[i].start : top;
+	}
+	if (!p->hole && top > ADDR_MIN + need + GUARD)
+		p->hole = (top - need - GUARD) & ~(GUARD - 1);
+	free(r);
+	if (!p->hole)
+		return sc_err(ENOMEM, "no room of %llu MiB in the address space to stage '%s'",
+			      (unsigned long long)(need >> 20), im->path);
+	p->next = p->hole;
+	p->hole_end = p->hole + need;
+	return 0;
+}
+
+uint64_t sc_plan_take(struct plan *p, uint64_t len)
+{
+	uint64_t at = p->next;
+
+	p->next += (len + GUARD + GUARD - 1) & ~(GUARD - 1);
+	return at;
+}
+
+/* ---- checks on this machine ---- */
+
+static int check_vdso(const struct image *im, struct plan *p, const struct sc_vma *own,
+		      size_t n_own)
+{
+	const struct sc_process_info *pr = &im->proc;
+	uint64_t vdso = 0, len = 0, base = 0;
+
+	for (size_t i = 0; i < n_own; i++) {
+		int part = own[i].kind == SC_VMA_VVAR ? 0 : own[i].kind == SC_VMA_VVAR_VCLOCK ? 1
+			 : own[i].kind == SC_VMA_VDSO ? 2 : -1;
+
+		if (part < 0)
+			continue;
+		p->vdso_parts[part][0] = own[i].start;
+		p->vdso_parts[part][1] = own[i].end - own[i].start;
+		if (!base)
+			base = own[i].start;
+		if (part == 2)
+			vdso = own[i].start, len = own[i].end - own[i].start;
+	}
+	if (!vdso || len != pr->vdso_len || vdso - base != pr->vdso_offset ||
+	    XXH3_64bits((const void *)vdso, len) != pr->vdso_hash)
+		return sc_err(SELFCKPT_EHOST, "the kernel's vDSO differs from the one '%s' was made "
+			      "with (another kernel): its code would not match", im->path);
+	return 0;
+}
+
+/* Clean file pages come back from the file: it must be the same file. */
+static int check_file(const struct image *im, const struct mapping *m)
+{
+	const struct sc_segment_info *s = &m->win[0].seg;
+	struct stat st;
+
+	if (stat(s->path, &st) < 0)
+		return sc_err(SELFCKPT_EHOST, "'%s' needs '%s', mapped at 0x%llx: %s", im->path,
+			      s->path, (unsigned long long)m->start, strerror(errno));
+	if ((uint64_t)st.st_size != s->file_size ||
+	    (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec !=
+		    s->mtime_ns)
+		return sc_err(SELFCKPT_EHOST, "'%s' changed since '%s' was made (size %llu, now "
+			      "%llu): its pages mapped at 0x%llx would differ", s->path,
+			      im->path, (unsigned long long)s->file_size,
+			      (unsigned long long)st.st_size, (unsigned long long)m->start);
+	return 0;
+}
+
+/* ---- what each mapping becomes ---- */
+
+static int fd_base(const struct image *im)
+{
+	int top = 2;
+
+	for (size_t i = 0; i < im->n_fds; i++)
+		top = im->fds[i].fd > top ? im->fds[i].fd : top;
+	return top + 64;
+}
+
+static int open_backing(const struct image *im, struct mapping *m, struct plan *p)
+{
+	const struct sc_segment_info *s = &m->win[0].seg;
+	bool shared_write = (s->flags & SC_SEG_SHARED) && (s->prot & PROT_WRITE);
+	int fd, err;
+
+	if (s->flags & SC_SEG_FILE)
+		fd = open(s->path, (shared_write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	else
+		fd = memfd_create("selfckpt-shared", MFD_CLOEXEC);
+	if (fd < 0)
+		return sc_err(SELFCKPT_EHOST, "cannot open '%s' for the mapping at 0x%llx: %s",
+			      s->flags & SC_SEG_FILE ? s->path : "a memfd",
+			      (unsigned long long)m->start, strerror(errno));
+	if (!(s->flags & SC_SEG_FILE) && ftruncate(fd, (off_t)(m->end - m->start)) < 0) {
+		err = sc_err(errno, "cannot size the shared memory at 0x%llx: %s",
+			     (unsigned long long)m->start, strerror(errno));
+		close(fd);
+		return err;
+	}
+	m->fd = sc_fd_move_above(fd, fd_base(im));
+	close(fd);
+	if (m->fd < 0)
+		return sc_err(-m->fd, "cannot move a descriptor: %s", strerror(-m->fd));
+	p->map_fds[p->n_map_fds++] = m->fd;
+	return 0;
+}
+
+static bool has_stored(const struct mapping *m)
+{
+	for (size_t w = 0; w < m->n_win; w++)
+		if (sc_segment_stored_pages(&m->win[w].seg))
+			return true;
+	return false;
+}
+
+static int add_op(struct plan *p, const struct mapping *m, uint32_t kind, uint64_t flags,
+		  uint32_t map_prot)
+{
+	const struct sc_segment_info *s = &m->win[0].seg;
+
+	p->ops[p->n_ops++] = (struct sc_op){
+		.kind = kind, .prot = s->prot, .map_prot = map_prot, .start = m->start,
+		.len = m->end - m->start, .src = m->premap, .fd = m->fd,
+		.offset = s->offset, .flags = flags };
+	return 0;
+}
+
+/* Decide the operation for @m and stage room for its content. */
+static int plan_mapping(const struct image *im, struct mapping *m, struct plan *p)
+{
+	const struct sc_segment_info *s = &m->win[0].seg;
+	uint64_t len = m->end - m->start;
+	uint32_t rw = PROT_READ | PROT_WRITE;
+	int err;
+
+	if (s->flags & SC_SEG_FILE) {
+		if ((err = check_file(im, m)) < 0 || (err = open_backing(im, m, p)) < 0)
+			return err;
+		if (s->flags & SC_SEG_SHARED)
+			return add_op(p, m, SC_OP_MAP_FD, MAP_SHARED, s->prot | PROT_READ);
+		m->staged_copy = true; /* stored and zeroed pages go over the file's */
+		m->premap = has_stored(m) ? sc_plan_take(p, len) : 0;
+		return add_op(p, m, SC_OP_MAP_FD, MAP_PRIVATE, rw);
+	}
+	if (s->flags & SC_SEG_SHARED) {
+		if ((err = open_backing(im, m, p)) < 0)
+			return err;
+		m->premap = sc_plan_take(p, len);
+		return add_op(p, m, SC_OP_MAP_FD, MAP_SHARED, rw);
+	}
+	if (s->flags & SC_SEG_STACK) {
+		m->staged_copy = true;
+		m->premap = has_stored(m) ? sc_plan_take(p, len) : 0;
+		return add_op(p, m, SC_OP_MAP_ANON, MAP_PRIVATE | MAP_GROWSDOWN, rw);
+	}
+	if (!has_stored(m))
+		return add_op(p, m, SC_OP_MAP_ANON, MAP_PRIVATE | MAP_NORESERVE, rw);
+	m->premap = sc_plan_take(p, len);
+	return add_op(p, m, SC_OP_MOVE, 0, rw);
+}
+
+int sc_plan_build(struct image *im, struct plan *p)
+{
+	struct sc_vma *own;
+	size_t n_own;
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->ops = calloc(im->n_maps + 1, sizeof(*p->ops));
+	p->map_fds = calloc(im->n_maps + 1, sizeof(*p->map_fds));
+	if (!p->ops || !p->map_fds)
+		return sc_err(ENOMEM, "out of memory planning the restore");
+	if ((err = sc_maps_read(0, &own, &n_own)) < 0)
+		return err;
+	err = check_vdso(im, p, own, n_own);
+	if (!err)
+		err = find_hole(im, p, own, n_own);
+	sc_maps_free(own, n_own);
+	if (err < 0)
+		return err;
+	p->vdso_temp = sc_plan_take(p, im->proc.vdso_block_len);
+	for (size_t i = 0; i < im->n_maps && !err; i++)
+		err = plan_mapping(im, &im->maps[i], p);
+	return err;
+}
+
+/* ---- filling the staged content ---- */
+
+static int add_copy(struct plan *p, uint64_t dst, uint64_t src, uint64_t len)
+{
+	if (p->n_copies == p->cap_copies) {
+		size_t cap = p->cap_copies ? 2 * p->cap_copies : 256;
+		struct sc_copy *c = realloc(p->copies, cap * sizeof(*c));
+
+		if (!c)
+			return sc_err(ENOMEM, "out of memory planning the restore");
+		p->copies = c;
+		p->cap_copies = cap;
+	}
+	p->copies[p->n_copies++] = (struct sc_copy){ dst, src, len };
+	return 0;
+}
+
+static int premap(const struct mapping *m)
+{
+	uint64_t len = m->end - m->start;
+	bool shared = (m->win[0].seg.flags & SC_SEG_SHARED) && !(m->win[0].seg.flags & SC_SEG_FILE);
+	void *at = mmap((void *)m->premap, len, PROT_READ | PROT_WRITE,
+			(shared ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE) |
+				MAP_FIXED_NOREPLACE,
+			shared ? m->fd : -1, 0);
+
+	if (at == MAP_FAILED || (uint64_t)at != m->premap)
+		return sc_err(errno ? errno : EEXIST, "cannot stage %llu bytes at 0x%llx: %s",
+			      (unsigned long long)len, (unsigned long long)m->premap,
+			      strerror(errno ? errno : EEXIST));
+	return 0;
+}
+
+/* Read one window's stored pages into the staging area; note copies if needed. */
+static int fill_window(struct image *im, struct plan *p, const struct mapping *m,
+		       const struct window *w)
+{
+	uint64_t ps = im->page, off = w->seg.start - m->start;
+	struct sc_record rec;
+	int err;
+
+	if ((err = sc_reader_seek(im->r, w->record)) < 0 || (err = sc_reader_next(im->r, &rec)) < 0)
+		return err;
+	for (uint32_t i = 0; i < w->seg.n_runs; i++) {
+		const struct sc_run *run = &w->seg.runs[i];
+		uint64_t at = off + run->first * ps, len = (uint64_t)run->count * ps;
+
+		if (run->kind == SC_RUN_STORED) {
+			err = sc_reader_read(im->r, (void *)(m->premap + at), len);
+			if (!err && m->staged_copy)
+				err = add_copy(p, m->start + at, m->premap + at, len);
+		} else if (run->kind == SC_RUN_ZERO && m->staged_copy &&
+			   (w->seg.flags & SC_SEG_FILE)) {
+			err = add_copy(p, m->start + at, 0, len);
+		}
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+int sc_plan_fill(struct image *im, struct plan *p)
+{
+	for (size_t i = 0; i < im->n_maps; i++) {
+		struct mapping *m = &im->maps[i];
+		bool memfd = (m->win[0].seg.flags & SC_SEG_SHARED) &&
+			     !(m->win[0].seg.flags & SC_SEG_FILE);
+		int err;
+
+		if (!m->premap) {
+			/* nothing staged; zeroed file pages still need their copies */
+			for (size_t w = 0; w < m->n_win && m->staged_copy; w++)
+				if ((err = fill_window(im, p, m, &m->win[w])) < 0)
+					return err;
+			continue;
+		}
+		if ((err = premap(m)) < 0)
+			return err;
+		for (size_t w = 0; w < m->n_win; w++)
+			if ((err = fill_window(im, p, m, &m->win[w])) < 0)
+				return err;
+		if (memfd) {
+			munmap((void *)m->premap, m->end - m->start);
+			m->premap = 0;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * restorer.h - what the loader (selfckpt-restore, stage 1) hands to the
+ * restorer blob (stage 2) in one block of memory, like CRIU's
+ * task_restore_args. Every pointer in it points inside that block or into
+ * memory the blob keeps; nothing refers to the loader's own mappings, which
+ * the blob unmaps first.
+ */
+#ifndef SC_RESTORER_H
+#define SC_RESTORER_H
+
+#include <stdint.h>
+
+enum sc_op_kind {
+	SC_OP_MOVE = 1,      /* mremap premapped memory [src, src+len) to start */
+	SC_OP_MAP_FD = 2,    /* mmap fd at start (MAP_FIXED, flags as given) */
+	SC_OP_MAP_ANON = 3,  /* fresh anonymous memory at start (flags as given) */
+};
+
+struct sc_op {
+	uint32_t kind;
+	uint32_t prot;   /* final protection */
+	uint32_t map_prot; /* protection while the blob fills it (SC_OP_MAP_FD) */
+	uint32_t pad;
+	uint64_t start, len;
+	uint64_t src;    /* SC_OP_MOVE */
+	int64_t fd;      /* SC_OP_MAP_FD */
+	uint64_t offset; /* SC_OP_MAP_FD */
+	uint64_t flags;  /* MAP_* for SC_OP_MAP_FD and SC_OP_MAP_ANON */
+};
+
+/* After the mappings are in place: copy (or zero when src is 0) into them. */
+struct sc_copy {
+	uint64_t dst, src, len;
+};
+
+struct sc_kernel_sigaction {
+	uint64_t handler, flags, restorer, mask;
+};
+
+/* The kernel's struct prctl_mm_map. */
+struct sc_mm_map {
+	uint64_t start_code, end_code, start_data, end_data, start_brk, brk, start_stack;
+	uint64_t arg_start, arg_end, env_start, env_end;
+	uint64_t auxv; /* pointer */
+	uint32_t auxv_size;
+	int32_t exe_fd;
+};
+
+/* Filled in by the blob inside the restored process; see core/sc_handoff.h. */
+struct sc_restorer_args {
+	uint64_t stack_top;          /* the blob's own stack */
+	uint64_t blob_start, blob_len;
+	uint64_t hole_start, hole_end; /* staging room, unmapped once copied from */
+
+	uint64_t *unmap;             /* pairs: start, length of the loader's mappings */
+	uint32_t n_unmap;
+	uint32_t n_ops, n_copies, n_close;
+	struct sc_op *ops;
+	struct sc_copy *copies;
+	int32_t *close_fds;
+
+	/* [vvar]..[vdso]: current block parts and where they go */
+	uint64_t vdso_parts[3][2];   /* start, length of vvar, vvar_vclock, vdso (0: absent) */
+	uint64_t vdso_target;        /* new start of the block */
+	uint64_t vdso_temp;          /* free room of the block's size, for overlapping moves */
+
+	struct sc_mm_map mm;
+	uint8_t auxv[1024];          /* copied here; mm.auxv points at it */
+
+	struct sc_kernel_sigaction act[64];
+	uint64_t act_valid;          /* bit i: restore act[i] (signal i + 1) */
+
+	/* the coordinator thread */
+	uint64_t fs_base, gs_base, tid_addr, robust_head, robust_len;
+	uint64_t rseq_addr;
+	uint32_t rseq_len, rseq_sig;
+	uint64_t ss_sp, ss_size;
+	uint32_t ss_flags;
+	uint8_t ctx[72];             /* struct sc_ctx */
+
+	uint64_t handoff;            /* address of struct sc_handoff in the restored memory */
+
+	char msg[256];               /* the blob's last words, if it fails */
+};
+
+typedef void (*sc_restorer_entry_fn)(struct sc_restorer_args *args);
+
+#endif /* SC_RESTORER_H */

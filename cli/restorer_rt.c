@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * restorer_rt.c - stage 2 of selfckpt-restore: the restorer blob.
+ *
+ * Stage contract: the loader copied this code, its arguments and a private
+ * stack into a hole that no saved mapping uses, blocked every signal,
+ * unregistered its rseq area and jumped to sc_restorer_entry on the blob's
+ * stack. The premapped memory is filled and checked; descriptors, working
+ * directory and limits are already the restored process's. From here on only
+ * raw system calls: the loader's code, libc and stack are being unmapped.
+ * The blob is position-independent and self-contained (no relocations: the
+ * build checks), because it runs at whatever address the hole has.
+ */
+#include <asm/prctl.h>
+#include <linux/mman.h>
+#include <linux/prctl.h>
+#include <stddef.h>
+
+#include "cli/restorer.h"
+#include "core/sc_handoff.h"
+#include "core/sc_sys.h"
+
+#define MREMAP_MAYMOVE_ 1
+#define MREMAP_FIXED_ 2
+
+/* The entry: switch to the blob's stack, then restore. Must be first. */
+__asm__(".section .text.entry,\"ax\",@progbits\n"
+	".globl sc_restorer_entry\n"
+	".hidden sc_restorer_entry\n"
+	"sc_restorer_entry:\n"
+	"	mov 0(%rdi), %rsp\n" /* args->stack_top */
+	"	and $-16, %rsp\n"
+	"	call sc_restorer_main\n"
+	"	ud2\n"
+	".text\n");
+
+void sc_restorer_main(struct sc_restorer_args *a) __attribute__((used, noreturn));
+
+static void copy_bytes(uint8_t *d, const uint8_t *s, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		d[i] = s[i];
+}
+
+static void zero_bytes(uint8_t *d, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		d[i] = 0;
+}
+
+/* Report on standard error (already the restored process's) and die. */
+__attribute__((noreturn)) static void fail(struct sc_restorer_args *a, const char *what,
+					   long err, uint64_t addr)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *m = a->msg;
+	uint64_t n = 0;
+	const char *prefix = "selfckpt-restore: error: restore failed after the point of no "
+			     "return: ";
+
+	for (const char *p = prefix; *p && n < 200; p++)
+		m[n++] = *p;
+	for (const char *p = what; *p && n < 220; p++)
+		m[n++] = *p;
+	m[n++] = ' ';
+	m[n++] = '0';
+	m[n++] = 'x';
+	for (int i = 60; i >= 0; i -= 4)
+		m[n++] = hex[(addr >> i) & 15];
+	m[n++] = ' ';
+	m[n++] = 'e';
+	m[n++] = '=';
+	err = -err;
+	m[n++] = (char)('0' + (err / 100) % 10);
+	m[n++] = (char)('0' + (err / 10) % 10);
+	m[n++] = (char)('0' + err % 10);
+	m[n++] = '\n';
+	sc_write(2, m, n);
+	sc_sys1(SYS_exit_group, 70);
+	__builtin_unreachable();
+}
+
+static void unmap_loader(struct sc_restorer_args *a)
+{
+	for (uint32_t i = 0; i < a->n_unmap; i++)
+		sc_sys2(SYS_munmap, (long)a->unmap[2 * i], (long)a->unmap[2 * i + 1]);
+}
+
+static long move(uint64_t from, uint64_t len, uint64_t to)
+{
+	return sc_sys5(SYS_mremap, (long)from, (long)len, (long)len,
+		       MREMAP_MAYMOVE_ | MREMAP_FIXED_, (long)to);
+}
+
+/* [vvar], [vvar_vclock] and [vdso] go back where the image had them, together. */
+static void move_vdso(struct sc_restorer_args *a)
+{
+	uint64_t base = a->vdso_parts[0][0] ? a->vdso_parts[0][0] : a->vdso_parts[2][0];
+	uint64_t shift_to = a->vdso_target;
+
+	if (!a->vdso_target || base == a->vdso_target)
+		return;
+	/* Through a free room first when the old and new places overlap. */
+	if (a->vdso_temp) {
+		for (int i = 0; i < 3; i++)
+			if (a->vdso_parts[i][1] &&
+			    move(a->vdso_parts[i][0], a->vdso_parts[i][1],
+				 a->vdso_temp + (a->vdso_parts[i][0] - base)) < 0)
+				fail(a, "cannot move the vdso to", -22, a->vdso_temp);
+		for (int i = 0; i < 3; i++)
+			a->vdso_parts[i][0] = a->vdso_temp + (a->vdso_parts[i][0] - base);
+		base = a->vdso_temp;
+	}
+	for (int i = 0; i < 3; i++) {
+		long r;
+
+		if (!a->vdso_parts[i][1])
+			continue;
+		r = move(a->vdso_parts[i][0], a->vdso_parts[i][1],
+			 shift_to + (a->vdso_parts[i][0] - base));
+		if (r < 0)
+			fail(a, "cannot move the vdso to", r, shift_to);
+	}
+}
+
+static void place_memory(struct sc_restorer_args *a)
+{
+	for (uint32_t i = 0; i < a->n_ops; i++) {
+		const struct sc_op *op = &a->ops[i];
+		long r;
+
+		switch (op->kind) {
+		case SC_OP_MOVE:
+			r = move(op->src, op->len, op->start);
+			break;
+		case SC_OP_MAP_FD:
+			r = sc_sys6(SYS_mmap, (long)op->start, (long)op->len, op->map_prot,
+				    (long)(op->flags | MAP_FIXED), op->fd, (long)op->offset);
+			break;
+		default:
+			r = sc_sys6(SYS_mmap, (long)op->start, (long)op->len, PROT_READ | PROT_WRITE,
+				    (long)(op->flags | MAP_FIXED | MAP_ANONYMOUS), -1, 0);
+			break;
+		}
+		if (r < 0 || (uint64_t)r != op->start)
+			fail(a, "cannot map memory at", r < 0 ? r : -17, op->start);
+	}
+	for (uint32_t i = 0; i < a->n_copies; i++) {
+		const struct sc_copy *c = &a->copies[i];
+
+		if (c->src)
+			copy_bytes((uint8_t *)c->dst, (const uint8_t *)c->src, c->len);
+		else
+			zero_bytes((uint8_t *)c->dst, c->len);
+	}
+	/* Staged content is in place now: drop the staging room around the blob. */
+	sc_sys2(SYS_munmap, (long)a->hole_start, (long)(a->blob_start - a->hole_start));
+	sc_sys2(SYS_munmap, (long)(a->blob_start + a->blob_len),
+		(long)(a->hole_end - a->blob_start - a->blob_len));
+	for (uint32_t i = 0; i < a->n_ops; i++)
+		sc_sys3(SYS_mprotect, (long)a->ops[i].start, (long)a->ops[i].len,
+			a->ops[i].prot);
+}
+
+static void restore_process(struct sc_restorer_args *a)
+{
+	long r;
+
+	a->mm.auxv = (uint64_t)a->auxv;
+	r = sc_sys5(SYS_prctl, PR_SET_MM, PR_SET_MM_MAP, (long)&a->mm, sizeof(a->mm), 0);
+	if (r < 0)
+		fail(a, "cannot set the memory layout (PR_SET_MM_MAP), brk", r, a->mm.brk);
+	for (uint32_t i = 0; i < a->n_close; i++)
+		sc_sys1(SYS_close, a->close_fds[i]);
+	for (int sig = 1; sig <= 64; sig++)
+		if (a->act_valid & (1ull << (sig - 1)))
+			sc_sys4(SYS_rt_sigaction, sig, (long)&a->act[sig - 1], 0, 8);
+}
+
+struct kernel_stack_t {
+	uint64_t sp;
+	int32_t flags;
+	int32_t pad;
+	uint64_t size;
+};
+
+/* The coordinator becomes this thread: its TLS, tid address, robust list, rseq. */
+static void restore_thread(struct sc_restorer_args *a)
+{
+	struct kernel_stack_t ss = { .sp = a->ss_sp, .flags = (int32_t)a->ss_flags,
+				     .size = a->ss_size };
+	long tid;
+
+	sc_sys2(SYS_arch_prctl, ARCH_SET_FS, (long)a->fs_base);
+	if (a->gs_base)
+		sc_sys2(SYS_arch_prctl, ARCH_SET_GS, (long)a->gs_base);
+	tid = sc_sys1(SYS_set_tid_address, (long)a->tid_addr);
+	if (a->tid_addr)
+		*(int32_t *)a->tid_addr = (int32_t)tid; /* glibc's cached thread id */
+	if (a->robust_head)
+		sc_sys2(SYS_set_robust_list, (long)a->robust_head, (long)a->robust_len);
+	if (a->rseq_len)
+		sc_sys4(SYS_rseq, (long)a->rseq_addr, a->rseq_len, 0, a->rseq_sig);
+	if (a->ss_size)
+		sc_sys2(SYS_sigaltstack, (long)&ss, 0);
+}
+
+/* Load the callee-saved registers of the resume context and jump: like longjmp. */
+__attribute__((noreturn)) static void resume(const uint8_t *ctx)
+{
+	__asm__ volatile("mov 0(%0), %%rbx\n"
+			 "mov 8(%0), %%rbp\n"
+			 "mov 16(%0), %%r12\n"
+			 "mov 24(%0), %%r13\n"
+			 "mov 32(%0), %%r14\n"
+			 "mov 40(%0), %%r15\n"
+			 "ldmxcsr 64(%0)\n"
+			 "fldcw 68(%0)\n"
+			 "mov 48(%0), %%rsp\n"
+			 "mov $1, %%eax\n"
+			 "jmp *56(%0)\n"
+			 :
+			 : "D"(ctx)
+			 : "memory");
+	__builtin_unreachable();
+}
+
+void sc_restorer_main(struct sc_restorer_args *a)
+{
+	struct sc_handoff *h;
+
+	unmap_loader(a);
+	move_vdso(a);
+	place_memory(a);
+	restore_process(a);
+	restore_thread(a);
+	h = (struct sc_handoff *)a->handoff;
+	if (h) {
+		h->blob_start = a->blob_start;
+		h->blob_len = a->blob_len;
+		h->restores++;
+	}
+	resume(a->ctx);
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * checkpoint.c - selfckpt_save(): stop, snapshot, release, write.
+ *
+ * Phase 1 (freeze) runs with every other thread stopped, possibly inside
+ * malloc or stdio, so it allocates nothing and takes no lock: it records
+ * signal actions, brk and the coordinator's own state, saves the resume
+ * context, and clones the frozen snapshot. Phase 2 runs after the release with
+ * ordinary libc and writes the image from the snapshot.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/checkpoint_internal.h"
+#include "core/sc_fds.h"
+#include "core/sc_sys.h"
+#include "format/sc_log.h"
+#include "selfckpt.h"
+
+static pthread_mutex_t save_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct kernel_sigaction {
+	uint64_t handler, flags, restorer, mask;
+};
+
+static int stop_signal(void)
+{
+	const char *s = getenv("SELFCKPT_STOP_SIGNAL");
+	int sig = s ? atoi(s) : 0;
+
+	return sig >= SIGRTMIN && sig <= SIGRTMAX ? sig : SIGRTMAX - 2;
+}
+
+static int install_stop_handler(void)
+{
+	struct sigaction sa = { 0 };
+
+	if (sc_stopped.stop_signal)
+		return 0;
+	sc_stopped.stop_signal = stop_signal();
+	sa.sa_sigaction = sc_stop_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	if (sigaction(sc_stopped.stop_signal, &sa, NULL) < 0)
+		return sc_err(errno, "cannot install the handler of signal %d: %s",
+			      sc_stopped.stop_signal, strerror(errno));
+	return 0;
+}
+
+/* Raw: runs while other threads are stopped. */
+static void capture_signals(struct sc_signals_info *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (int sig = 1; sig <= SC_SIGNALS; sig++) {
+		struct kernel_sigaction k = { 0 };
+
+		if (sc_sys4(SYS_rt_sigaction, sig, 0, (long)&k, 8) == 0)
+			s->act[sig - 1] = (struct sc_sigaction_record){ k.handler, k.flags,
+									k.restorer, k.mask };
+	}
+}
+
+/*
+ * Phase 1. Returns 0 in the process that checkpoints (with the snapshot in
+ * fz->child), 1 when the process resumes from an image, or a negative error.
+ */
+static int freeze(struct sc_frozen *fz)
+{
+	struct sc_thread_state *me;
+	int err = sc_threads_stop();
+
+	if (err < 0) {
+		sc_threads_release();
+		if (err == -ETIMEDOUT)
+			return sc_err(ETIMEDOUT, "a thread did not stop for the checkpoint within "
+				      "10 s: does it block signal %d?", sc_stopped.stop_signal);
+		return sc_err(-err, "cannot stop the threads: %s", strerror(-err));
+	}
+	me = &sc_stopped.threads[sc_stopped.self];
+	sc_thread_capture(me);
+	me->flags = SC_THREAD_COORDINATOR;
+	sc_sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&me->sigmask, 8);
+	fz->brk = (uint64_t)sc_sys1(SYS_brk, 0);
+	capture_signals(&fz->signals);
+	if (sc_ctx_save(&me->ctx))
+		return 1;
+	fz->child = (pid_t)sc_clone_frozen();
+	sc_threads_release();
+	if (fz->child < 0)
+		return sc_err(-fz->child, "cannot create the snapshot process: %s",
+			      strerror(-fz->child));
+	return 0;
+}
+
+static void thread_record(const struct sc_thread_state *t, struct sc_thread_record *r)
+{
+	*r = (struct sc_thread_record){
+		.tid = t->tid, .flags = t->flags, .fs_base = t->fs_base, .gs_base = t->gs_base,
+		.tid_addr = t->tid_addr, .robust_head = t->robust_head,
+		.robust_len = t->robust_len, .rseq_addr = t->rseq_addr, .rseq_len = t->rseq_len,
+		.rseq_sig = t->rseq_sig, .ss_sp = t->ss_sp, .ss_size = t->ss_size,
+		.ss_flags = t->ss_flags, .sigmask = t->sigmask, .pending = t->pending };
+	memcpy(r->ctx, &t->ctx, sizeof(r->ctx));
+}
+
+static int write_threads(struct sc_writer *w)
+{
+	for (int i = 0; i < sc_stopped.n; i++) {
+		struct sc_thread_record r;
+		int err;
+
+		if (!sc_stopped.threads[i].tid)
+			continue; /* exited while we stopped the others */
+		thread_record(&sc_stopped.threads[i], &r);
+		if ((err = sc_thread_write(w, &r)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int write_fds(struct sc_writer *w, int image_fd)
+{
+	struct sc_fd *fds;
+	size_t n;
+	int err = sc_fds_capture(&fds, &n, &image_fd, 1);
+
+	for (size_t i = 0; !err && i < n; i++)
+		err = sc_fd_write_record(w, &fds[i]);
+	if (err >= 0 || fds)
+		sc_fds_free(fds, n);
+	return err;
+}
+
+/* Phase 2: everything is read from the snapshot; other threads run meanwhile. */
+static int write_image(struct sc_writer *w, const struct sc_frozen *fz, int image_fd)
+{
+	struct sc_process_info p;
+	struct sc_save_opts o = { .embed_files = getenv("SELFCKPT_EMBED_FILES") &&
+						 !strcmp(getenv("SELFCKPT_EMBED_FILES"), "1") };
+	int err = sc_process_collect(fz, &p);
+
+	if (err < 0)
+		return err;
+	err = sc_process_write(w, &p);
+	sc_process_free(&p);
+	if (!err)
+		err = sc_signals_write(w, &fz->signals);
+	if (!err)
+		err = write_fds(w, image_fd);
+	if (!err)
+		err = write_threads(w);
+	if (!err)
+		err = sc_segments_write(w, fz, &o);
+	return err ? err : sc_writer_finish(w);
+}
+
+static int save_to(const char *path, const struct sc_frozen *fz)
+{
+	struct sc_atomic_file f;
+	struct sc_writer *w = NULL;
+	int err = sc_atomic_open(&f, path);
+
+	if (err < 0)
+		return err;
+	err = sc_writer_new(&w, f.fd, path, NULL);
+	if (!err)
+		err = write_image(w, fz, f.fd);
+	sc_writer_free(w);
+	if (err < 0) {
+		sc_atomic_abort(&f);
+		return err;
+	}
+	return sc_atomic_commit(&f);
+}
+
+SELFCKPT_API int selfckpt_save(const char *path)
+{
+	struct sc_frozen fz = { .child = -1 };
+	int err;
+
+	if (!path || !*path)
+		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save() needs a file name");
+	pthread_mutex_lock(&save_lock);
+	err = install_stop_handler();
+	if (!err)
+		err = freeze(&fz);
+	if (err == 1) {
+		err = sc_restart_finish();
+		pthread_mutex_unlock(&save_lock);
+		return err < 0 ? err : SELFCKPT_RESTORED;
+	}
+	if (!err)
+		err = save_to(path, &fz);
+	sc_snapshot_kill(fz.child);
+	pthread_mutex_unlock(&save_lock);
+	return err < 0 ? err : SELFCKPT_SAVED;
+}

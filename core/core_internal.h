@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core_internal.h - state shared by the files of core/.
+ *
+ * How a checkpoint works (see also DESIGN.md):
+ *   1. The coordinating thread (the caller of selfckpt_save(), or the library's
+ *      checkpoint thread for signal and timer requests) stops every other
+ *      thread with the stop signal. Each stops inside the signal handler, so
+ *      its registers, FPU and vector state lie in the signal frame on its own
+ *      stack; it records its kernel-side state (TLS base, tid address, robust
+ *      list, rseq, alternate stack) and a resume context, and waits.
+ *   2. The coordinator records its own state and resume context and creates a
+ *      frozen copy of the process with a raw clone(): a child that only blocks
+ *      signals and waits, so its memory is the process at this instant.
+ *   3. The other threads are released at once; the coordinator writes the
+ *      image from the frozen child (its memory, its maps, its page residency)
+ *      with ordinary libc, malloc and threads, then kills the child.
+ * At restart the loader jumps into the coordinator's resume context; the
+ * coordinator re-creates the other threads, each resuming inside its handler,
+ * and releases them.
+ */
+#ifndef SC_CORE_INTERNAL_H
+#define SC_CORE_INTERNAL_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#define SC_MAX_THREADS 4096
+
+/*
+ * A resume context: what a function call preserves (x86-64 SysV callee-saved
+ * registers, stack pointer, return address, MXCSR and x87 control word). A
+ * thread resumes by returning a second time from sc_ctx_save(). Part of the
+ * image (the thread record's payload): the layout must not change.
+ */
+struct sc_ctx {
+	uint64_t rbx, rbp, r12, r13, r14, r15, rsp, rip;
+	uint32_t mxcsr;
+	uint16_t fpucw;
+	uint16_t pad;
+};
+#define SC_CTX_SIZE 72
+
+/* Everything a thread needs at restart that its memory does not hold. */
+struct sc_thread_state {
+	int32_t tid;
+	uint32_t flags; /* SC_THREAD_* */
+	struct sc_ctx ctx;
+	uint64_t fs_base, gs_base;
+	uint64_t tid_addr;          /* prctl(PR_GET_TID_ADDRESS): &pthread->tid */
+	uint64_t robust_head, robust_len;
+	uint64_t rseq_addr;
+	uint32_t rseq_len, rseq_sig;
+	uint64_t ss_sp, ss_size;    /* sigaltstack */
+	uint32_t ss_flags;
+	uint64_t sigmask;           /* blocked signals once resumed */
+	uint64_t pending;           /* thread-directed pending signals */
+};
+
+#define SC_THREAD_COORDINATOR 0x1u /* made the checkpoint; the loader resumes it */
+
+/* ctx_rt.c */
+int sc_ctx_save(struct sc_ctx *ctx) __attribute__((returns_twice));
+__attribute__((noreturn)) void sc_ctx_resume(const struct sc_ctx *ctx, int value);
+long sc_clone_frozen(void);
+long sc_clone_thread(unsigned long flags, void *stack, int *ptid, int *ctid, uint64_t tls,
+		     struct sc_thread_state *arg);
+
+/* thread_rt.c */
+void sc_thread_capture(struct sc_thread_state *t);
+void sc_thread_start(struct sc_thread_state *t) __attribute__((noreturn));
+
+#endif /* SC_CORE_INTERNAL_H */
+
+/*
+ * The threads of the process while a checkpoint stops them. Lives in static
+ * memory so that the stop path never allocates, and so that at restart the
+ * restored coordinator finds every thread's state in its own memory.
+ */
+struct sc_stopped {
+	struct sc_thread_state threads[SC_MAX_THREADS];
+	int n;             /* entries used; the coordinator's own is one of them */
+	int self;          /* index of the coordinator */
+	int stopped;       /* futex: threads parked in the handler */
+	int gen;           /* futex: bumped to release the parked threads */
+	int restored;      /* 1 while the threads resume from an image */
+	int stop_signal;   /* the signal that stops a thread */
+	int32_t pid;
+};
+
+extern struct sc_stopped sc_stopped;
+
+/* restart.c */
+int sc_restart_finish(void);
+
+/* stop_rt.c */
+void sc_stop_handler(int sig, siginfo_t *si, void *uc);
+int sc_threads_stop(void);
+void sc_threads_release(void);

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fd_record.c - the fd record (spec §9.6): a 72-byte fixed part, the path as
+ * the variable part, and the saved contents as the payload.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sc_fds.h"
+#include "format/sc_log.h"
+
+#define FD_META_FIXED 72u
+#define READ_STEP (1u << 20)
+
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "x86-64: raw_len fits a size_t");
+
+int sc_fd_write_record(struct sc_writer *w, const struct sc_fd *f)
+{
+	size_t path_len = f->path ? strlen(f->path) : 0;
+	uint8_t *m;
+	int err;
+
+	if (f->fd < 0 || (unsigned)f->kind > SC_FD_OTHER || path_len > SC_META_MAX - FD_META_FIXED)
+		return sc_err(SELFCKPT_EUSAGE, "cannot record descriptor %d: kind %u, path of %zu "
+			      "bytes", f->fd, (unsigned)f->kind, path_len);
+	m = calloc(1, FD_META_FIXED + path_len);
+	if (!m)
+		return sc_err(ENOMEM, "out of memory recording descriptor %d", f->fd);
+	sc_put_le32(m + 0, (uint32_t)f->fd);
+	sc_put_le32(m + 4, (uint32_t)f->kind);
+	sc_put_le32(m + 8, (uint32_t)f->open_flags);
+	sc_put_le32(m + 12, (uint32_t)f->fd_flags);
+	sc_put_le64(m + 16, f->pos);
+	sc_put_le64(m + 24, f->dev);
+	sc_put_le64(m + 32, f->inode);
+	sc_put_le64(m + 40, f->size);
+	sc_put_le64(m + 48, f->mtime_ns);
+	sc_put_le32(m + 56, f->mode);
+	sc_put_le32(m + 60, (uint32_t)path_len);
+	sc_put_le64(m + 64, f->pipe_id);
+	memcpy(m + FD_META_FIXED, f->path, path_len);
+	err = sc_writer_record(w, SC_REC_FD, SC_RF_REQUIRED, m, (uint32_t)(FD_META_FIXED + path_len),
+			       f->data, f->data_len);
+	free(m);
+	return err;
+}
+
+/* Checks of R-TYP-3 and R-TYP-5 on the meta, before any field is used. */
+static int check_meta(struct sc_reader *r, const struct sc_record *rec)
+{
+	const uint8_t *m = rec->meta;
+	uint32_t path_len, kind, fd;
+
+	if (rec->meta_len < FD_META_FIXED)
+		return sc_err(SELFCKPT_ELENGTH, "fd record %u of '%s' at offset %llu has %u bytes "
+			      "of metadata: expected at least %u", rec->seq, sc_reader_name(r),
+			      (unsigned long long)rec->offset, rec->meta_len, FD_META_FIXED);
+	path_len = sc_get_le32(m + 60);
+	if (path_len > rec->meta_len - FD_META_FIXED)
+		return sc_err(SELFCKPT_ELENGTH, "fd record %u of '%s' at offset %llu has a path of "
+			      "%u bytes: expected at most %u after the fixed part", rec->seq,
+			      sc_reader_name(r), (unsigned long long)rec->offset, path_len,
+			      rec->meta_len - FD_META_FIXED);
+	kind = sc_get_le32(m + 4);
+	if (kind > SC_FD_OTHER)
+		return sc_err(SELFCKPT_EUNKNOWN, "fd record %u of '%s' at offset %llu has kind %u: "
+			      "expected 0 to %u", rec->seq, sc_reader_name(r),
+			      (unsigned long long)rec->offset, kind, (unsigned)SC_FD_OTHER);
+	fd = sc_get_le32(m + 0);
+	if (fd > INT_MAX)
+		return sc_err(SELFCKPT_ELENGTH, "fd record %u of '%s' at offset %llu has descriptor "
+			      "number %u: expected at most %d", rec->seq, sc_reader_name(r),
+			      (unsigned long long)rec->offset, fd, INT_MAX);
+	if (memchr(m + rec->meta_len - path_len, '\0', path_len))
+		return sc_err(SELFCKPT_ELENGTH, "fd record %u of '%s' at offset %llu has a NUL byte "
+			      "in its path (R-TYP-4)", rec->seq, sc_reader_name(r),
+			      (unsigned long long)rec->offset);
+	return 0;
+}
+
+/*
+ * The payload, in steps: the buffer grows only as verified bytes arrive, so a
+ * false raw_len costs no more memory than the image holds (R-SAFE-2).
+ */
+static int read_payload(struct sc_reader *r, const struct sc_record *rec, struct sc_fd *out)
+{
+	size_t cap = 0;
+
+	while (out->data_len < rec->raw_len) {
+		size_t step = rec->raw_len - out->data_len < READ_STEP ?
+			      (size_t)(rec->raw_len - out->data_len) : READ_STEP;
+		int err;
+
+		if (out->data_len + step > cap) {
+			size_t want = cap ? 2 * cap : step;
+			void *grown;
+
+			if (want > rec->raw_len)
+				want = (size_t)rec->raw_len;
+			grown = realloc(out->data, want);
+			if (!grown)
+				return sc_err(ENOMEM, "out of memory reading fd record %u of '%s'",
+					      rec->seq, sc_reader_name(r));
+			out->data = grown;
+			cap = want;
+		}
+		err = sc_reader_read(r, (char *)out->data + out->data_len, step);
+		if (err)
+			return err;
+		out->data_len += step;
+	}
+	return 0;
+}
+
+int sc_fd_read_record(struct sc_reader *r, const struct sc_record *rec, struct sc_fd *out)
+{
+	const uint8_t *m = rec->meta;
+	uint32_t path_len;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (rec->type != SC_REC_FD)
+		return sc_err(SELFCKPT_EUSAGE, "record %u of '%s' has type %u, not fd (%u)",
+			      rec->seq, sc_reader_name(r), rec->type, SC_REC_FD);
+	err = check_meta(r, rec);
+	if (err)
+		return err;
+	path_len = sc_get_le32(m + 60);
+	out->fd = (int)sc_get_le32(m + 0);
+	out->kind = (enum sc_fd_kind)sc_get_le32(m + 4);
+	out->open_flags = (int)sc_get_le32(m + 8);
+	out->fd_flags = (int)sc_get_le32(m + 12);
+	out->pos = sc_get_le64(m + 16);
+	out->dev = sc_get_le64(m + 24);
+	out->inode = sc_get_le64(m + 32);
+	out->size = sc_get_le64(m + 40);
+	out->mtime_ns = sc_get_le64(m + 48);
+	out->mode = sc_get_le32(m + 56);
+	out->pipe_id = sc_get_le64(m + 64);
+	/* the path is the last path_len bytes: a newer minor may grow the fixed part (R-VER-9) */
+	out->path = strndup((const char *)m + rec->meta_len - path_len, path_len);
+	if (!out->path)
+		return sc_err(ENOMEM, "out of memory reading fd record %u of '%s'", rec->seq,
+			      sc_reader_name(r));
+	err = read_payload(r, rec, out);
+	if (err) {
+		free(out->path);
+		free(out->data);
+		memset(out, 0, sizeof(*out));
+	}
+	return err;
+}

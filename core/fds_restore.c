@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fds_restore.c - re-create recorded descriptors at their numbers.
+ *
+ * Stage contract: runs in the restorer (stage 1, ordinary libc), before it
+ * becomes the restored program. The caller has moved its own descriptors above
+ * every recorded number (sc_fd_move_above()); descriptors 0, 1 and 2 stay the
+ * restorer's. Every descriptor made here is first kept above the highest
+ * recorded number, so it never lands on a number still to be restored, and
+ * is then dup3()ed onto its own number, which must be free.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/sc_fds.h"
+#include "format/sc_log.h"
+
+#define MEMFD_PREFIX "/memfd:"
+#define MEMFD_NAME_MAX 249 /* memfd_create(2) */
+
+/* Never re-create or truncate a file; the close-on-exec bit is set at the end. */
+#define REOPEN_DROP (O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY | O_CLOEXEC | O_TMPFILE)
+
+int sc_fd_move_above(int fd, int min)
+{
+	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, min);
+
+	if (nfd < 0)
+		return -errno;
+	close(fd);
+	return nfd;
+}
+
+static int reopen_flags(const struct sc_fd *f)
+{
+	return (f->open_flags & ~REOPEN_DROP) | O_CLOEXEC | O_NOCTTY;
+}
+
+/* Take @fd, just made for @f, above the recorded numbers; closes it on failure. */
+static int keep_above(int fd, int min, const struct sc_fd *f)
+{
+	int nfd = sc_fd_move_above(fd, min);
+
+	if (nfd < 0) {
+		close(fd);
+		return sc_err(-nfd, "cannot move a descriptor for %d ('%s') to %d or above: %s",
+			      f->fd, f->path, min, strerror(-nfd));
+	}
+	return nfd;
+}
+
+/* Put a copy of @src at @f's number, with @f's close-on-exec bit. */
+static int place_copy(int src, const struct sc_fd *f)
+{
+	if (fcntl(f->fd, F_GETFD) >= 0)
+		return sc_err(EBUSY, "cannot restore descriptor %d ('%s'): the restorer already "
+			      "uses that number", f->fd, f->path);
+	if (dup3(src, f->fd, (f->fd_flags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0)
+		return sc_err(errno, "cannot restore descriptor %d ('%s'): %s", f->fd, f->path,
+			      strerror(errno));
+	return 0;
+}
+
+/* As place_copy(), then close @tmp whatever happened. */
+static int place(int tmp, const struct sc_fd *f)
+{
+	int err = place_copy(tmp, f);
+
+	close(tmp);
+	return err;
+}
+
+static int open_path(const char *path, int flags, int min, const struct sc_fd *f)
+{
+	int fd = open(path, flags);
+
+	if (fd < 0)
+		return sc_err(errno, "cannot reopen '%s' (descriptor %d): %s", path, f->fd,
+			      strerror(errno));
+	return keep_above(fd, min, f);
+}
+
+/* Warn when the file reopened for @f is not the one recorded, or was changed. */
+static void check_identity(int fd, const struct sc_fd *f)
+{
+	char what[256];
+	struct stat st;
+	uint64_t mtime;
+	int len = 0;
+
+	if (fstat(fd, &st) < 0)
+		return;
+	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+	if (st.st_ino != f->inode)
+		len += snprintf(what + len, sizeof(what) - (size_t)len, ", inode %llu -> %llu",
+				(unsigned long long)f->inode, (unsigned long long)st.st_ino);
+	if ((uint64_t)st.st_size != f->size)
+		len += snprintf(what + len, sizeof(what) - (size_t)len, ", size %llu -> %llu",
+				(unsigned long long)f->size, (unsigned long long)st.st_size);
+	if (mtime != f->mtime_ns)
+		len += snprintf(what + len, sizeof(what) - (size_t)len,
+				", mtime %llu.%09llu -> %llu.%09llu",
+				(unsigned long long)(f->mtime_ns / 1000000000u),
+				(unsigned long long)(f->mtime_ns % 1000000000u),
+				(unsigned long long)(mtime / 1000000000u),
+				(unsigned long long)(mtime % 1000000000u));
+	if (len)
+		sc_log(SC_LOG_WARN, "'%s' (descriptor %d) changed since the checkpoint: %s", f->path,
+		       f->fd, what + 2);
+}
+
+static int seek_to(int fd, const struct sc_fd *f)
+{
+	if ((f->open_flags & O_PATH) || lseek(fd, (off_t)f->pos, SEEK_SET) >= 0)
+		return 0;
+	return sc_err(errno, "cannot move '%s' (descriptor %d) to offset %llu: %s", f->path, f->fd,
+		      (unsigned long long)f->pos, strerror(errno));
+}
+
+static int restore_regular(const struct sc_fd *f, int min)
+{
+	int fd = open_path(f->path, reopen_flags(f), min, f), err;
+
+	if (fd < 0)
+		return fd;
+	check_identity(fd, f);
+	err = seek_to(fd, f);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return place(fd, f);
+}
+
+/* A directory's position is a file-system cookie: failing to restore it is not fatal. */
+static int restore_dir(const struct sc_fd *f, int min)
+{
+	int fd = open_path(f->path, reopen_flags(f) | O_DIRECTORY, min, f);
+
+	if (fd < 0)
+		return fd;
+	if (f->pos && lseek(fd, (off_t)f->pos, SEEK_SET) < 0)
+		sc_log(SC_LOG_WARN, "cannot move directory '%s' (descriptor %d) to position %llu: %s",
+		       f->path, f->fd, (unsigned long long)f->pos, strerror(errno));
+	return place(fd, f);
+}
+
+/* Terminals and most devices cannot seek: the position is restored where it means something. */
+static int restore_char(const struct sc_fd *f, int min)
+{
+	int fd = open_path(f->path, reopen_flags(f), min, f);
+
+	if (fd < 0)
+		return fd;
+	if (f->pos)
+		(void)lseek(fd, (off_t)f->pos, SEEK_SET);
+	return place(fd, f);
+}
+
+/* Size @fd as recorded and write the saved contents from offset 0. */
+static int fill_file(int fd, const struct sc_fd *f)
+{
+	uint64_t size = f->size > f->data_len ? f->size : f->data_len;
+
+	if (ftruncate(fd, (off_t)size) < 0)
+		return sc_err(errno, "cannot size the new file for '%s' (descriptor %d) to %llu "
+			      "bytes: %s", f->path, f->fd, (unsigned long long)size, strerror(errno));
+	for (size_t done = 0; done < f->data_len;) {
+		ssize_t n = pwrite(fd, (const char *)f->data + done, f->data_len - done,
+				   (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return sc_err(errno, "cannot write the contents of '%s' (descriptor %d) at "
+				      "offset %zu: %s", f->path, f->fd, done, strerror(errno));
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Give the file made in @tmp (read-write) @f's access mode and status flags:
+ * open it again through /proc, which makes a new open file description.
+ */
+static int finish_file(int tmp, const struct sc_fd *f, int min)
+{
+	char proc[48];
+	int fd, err = 0;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tmp);
+	fd = open(proc, reopen_flags(f));
+	if (fd < 0)
+		err = sc_err(errno, "cannot reopen the new file for '%s' (descriptor %d) through "
+			     "'%s': %s", f->path, f->fd, proc, strerror(errno));
+	close(tmp);
+	if (fd < 0)
+		return err;
+	fd = keep_above(fd, min, f);
+	if (fd < 0)
+		return fd;
+	err = seek_to(fd, f);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return place(fd, f);
+}
+
+static int restore_memfd(const struct sc_fd *f, int min)
+{
+	char name[MEMFD_NAME_MAX + 1] = "selfckpt";
+	int fd, err;
+
+	if (!strncmp(f->path, MEMFD_PREFIX, strlen(MEMFD_PREFIX)))
+		snprintf(name, sizeof(name), "%s", f->path + strlen(MEMFD_PREFIX));
+	/* the seals are not recorded: allow the program to set them again */
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return sc_err(errno, "cannot create memfd '%s' (descriptor %d): %s", name, f->fd,
+			      strerror(errno));
+	fd = keep_above(fd, min, f);
+	if (fd < 0)
+		return fd;
+	err = fill_file(fd, f);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return finish_file(fd, f, min);
+}
+
+/* An unlinked file comes back unlinked: O_TMPFILE in its old directory, else /tmp. */
+static int restore_deleted(const struct sc_fd *f, int min)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	int fd, err;
+
+	snprintf(dir, sizeof(dir), "%s", f->path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir] = '\0';
+	fd = slash ? open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
+	if (fd < 0)
+		fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sc_err(errno, "cannot create an unlinked file for '%s' (descriptor %d) in "
+			      "'%s' or '/tmp': %s", f->path, f->fd, slash ? dir : "?",
+			      strerror(errno));
+	fd = keep_above(fd, min, f);
+	if (fd < 0)
+		return fd;
+	err = fill_file(fd, f);
+	if (!err && fchmod(fd, f->mode & 07777) < 0)
+		sc_log(SC_LOG_DEBUG, "cannot give '%s' (descriptor %d) mode %o: %s", f->path, f->fd,
+		       f->mode & 07777, strerror(errno));
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return finish_file(fd, f, min);
+}
+
+static bool is_pipe(const struct sc_fd *f)
+{
+	return f->kind == SC_FD_PIPE_R || f->kind == SC_FD_PIPE_W;
+}
+
+static bool same_pipe(const struct sc_fd *a, const struct sc_fd *b)
+{
+	return is_pipe(a) && is_pipe(b) && a->pipe_id == b->pipe_id && a->dev == b->dev;
+}
+
+/* The capacity and saved buffer of @p's pipe, from all its records. */
+static void pipe_contents(const struct sc_fd *fds, size_t n, const struct sc_fd *p,
+			  int *cap, const struct sc_fd **with_data)
+{
+	*cap = 0;
+	*with_data = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (fds[i].fd <= 2 || !same_pipe(&fds[i], p))
+			continue;
+		if (fds[i].size > (uint64_t)*cap && fds[i].size <= INT_MAX)
+			*cap = (int)fds[i].size;
+		if (fds[i].data_len && !*with_data)
+			*with_data = &fds[i];
+	}
+}
+
+/* Size the new pipe (write end @w) and put the saved bytes back in it. */
+static int refill_pipe(int w, const struct sc_fd *fds, size_t n, const struct sc_fd *p)
+{
+	const struct sc_fd *src;
+	int cap;
+
+	pipe_contents(fds, n, p, &cap, &src);
+	if (cap > fcntl(w, F_GETPIPE_SZ) && fcntl(w, F_SETPIPE_SZ, cap) < 0 && src &&
+	    src->data_len > (size_t)fcntl(w, F_GETPIPE_SZ))
+		return sc_err(errno, "cannot give the pipe of descriptor %d ('%s') its %d bytes of "
+			      "capacity for %zu saved bytes: %s", src->fd, src->path, cap,
+			      src->data_len, strerror(errno));
+	/* @w is non-blocking: the bytes fit, or this fails instead of hanging */
+	for (size_t done = 0; src && done < src->data_len;) {
+		ssize_t k = write(w, (const char *)src->data + done, src->data_len - done);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return sc_err(errno, "cannot refill the pipe of descriptor %d ('%s') with "
+				      "%zu bytes: %s", src->fd, src->path, src->data_len,
+				      strerror(errno));
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * Re-create the pipe of @fds[first] once for all its ends: each end is opened
+ * through /proc from a fresh pipe, so it gets its own access mode and status
+ * flags. The fresh ends are closed last: an end the process did not hold is
+ * then gone, and readers see the saved bytes, then end of file.
+ */
+static int restore_pipe(const struct sc_fd *fds, size_t n, size_t first, int min)
+{
+	int ends[2], err = 0;
+	char proc[48];
+
+	if (pipe2(ends, O_CLOEXEC | O_NONBLOCK) < 0)
+		return sc_err(errno, "cannot create the pipe of descriptor %d ('%s'): %s",
+			      fds[first].fd, fds[first].path, strerror(errno));
+	ends[0] = keep_above(ends[0], min, &fds[first]);
+	ends[1] = ends[0] < 0 ? -1 : keep_above(ends[1], min, &fds[first]);
+	if (ends[0] < 0 || ends[1] < 0) {
+		if (ends[0] >= 0)
+			close(ends[0]);
+		return ends[0] < 0 ? ends[0] : ends[1];
+	}
+	err = refill_pipe(ends[1], fds, n, &fds[first]);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", ends[0]);
+	for (size_t i = first; i < n && !err; i++) {
+		if (fds[i].fd <= 2 || !same_pipe(&fds[i], &fds[first]))
+			continue;
+		err = open_path(proc, reopen_flags(&fds[i]), min, &fds[i]);
+		if (err >= 0)
+			err = place(err, &fds[i]);
+	}
+	close(ends[0]);
+	close(ends[1]);
+	return err;
+}
+
+static bool pipe_done(const struct sc_fd *fds, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (fds[j].fd > 2 && same_pipe(&fds[j], &fds[i]))
+			return true;
+	return false;
+}
+
+static int restore_one(const struct sc_fd *fds, size_t n, size_t i, int min)
+{
+	const struct sc_fd *f = &fds[i];
+
+	switch (f->kind) {
+	case SC_FD_REGULAR:
+		return restore_regular(f, min);
+	case SC_FD_DIR:
+		return restore_dir(f, min);
+	case SC_FD_CHAR:
+		return restore_char(f, min);
+	case SC_FD_PIPE_R:
+	case SC_FD_PIPE_W:
+		return pipe_done(fds, i) ? 0 : restore_pipe(fds, n, i, min);
+	case SC_FD_MEMFD:
+		return restore_memfd(f, min);
+	case SC_FD_DELETED:
+		return restore_deleted(f, min);
+	case SC_FD_SOCKET:
+	case SC_FD_OTHER:
+		sc_log(SC_LOG_WARN, "descriptor %d (%s) is not restored: it stays closed", f->fd,
+		       f->path);
+		return 0;
+	}
+	return sc_err(SELFCKPT_EUSAGE, "descriptor %d ('%s') has unknown kind %u", f->fd, f->path,
+		      (unsigned)f->kind);
+}
+
+/* Refuse before touching anything: a bad entry, or a number the restorer uses. */
+static int check_list(const struct sc_fd *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct sc_fd *f = &fds[i];
+
+		if (f->fd < 0 || f->fd == INT_MAX || !f->path)
+			return sc_err(SELFCKPT_EUSAGE, "cannot restore descriptor %d: bad number "
+				      "or no path", f->fd);
+		if (f->fd > 2 && f->kind != SC_FD_SOCKET && f->kind != SC_FD_OTHER &&
+		    fcntl(f->fd, F_GETFD) >= 0)
+			return sc_err(EBUSY, "cannot restore descriptor %d ('%s'): the restorer "
+				      "already uses that number", f->fd, f->path);
+	}
+	return 0;
+}
+
+int sc_fds_restore(const struct sc_fd *fds, size_t n)
+{
+	int min = 3, err = check_list(fds, n);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++)
+		if (fds[i].fd >= min)
+			min = fds[i].fd + 1;
+	for (size_t i = 0; i < n; i++) {
+		if (fds[i].fd <= 2) {
+			sc_log(SC_LOG_DEBUG, "descriptor %d ('%s') stays the restorer's own",
+			       fds[i].fd, fds[i].path);
+			continue;
+		}
+		err = restore_one(fds, n, i, min);
+		if (err)
+			return err;
+	}
+	return 0;
+}

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pages.c - which pages of a range hold data, from /proc/<pid>/pagemap.
+ *
+ * The PAGEMAP_SCAN ioctl (Linux 6.7+) walks only the page tables that exist
+ * and hands back ranges of pages with equal categories, so a 1 TiB sparse
+ * reservation with three touched pages costs three ranges. Kernels without
+ * it get the old interface: one 64-bit entry per page, read in big batches.
+ * SELFCKPT_NO_PAGEMAP_SCAN=1 in the environment (read once per process)
+ * forces the old interface; the tests use it to check that both agree.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "core/sc_core.h"
+#include "format/sc_log.h"
+
+/*
+ * The PAGEMAP_SCAN interface, as in the kernel's include/uapi/linux/fs.h
+ * (Linux 6.7+). Debian 12's headers predate it, so it is spelled out here
+ * under our own names.
+ */
+#define SC_PAGE_IS_FILE (1u << 2)
+#define SC_PAGE_IS_PRESENT (1u << 3)
+#define SC_PAGE_IS_SWAPPED (1u << 4)
+
+struct sc_page_region {
+	uint64_t start, end; /* [start, end) */
+	uint64_t categories; /* SC_PAGE_IS_* */
+};
+
+struct sc_pm_scan_arg {
+	uint64_t size;
+	uint64_t flags;
+	uint64_t start;
+	uint64_t end;
+	uint64_t walk_end; /* set by the kernel: where the walk stopped */
+	uint64_t vec;
+	uint64_t vec_len;
+	uint64_t max_pages;
+	uint64_t category_inverted;
+	uint64_t category_mask;
+	uint64_t category_anyof_mask;
+	uint64_t return_mask;
+};
+
+#define SC_PAGEMAP_SCAN _IOWR('f', 16, struct sc_pm_scan_arg)
+
+_Static_assert(sizeof(struct sc_pm_scan_arg) == 96, "struct pm_scan_arg is 96 bytes");
+_Static_assert(sizeof(struct sc_page_region) == 24, "struct page_region is 24 bytes");
+_Static_assert(SC_PAGEMAP_SCAN == 0xc0606610, "PAGEMAP_SCAN is _IOWR('f', 16, 96 bytes)");
+
+/* Entries of the old interface (Documentation/admin-guide/mm/pagemap.rst). */
+#define PM_PRESENT (1ull << 63)
+#define PM_SWAPPED (1ull << 62)
+#define PM_FILE (1ull << 61) /* file page or shared anonymous page */
+
+#define SCAN_VEC_LEN 4096        /* ranges per ioctl */
+#define PAGEMAP_BATCH (64 * 1024) /* entries per read: 512 KiB */
+
+struct run_buf {
+	struct sc_page_run *v;
+	size_t n, cap;
+};
+
+/* Appends pages [first, first + count) in @state, merging with the last run. */
+static int runs_add(struct run_buf *b, uint64_t first, uint64_t count, enum sc_page_state state)
+{
+	struct sc_page_run *last = b->n ? &b->v[b->n - 1] : NULL, *nv;
+
+	if (!count)
+		return 0;
+	if (last && last->state == state) {
+		last->count += count;
+		return 0;
+	}
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+
+		nv = realloc(b->v, cap * sizeof(*nv));
+		if (!nv)
+			return sc_err(ENOMEM, "out of memory listing page runs (%zu so far)", b->n);
+		b->v = nv;
+		b->cap = cap;
+	}
+	b->v[b->n++] = (struct sc_page_run){ .first = first, .count = count, .state = state };
+	return 0;
+}
+
+static bool scan_disabled(void)
+{
+	static int disabled = -1;
+	int d = __atomic_load_n(&disabled, __ATOMIC_RELAXED);
+
+	if (d < 0) {
+		const char *e = getenv("SELFCKPT_NO_PAGEMAP_SCAN");
+
+		d = e && *e && strcmp(e, "0") != 0;
+		__atomic_store_n(&disabled, d, __ATOMIC_RELAXED);
+	}
+	return d;
+}
+
+struct scan {
+	int fd;
+	const char *name;
+	uint64_t start, end, page;
+	struct run_buf runs;
+};
+
+/* Adds the ranges of one ioctl answer, up to @walk_end, after the pages up to *@cur. */
+static int add_regions(struct scan *s, const struct sc_page_region *vec, long nr, uint64_t *cur,
+		       uint64_t walk_end)
+{
+	enum sc_page_state st;
+	int err;
+
+	for (long i = 0; i < nr; i++) {
+		if (vec[i].start < *cur || vec[i].end <= vec[i].start || vec[i].end > walk_end)
+			return sc_err(EIO, "PAGEMAP_SCAN on '%s' returned range [0x%llx, 0x%llx) "
+				      "outside the walk [0x%llx, 0x%llx)", s->name,
+				      (unsigned long long)vec[i].start,
+				      (unsigned long long)vec[i].end, (unsigned long long)*cur,
+				      (unsigned long long)walk_end);
+		st = vec[i].categories & SC_PAGE_IS_FILE ? SC_PAGE_FILE : SC_PAGE_PRESENT;
+		err = runs_add(&s->runs, (*cur - s->start) / s->page,
+			       (vec[i].start - *cur) / s->page, SC_PAGE_ABSENT);
+		if (!err)
+			err = runs_add(&s->runs, (vec[i].start - s->start) / s->page,
+				       (vec[i].end - vec[i].start) / s->page, st);
+		if (err)
+			return err;
+		*cur = vec[i].end;
+	}
+	err = runs_add(&s->runs, (*cur - s->start) / s->page, (walk_end - *cur) / s->page,
+		       SC_PAGE_ABSENT);
+	*cur = walk_end;
+	return err;
+}
+
+/*
+ * Return: 0, 1 when the kernel has no PAGEMAP_SCAN (nothing added yet), or -errno.
+ * The walk stops early when the vector fills up; it goes on from walk_end.
+ */
+static int scan_ioctl(struct scan *s, struct sc_page_region *vec)
+{
+	uint64_t cur = s->start;
+	struct sc_pm_scan_arg arg;
+	long nr;
+	int err;
+
+	while (cur < s->end) {
+		arg = (struct sc_pm_scan_arg){
+			.size = sizeof(arg), .start = cur, .end = s->end,
+			.vec = (uintptr_t)vec, .vec_len = SCAN_VEC_LEN,
+			.category_anyof_mask = SC_PAGE_IS_PRESENT | SC_PAGE_IS_SWAPPED,
+			.return_mask = SC_PAGE_IS_PRESENT | SC_PAGE_IS_SWAPPED | SC_PAGE_IS_FILE,
+		};
+		nr = ioctl(s->fd, SC_PAGEMAP_SCAN, &arg);
+		if (nr < 0 && errno == EINTR)
+			continue;
+		if (nr < 0 && (errno == ENOTTY || errno == EINVAL) && cur == s->start)
+			return 1;
+		if (nr < 0)
+			return sc_err(errno, "PAGEMAP_SCAN on '%s' for [0x%llx, 0x%llx) failed: %s",
+				      s->name, (unsigned long long)cur,
+				      (unsigned long long)s->end, strerror(errno));
+		if (arg.walk_end > s->end || arg.walk_end % s->page || (arg.walk_end <= cur && !nr))
+			return sc_err(EIO, "PAGEMAP_SCAN on '%s' for [0x%llx, 0x%llx) stopped at "
+				      "0x%llx with %ld ranges", s->name, (unsigned long long)cur,
+				      (unsigned long long)s->end,
+				      (unsigned long long)arg.walk_end, nr);
+		err = add_regions(s, vec, nr, &cur, arg.walk_end);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Reads @count entries for the pages from @addr on, all of them or an error. */
+static int read_entries(struct scan *s, uint64_t addr, uint64_t *buf, size_t count)
+{
+	size_t want = count * sizeof(*buf), got = 0;
+	off_t off = (off_t)(addr / s->page * sizeof(*buf));
+	ssize_t r;
+
+	while (got < want) {
+		r = pread(s->fd, (char *)buf + got, want - got, off + (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return sc_err(errno, "cannot read '%s' at offset %lld (address 0x%llx): %s",
+				      s->name, (long long)off + (long long)got,
+				      (unsigned long long)addr, strerror(errno));
+		if (r == 0)
+			return sc_err(EIO, "'%s' ends at offset %lld, before address 0x%llx",
+				      s->name, (long long)off + (long long)got,
+				      (unsigned long long)(addr + got / sizeof(*buf) * s->page));
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+static enum sc_page_state entry_state(uint64_t e)
+{
+	if (!(e & (PM_PRESENT | PM_SWAPPED)))
+		return SC_PAGE_ABSENT;
+	return e & PM_FILE ? SC_PAGE_FILE : SC_PAGE_PRESENT;
+}
+
+/* The old interface: one entry per page, runs gathered locally before adding. */
+static int scan_pagemap(struct scan *s, uint64_t *buf)
+{
+	uint64_t npages = (s->end - s->start) / s->page, idx = 0, run_first = 0;
+	enum sc_page_state run_state = SC_PAGE_ABSENT, st;
+	int err;
+
+	while (idx < npages) {
+		size_t cnt = npages - idx < PAGEMAP_BATCH ? npages - idx : PAGEMAP_BATCH;
+
+		err = read_entries(s, s->start + idx * s->page, buf, cnt);
+		if (err)
+			return err;
+		for (size_t i = 0; i < cnt; i++, idx++) {
+			st = entry_state(buf[i]);
+			if (st == run_state)
+				continue;
+			err = runs_add(&s->runs, run_first, idx - run_first, run_state);
+			if (err)
+				return err;
+			run_first = idx;
+			run_state = st;
+		}
+	}
+	return runs_add(&s->runs, run_first, idx - run_first, run_state);
+}
+
+/* Runs the ioctl, or the old interface when the kernel lacks the ioctl. */
+static int scan_fd(struct scan *s)
+{
+	size_t sz = SCAN_VEC_LEN * sizeof(struct sc_page_region);
+	void *buf;
+	int err = 1;
+
+	if (sz < PAGEMAP_BATCH * sizeof(uint64_t))
+		sz = PAGEMAP_BATCH * sizeof(uint64_t);
+	buf = malloc(sz);
+	if (!buf)
+		return sc_err(ENOMEM, "out of memory scanning '%s'", s->name);
+	if (!scan_disabled())
+		err = scan_ioctl(s, buf);
+	if (err == 1)
+		err = scan_pagemap(s, buf);
+	free(buf);
+	return err;
+}
+
+int sc_pages_scan(pid_t pid, uint64_t start, uint64_t end, struct sc_page_run **runs,
+		  size_t *n)
+{
+	struct scan s = { .start = start, .end = end, .page = (uint64_t)sysconf(_SC_PAGESIZE) };
+	char name[64];
+	int err;
+
+	*runs = NULL;
+	*n = 0;
+	if (pid)
+		snprintf(name, sizeof(name), "/proc/%d/pagemap", (int)pid);
+	else
+		snprintf(name, sizeof(name), "/proc/self/pagemap");
+	s.name = name;
+	if (end < start || start % s.page || end % s.page)
+		return sc_err(EINVAL, "cannot scan '%s' range [0x%llx, 0x%llx): expected page-aligned "
+			      "bounds (page size %llu), start <= end", name,
+			      (unsigned long long)start, (unsigned long long)end,
+			      (unsigned long long)s.page);
+	if (start == end)
+		return 0;
+	s.fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (s.fd < 0) {
+		err = errno;
+		return sc_err(err, "cannot open '%s': %s", name, strerror(err));
+	}
+	err = scan_fd(&s);
+	close(s.fd);
+	if (err) {
+		free(s.runs.v);
+		return err;
+	}
+	*runs = s.runs.v;
+	*n = s.runs.n;
+	return 0;
+}
+
+/*
+ * OR-ing whole words keeps the loop branch-free so the compiler vectorises
+ * it; the early exit is taken once per 512 bytes, as non-zero data usually
+ * shows in the first block anyway.
+ */
+bool sc_page_is_zero(const void *p, size_t len)
+{
+	const unsigned char *c = p;
+	uint64_t w[8], acc;
+
+	while (len >= 512) {
+		acc = 0;
+		for (size_t i = 0; i < 512; i += 64) {
+			memcpy(w, c + i, sizeof(w));
+			acc |= w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7];
+		}
+		if (acc)
+			return false;
+		c += 512;
+		len -= 512;
+	}
+	for (acc = 0; len >= 64; c += 64, len -= 64) {
+		memcpy(w, c, sizeof(w));
+		acc |= w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7];
+	}
+	return acc == 0;
+}

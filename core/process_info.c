@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * process_info.c - the process-wide state of the snapshot: memory layout
+ * fields, vDSO block, limits, working directory, auxiliary vector.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "core/checkpoint_internal.h"
+#include "core/sc_core.h"
+#include "core/sc_handoff.h"
+#include "format/sc_log.h"
+
+/* Fields 26.. of /proc/<pid>/stat, counted from 1, after the command name. */
+static int parse_stat(pid_t child, struct sc_process_info *p)
+{
+	char *stat = sc_snapshot_file(child, "stat", NULL), *s;
+	unsigned long long f[53] = { 0 };
+	int i = 4; /* the first number after the state (field 3) is field 4 */
+
+	if (!stat)
+		return -EIO;
+	s = strrchr(stat, ')'); /* the command name may hold spaces and parentheses */
+	if (!s || s[1] != ' ') {
+		free(stat);
+		return sc_err(EPROTO, "cannot parse /proc/%d/stat", (int)child);
+	}
+	for (s = strchr(s + 2, ' '); s && i < 53; s = strchr(s + 1, ' '))
+		f[i++] = strtoull(s + 1, NULL, 10);
+	free(stat);
+	if (i < 52)
+		return sc_err(EPROTO, "/proc/%d/stat has only %d fields", (int)child, i);
+	p->start_code = f[26];
+	p->end_code = f[27];
+	p->start_stack = f[28];
+	p->start_data = f[45];
+	p->end_data = f[46];
+	p->start_brk = f[47];
+	p->arg_start = f[48];
+	p->arg_end = f[49];
+	p->env_start = f[50];
+	p->env_end = f[51];
+	return 0;
+}
+
+static int read_link(pid_t child, const char *name, char **out)
+{
+	char path[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)child, name);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return sc_err(errno, "cannot read '%s': %s", path, strerror(errno));
+	buf[n] = '\0';
+	*out = strdup(buf);
+	return *out ? 0 : sc_err(ENOMEM, "out of memory");
+}
+
+static uint32_t parse_umask(pid_t child)
+{
+	char *status = sc_snapshot_file(child, "status", NULL), *u;
+	uint32_t mask = 022;
+
+	if (status && (u = strstr(status, "\nUmask:")))
+		mask = (uint32_t)strtoul(u + 7, NULL, 8);
+	free(status);
+	return mask;
+}
+
+/* [vvar] .. [vdso] move together at restart; the vDSO's bytes identify the kernel. */
+static int find_vdso(pid_t child, struct sc_process_info *p)
+{
+	struct sc_vma *v;
+	size_t n;
+	int err = sc_maps_read(child, &v, &n);
+
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].kind == SC_VMA_VVAR && !p->vdso_block_start)
+			p->vdso_block_start = v[i].start;
+		if (v[i].kind == SC_VMA_VDSO) {
+			if (!p->vdso_block_start)
+				p->vdso_block_start = v[i].start;
+			p->vdso_offset = v[i].start - p->vdso_block_start;
+			p->vdso_len = v[i].end - v[i].start;
+			p->vdso_block_len = v[i].end - p->vdso_block_start;
+			/* Our own vDSO is the snapshot's: same kernel, same bytes. */
+			p->vdso_hash = XXH3_64bits((const void *)v[i].start, p->vdso_len);
+		}
+	}
+	sc_maps_free(v, n);
+	return 0;
+}
+
+int sc_process_collect(const struct sc_frozen *fz, struct sc_process_info *p)
+{
+	pid_t child = fz->child;
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = (uint32_t)getpid();
+	p->ppid = (uint32_t)getppid();
+	p->uid = (uint32_t)getuid();
+	p->gid = (uint32_t)getgid();
+	p->umask = parse_umask(child);
+	p->brk = fz->brk;
+	p->handoff = (uint64_t)&sc_handoff;
+	for (int i = 0; i < SC_RLIMITS; i++) {
+		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+		prlimit(child, (__rlimit_resource_t)i, NULL, &rl);
+		p->rlim_cur[i] = rl.rlim_cur;
+		p->rlim_max[i] = rl.rlim_max;
+	}
+	if ((err = parse_stat(child, p)) < 0 || (err = find_vdso(child, p)) < 0 ||
+	    (err = read_link(child, "cwd", &p->cwd)) < 0 ||
+	    (err = read_link(child, "exe", &p->exe)) < 0)
+		goto fail;
+	p->auxv = (uint8_t *)sc_snapshot_file(child, "auxv", &p->auxv_len);
+	if (!p->auxv) {
+		err = -EIO;
+		goto fail;
+	}
+	return 0;
+fail:
+	sc_process_free(p);
+	return err;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sc_fds.h - file descriptors: what a checkpoint records of each one, and how
+ * the restorer re-creates them at the same numbers.
+ */
+#ifndef SC_FDS_H
+#define SC_FDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/sc_format.h"
+
+/* Values are part of the image format (spec §9.6). */
+enum sc_fd_kind {
+	SC_FD_REGULAR = 0, /* a regular file that still exists at its path */
+	SC_FD_DIR = 1,
+	SC_FD_PIPE_R = 2,  /* read end of a pipe or FIFO */
+	SC_FD_PIPE_W = 3,  /* write end */
+	SC_FD_MEMFD = 4,   /* contents saved */
+	SC_FD_DELETED = 5, /* an unlinked regular file; contents saved */
+	SC_FD_SOCKET = 6,  /* not restored: comes back closed, with a warning */
+	SC_FD_CHAR = 7,    /* character device (tty, /dev/null, ...): reopened by path */
+	SC_FD_OTHER = 8,   /* anything else: comes back closed, with a warning */
+};
+
+struct sc_fd {
+	int fd;
+	enum sc_fd_kind kind;
+	int open_flags;      /* O_* as in fdinfo "flags" (octal there) */
+	int fd_flags;        /* FD_CLOEXEC */
+	uint64_t pos;        /* fdinfo "pos" */
+	uint64_t dev, inode; /* of the open file (fstat) */
+	uint64_t size;       /* st_size; of a pipe end: the pipe's capacity (F_GETPIPE_SZ) */
+	uint64_t mtime_ns;
+	uint32_t mode;       /* st_mode */
+	char *path;          /* readlink of /proc/self/fd/N, " (deleted)" removed;
+				a memfd's is "/memfd:NAME" */
+	uint64_t pipe_id;    /* pipe inode: the two ends of one pipe share it; 0 otherwise */
+	void *data;          /* saved contents (memfd, deleted file, pipe buffer: in one
+				read end's record per pipe); malloc'd */
+	size_t data_len;
+};
+
+/**
+ * sc_fds_capture() - record every open descriptor of this process except
+ * those in @skip (the checkpoint's own).
+ *
+ * Pipe buffers are copied without being consumed (tee), memfds and deleted
+ * files are read with pread, and nothing about a descriptor changes. Sockets
+ * and unknown kinds are recorded (with a warning) so the restore can name them.
+ * Return: 0 or a negative error (reported).
+ */
+int sc_fds_capture(struct sc_fd **out, size_t *n, const int *skip, size_t n_skip);
+
+/** sc_fds_free() - free an array from sc_fds_capture() or sc_fd_read_record(). */
+void sc_fds_free(struct sc_fd *fds, size_t n);
+
+/** sc_fd_write_record() - write @f as one SC_REC_FD record (meta and saved contents). */
+int sc_fd_write_record(struct sc_writer *w, const struct sc_fd *f);
+
+/**
+ * sc_fd_read_record() - decode the SC_REC_FD record the reader stands on.
+ * Checks the meta (sizes, reserved fields, kind) as spec §9.6 requires.
+ */
+int sc_fd_read_record(struct sc_reader *r, const struct sc_record *rec, struct sc_fd *out);
+
+/**
+ * sc_fds_restore() - re-create every descriptor of @fds at its number, in the
+ * calling process (the restorer, before it becomes the restored process).
+ *
+ * Descriptors 0, 1 and 2 stay the restorer's own (the restored process uses the
+ * terminal or files it was started with). Regular files are reopened by path
+ * without O_CREAT/O_TRUNC/O_EXCL, positioned, and compared with the recorded
+ * identity: a file whose size or modification time changed is reported as a
+ * warning; a missing file is an error. Pipes are re-created in pairs (an end
+ * whose partner was not in the process gets a fresh partner, closed) and
+ * refilled; memfds and deleted files are re-created from their contents.
+ * The caller must have moved its own descriptors out of the way first (see
+ * sc_fd_move_above()).
+ * Return: 0 or a negative error (reported, naming the descriptor and path).
+ */
+int sc_fds_restore(const struct sc_fd *fds, size_t n);
+
+/**
+ * sc_fd_move_above() - move @fd to the lowest free number >= @min (close-on-exec);
+ * returns the new number (and @fd is closed) or -errno (and @fd stays open).
+ */
+int sc_fd_move_above(int fd, int min);
+
+#endif /* SC_FDS_H */

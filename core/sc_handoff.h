@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sc_handoff.h - what the restore loader leaves for the restored library. The
+ * image records where this structure lives (process record), and the loader's
+ * last stage fills it in before it resumes the coordinator.
+ */
+#ifndef SC_HANDOFF_H
+#define SC_HANDOFF_H
+
+#include <stdint.h>
+
+struct sc_handoff {
+	uint64_t blob_start, blob_len; /* the loader's last stage, to unmap */
+	uint64_t restores;             /* how many times this image came back */
+};
+
+extern struct sc_handoff sc_handoff;
+
+#endif /* SC_HANDOFF_H */

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sc_records.h - the process, thread, signals and segment records (spec §9):
+ * what a checkpoint writes and the restorer reads, with their encoders and
+ * checking decoders.
+ */
+#ifndef SC_RECORDS_H
+#define SC_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/sc_format.h"
+
+#define SC_RLIMITS 16
+#define SC_SIGNALS 64
+
+struct sc_process_info {
+	uint32_t pid, ppid, uid, gid, umask;
+	uint64_t start_code, end_code, start_data, end_data;
+	uint64_t start_brk, brk, start_stack, arg_start, arg_end, env_start, env_end;
+	uint64_t vdso_block_start, vdso_block_len; /* [vvar] up to the end of [vdso] */
+	uint64_t vdso_offset, vdso_len;            /* [vdso] within the block */
+	uint64_t vdso_hash;                        /* XXH3-64 of the [vdso] bytes */
+	uint64_t handoff;                          /* &sc_handoff in the process */
+	uint64_t rlim_cur[SC_RLIMITS], rlim_max[SC_RLIMITS];
+	char *cwd, *exe;
+	uint8_t *auxv;
+	size_t auxv_len;
+};
+
+struct sc_thread_record {
+	int32_t tid;
+	uint32_t flags; /* bit 0: the coordinator */
+	uint64_t fs_base, gs_base, tid_addr, robust_head, robust_len, rseq_addr;
+	uint32_t rseq_len, rseq_sig;
+	uint64_t ss_sp, ss_size;
+	uint32_t ss_flags;
+	uint64_t sigmask, pending;
+	uint8_t ctx[72]; /* struct sc_ctx, the payload */
+};
+
+struct sc_sigaction_record {
+	uint64_t handler, flags, restorer, mask;
+};
+
+struct sc_signals_info {
+	uint64_t pending; /* process-directed */
+	struct sc_sigaction_record act[SC_SIGNALS]; /* act[i] is signal i + 1 */
+};
+
+/* Segment flags (spec §9.5). */
+#define SC_SEG_SHARED 0x01u
+#define SC_SEG_FILE 0x02u
+#define SC_SEG_STACK 0x04u
+#define SC_SEG_HEAP 0x08u
+#define SC_SEG_GROWSDOWN 0x10u
+#define SC_SEG_NORESERVE 0x20u
+#define SC_SEG_EMBEDDED 0x40u
+#define SC_SEG_KNOWN 0x7fu
+
+enum sc_run_kind { SC_RUN_STORED = 0, SC_RUN_ZERO = 1, SC_RUN_FILE = 2 };
+
+struct sc_run {
+	uint64_t first; /* page index within the window */
+	uint32_t count;
+	uint8_t kind;   /* enum sc_run_kind */
+};
+
+/* One window of one mapping; a mapping may be written as several windows. */
+struct sc_segment_info {
+	uint64_t start, length;         /* the window */
+	uint64_t vma_start, vma_end;    /* the whole mapping */
+	uint32_t prot, flags;
+	uint64_t offset;                /* file offset of the window's first page */
+	uint64_t dev, inode, file_size, mtime_ns;
+	struct sc_run *runs;
+	uint32_t n_runs;
+	char *path;
+};
+
+int sc_process_write(struct sc_writer *w, const struct sc_process_info *p);
+int sc_process_read(struct sc_reader *r, const struct sc_record *rec, struct sc_process_info *p);
+void sc_process_free(struct sc_process_info *p);
+
+int sc_thread_write(struct sc_writer *w, const struct sc_thread_record *t);
+int sc_thread_read(struct sc_reader *r, const struct sc_record *rec, struct sc_thread_record *t);
+
+int sc_signals_write(struct sc_writer *w, const struct sc_signals_info *s);
+int sc_signals_read(struct sc_reader *r, const struct sc_record *rec, struct sc_signals_info *s);
+
+/** sc_segment_begin() - write a segment's header and meta; the stored pages follow. */
+int sc_segment_begin(struct sc_writer *w, const struct sc_segment_info *s, uint64_t page_size);
+
+/** sc_segment_read() - decode and check a segment's meta (R-SEG-1 to R-SEG-4). */
+int sc_segment_read(struct sc_reader *r, const struct sc_record *rec, uint64_t page_size,
+		    struct sc_segment_info *s);
+void sc_segment_free(struct sc_segment_info *s);
+
+/** sc_segment_stored_pages() - pages of the window kept in the payload. */
+uint64_t sc_segment_stored_pages(const struct sc_segment_info *s);
+
+#endif /* SC_RECORDS_H */

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sc_sys.h - raw Linux x86-64 system calls for code that must not touch libc:
+ * signal handlers, the frozen snapshot child, re-created threads and the
+ * restore loader. Each returns the kernel's value: >= 0, or -errno. Nothing
+ * here reads or writes errno or any other thread-local state.
+ */
+#ifndef SC_SYS_H
+#define SC_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+
+static inline long sc_sys0(long n)
+{
+	long r;
+
+	__asm__ volatile("syscall" : "=a"(r) : "a"(n) : "rcx", "r11", "memory");
+	return r;
+}
+
+static inline long sc_sys1(long n, long a)
+{
+	long r;
+
+	__asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a) : "rcx", "r11", "memory");
+	return r;
+}
+
+static inline long sc_sys2(long n, long a, long b)
+{
+	long r;
+
+	__asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b) : "rcx", "r11", "memory");
+	return r;
+}
+
+static inline long sc_sys3(long n, long a, long b, long c)
+{
+	long r;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(n), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+
+static inline long sc_sys4(long n, long a, long b, long c, long d)
+{
+	long r;
+	register long r10 __asm__("r10") = d;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+
+static inline long sc_sys5(long n, long a, long b, long c, long d, long e)
+{
+	long r;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+
+static inline long sc_sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+	long r;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+
+#define SC_FUTEX_WAIT_PRIVATE 128
+#define SC_FUTEX_WAKE_PRIVATE 129
+
+static inline long sc_futex_wait(int *addr, int val)
+{
+	return sc_sys4(SYS_futex, (long)addr, SC_FUTEX_WAIT_PRIVATE, val, 0);
+}
+
+static inline long sc_futex_wake(int *addr, int n)
+{
+	return sc_sys3(SYS_futex, (long)addr, SC_FUTEX_WAKE_PRIVATE, n);
+}
+
+static inline long sc_gettid(void)
+{
+	return sc_sys0(SYS_gettid);
+}
+
+static inline long sc_write(int fd, const void *p, size_t n)
+{
+	return sc_sys3(SYS_write, fd, (long)p, (long)n);
+}
+
+#endif /* SC_SYS_H */

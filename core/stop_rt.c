@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stop_rt.c - stopping every thread of the process at a consistent instant.
+ *
+ * Stage contract: sc_stop_handler() is a signal handler; sc_threads_stop() and
+ * sc_threads_release() run in the coordinator while other threads may be
+ * stopped anywhere, inside malloc or stdio included, so all three use only raw
+ * system calls and static memory: no malloc, no locks, no errno.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+
+#include "core/core_internal.h"
+#include "core/sc_sys.h"
+
+struct sc_stopped sc_stopped;
+
+#define SI_QUEUE_CODE -1 /* SI_QUEUE */
+#define STOP_TIMEOUT_NS 10000000000ll
+
+static int load(int *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Runs in each thread being stopped. The thread records its state and a
+ * resume context, reports, and waits for the release. At restart, the
+ * re-created thread comes back here through the resume context (sc_ctx_save
+ * returns 1), reports again and waits likewise; returning from the handler then
+ * restores every register from the signal frame on its stack.
+ */
+void sc_stop_handler(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	struct sc_thread_state *t;
+	int gen = load(&sc_stopped.gen);
+
+	(void)sig;
+	if (si->si_code != SI_QUEUE_CODE || si->si_pid != sc_stopped.pid ||
+	    si->si_value.sival_int < 0 || si->si_value.sival_int >= sc_stopped.n)
+		return; /* not ours: ignore */
+	t = &sc_stopped.threads[si->si_value.sival_int];
+	sc_thread_capture(t);
+	t->sigmask = *(uint64_t *)&uc->uc_sigmask;
+	sc_ctx_save(&t->ctx);
+	__atomic_add_fetch(&sc_stopped.stopped, 1, __ATOMIC_RELEASE);
+	sc_futex_wake(&sc_stopped.stopped, 1);
+	while (load(&sc_stopped.gen) == gen)
+		sc_futex_wait(&sc_stopped.gen, gen);
+}
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static int parse_tid(const char *s)
+{
+	int v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++)
+		v = v * 10 + (*s - '0');
+	return *s ? -1 : v;
+}
+
+static int known(int tid)
+{
+	for (int i = 0; i < sc_stopped.n; i++)
+		if (sc_stopped.threads[i].tid == tid)
+			return 1;
+	return 0;
+}
+
+static int signal_thread(int tid)
+{
+	siginfo_t si = { 0 };
+	int slot = sc_stopped.n;
+	long err;
+
+	if (slot == SC_MAX_THREADS)
+		return -(int)sizeof(si); /* caller reports: too many threads */
+	sc_stopped.threads[slot].tid = tid;
+	sc_stopped.n++;
+	si.si_signo = sc_stopped.stop_signal;
+	si.si_code = SI_QUEUE_CODE;
+	si.si_pid = sc_stopped.pid;
+	si.si_uid = (uid_t)sc_sys0(SYS_getuid);
+	si.si_value.sival_int = slot;
+	err = sc_sys4(SYS_rt_tgsigqueueinfo, sc_stopped.pid, tid, sc_stopped.stop_signal,
+		      (long)&si);
+	if (err == -3 /* ESRCH: it exited meanwhile */) {
+		sc_stopped.threads[slot].tid = 0;
+		return 0;
+	}
+	return err < 0 ? (int)err : 1;
+}
+
+/* Signal every thread not yet signalled; returns how many were new, or -errno. */
+static int signal_new_threads(int dirfd, char *buf, size_t size)
+{
+	int fresh = 0;
+	long n;
+
+	sc_sys3(SYS_lseek, dirfd, 0, SEEK_SET);
+	while ((n = sc_sys3(SYS_getdents64, dirfd, (long)buf, (long)size)) > 0) {
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *d = (struct linux_dirent64 *)(buf + off);
+			int tid = parse_tid(d->d_name), r;
+
+			off += d->d_reclen;
+			if (tid <= 0 || known(tid))
+				continue;
+			r = signal_thread(tid);
+			if (r < 0)
+				return r;
+			fresh += r;
+		}
+	}
+	return n < 0 ? (int)n : fresh;
+}
+
+static int count_live(void)
+{
+	int live = 0;
+
+	for (int i = 0; i < sc_stopped.n; i++)
+		live += sc_stopped.threads[i].tid != 0 && i != sc_stopped.self;
+	return live;
+}
+
+static int wait_stopped(void)
+{
+	struct { long s, ns; } ts = { 0, 10000000 };
+	long waited = 0;
+	int got;
+
+	while ((got = load(&sc_stopped.stopped)) < count_live()) {
+		sc_sys4(SYS_futex, (long)&sc_stopped.stopped, SC_FUTEX_WAIT_PRIVATE, got,
+			(long)&ts);
+		waited += ts.ns;
+		if (waited > STOP_TIMEOUT_NS)
+			return -110; /* ETIMEDOUT: a thread blocks the stop signal */
+	}
+	return 0;
+}
+
+/*
+ * Stop every other thread. Threads may be created while we look, so the task
+ * list is read until a pass finds nobody new. Return: 0, -ETIMEDOUT when a
+ * thread did not stop (it blocks the stop signal), or -errno.
+ */
+int sc_threads_stop(void)
+{
+	static char buf[16384];
+	int dirfd, r;
+
+	sc_stopped.pid = (int32_t)sc_sys0(SYS_getpid);
+	sc_stopped.n = 0;
+	sc_stopped.stopped = 0;
+	sc_stopped.restored = 0;
+	sc_stopped.self = 0;
+	sc_stopped.threads[0].tid = (int32_t)sc_gettid();
+	sc_stopped.n = 1;
+	dirfd = (int)sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/task",
+			     O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (dirfd < 0)
+		return dirfd;
+	do {
+		r = signal_new_threads(dirfd, buf, sizeof(buf));
+		if (r >= 0 && wait_stopped() < 0)
+			r = -110;
+	} while (r > 0);
+	sc_sys1(SYS_close, dirfd);
+	return r;
+}
+
+void sc_threads_release(void)
+{
+	__atomic_add_fetch(&sc_stopped.gen, 1, __ATOMIC_RELEASE);
+	sc_futex_wake(&sc_stopped.gen, 0x7fffffff);
+}
