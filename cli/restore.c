@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +26,13 @@
 
 static int usage(void)
 {
-	fputs("Usage: " TOOL " [--threads N] IMAGE\n"
+	fputs("Usage: " TOOL " [--new-ids] [--threads N] IMAGE\n"
 	      "Restore the process saved in IMAGE: it continues in the foreground, from the\n"
 	      "instruction after the checkpoint, with this terminal's standard streams.\n"
+	      "It gets back its pid and thread ids, inside new user and pid namespaces,\n"
+	      "where the system allows them; otherwise it runs with new ids.\n"
 	      "\n"
+	      "  --new-ids    do not use namespaces: new pid and thread ids\n"
 	      "  --threads N  decompress on N threads (default: all online CPUs)\n"
 	      "  --help       print this help and exit\n"
 	      "  --version    print the version and exit\n"
@@ -44,10 +48,17 @@ static int usage(void)
 	return SC_EXIT_OK;
 }
 
-static int parse(int argc, char **argv, unsigned *threads, const char **path)
+struct options {
+	unsigned threads;
+	bool new_ids;
+	const char *path;
+};
+
+static int parse(int argc, char **argv, struct options *o)
 {
 	static const struct option opts[] = {
 		{ "threads", required_argument, NULL, 't' },
+		{ "new-ids", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -58,7 +69,10 @@ static int parse(int argc, char **argv, unsigned *threads, const char **path)
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			*threads = (unsigned)strtoul(optarg, NULL, 10);
+			o->threads = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'n':
+			o->new_ids = true;
 			break;
 		case 'h':
 			return usage();
@@ -72,25 +86,55 @@ static int parse(int argc, char **argv, unsigned *threads, const char **path)
 	if (argc - optind != 1)
 		return sc_tool_usage_error(argc == optind ? "no image named"
 							  : "one image at a time");
-	*path = argv[optind];
+	o->path = argv[optind];
 	return -1;
+}
+
+/* The saved pid, from the process record, before anything else is decided. */
+static int peek_pid(const char *path, pid_t *pid)
+{
+	struct sc_read_opts ro = { .threads = 1 };
+	struct sc_process_info p;
+	struct sc_reader *r;
+	struct sc_record rec;
+	int err = sc_reader_open(&r, path, &ro);
+
+	*pid = 0;
+	while (!err && (err = sc_reader_next(r, &rec)) == 1 && rec.type != SC_REC_PROCESS)
+		;
+	if (err == 1 && (err = sc_process_read(r, &rec, &p)) == 0) {
+		*pid = (pid_t)p.pid;
+		sc_process_free(&p);
+	}
+	sc_reader_free(r);
+	return err < 0 ? err : 0;
 }
 
 int main(int argc, char **argv)
 {
+	struct options o = { 0 };
 	struct image im;
 	struct plan plan;
-	const char *path = NULL;
-	unsigned threads = 0;
+	bool same_ids = false;
+	pid_t pid;
 	int ret, err;
 
 	sc_tool_init(TOOL);
-	ret = parse(argc, argv, &threads, &path);
+	ret = parse(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
-	err = sc_image_load(&im, path, threads);
+	if (!o.new_ids && getenv("SELFCKPT_NEW_IDS"))
+		o.new_ids = !strcmp(getenv("SELFCKPT_NEW_IDS"), "1");
+	err = peek_pid(o.path, &pid);
+	if (err < 0)
+		return sc_tool_exit_code(err);
+	/* From here on, in the same-ids case, this is the process at the saved pid. */
+	if (!o.new_ids && pid > 1)
+		same_ids = sc_same_ids_enter(pid) == 0;
+	err = sc_image_load(&im, o.path, o.threads);
 	if (!err)
 		err = sc_plan_build(&im, &plan);
+	plan.same_ids = same_ids;
 	if (!err)
 		err = sc_plan_fill(&im, &plan);
 	if (!err)

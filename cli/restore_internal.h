@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cli/restorer.h"
 #include "core/sc_fds.h"
@@ -51,6 +52,7 @@ struct image {
 };
 
 struct plan {
+	bool same_ids;
 	uint64_t hole, hole_end, next; /* the bump allocator over the hole */
 	struct sc_op *ops;
 	size_t n_ops;
@@ -69,6 +71,9 @@ void sc_image_release(struct image *im);
 /* restore_plan.c */
 int sc_plan_build(struct image *im, struct plan *p);
 int sc_plan_fill(struct image *im, struct plan *p);
+
+/* restore_ids.c */
+int sc_same_ids_enter(pid_t pid);
 
 /* restore_jump.c */
 int sc_restore_jump(struct image *im, struct plan *p);

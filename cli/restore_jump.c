@@ -62,10 +62,23 @@ static int build_unmap(struct plan *p, struct sc_restorer_args *a)
 	return 0;
 }
 
+/*
+ * The blob's own thread becomes the thread-group leader of the saved process
+ * (its main thread), so the main thread stays the leader; the coordinator when
+ * the leader had exited.
+ */
+static size_t leader_index(const struct image *im)
+{
+	for (size_t i = 0; i < im->n_threads; i++)
+		if ((uint32_t)im->threads[i].tid == im->proc.pid)
+			return i;
+	return (size_t)(im->coord - im->threads);
+}
+
 static void fill_process(const struct image *im, struct sc_restorer_args *a)
 {
 	const struct sc_process_info *pr = &im->proc;
-	const struct sc_thread_record *t = im->coord;
+	const struct sc_thread_record *t = &im->threads[a->self];
 
 	a->mm = (struct sc_mm_map){
 		.start_code = pr->start_code, .end_code = pr->end_code,
@@ -96,6 +109,7 @@ static void fill_process(const struct image *im, struct sc_restorer_args *a)
 	a->ss_flags = t->ss_flags;
 	memcpy(a->ctx, t->ctx, sizeof(a->ctx));
 	a->handoff = pr->handoff;
+	a->thread_start = pr->thread_start;
 	a->vdso_target = pr->vdso_block_start;
 }
 
@@ -107,7 +121,8 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 	uint8_t *base = mmap((void *)at, BLOB_ROOM, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0), *cursor;
 	struct sc_restorer_args *a;
-	size_t tables = sizeof(*a) + p->n_ops * sizeof(struct sc_op) +
+	size_t tables = sizeof(*a) + im->n_threads * sizeof(struct sc_thread_args) +
+			p->n_ops * sizeof(struct sc_op) +
 			p->n_copies * sizeof(struct sc_copy) + 16 * p->n_map_fds + 4096;
 
 	if (base == MAP_FAILED || (uint64_t)base != at)
@@ -132,6 +147,19 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 	a->copies = carve(&cursor, p->n_copies * sizeof(*p->copies));
 	memcpy(a->copies, p->copies, p->n_copies * sizeof(*p->copies));
 	a->n_copies = (uint32_t)p->n_copies;
+	a->threads = carve(&cursor, im->n_threads * sizeof(*a->threads));
+	a->n_threads = (uint32_t)im->n_threads;
+	a->same_ids = p->same_ids;
+	a->self = (uint32_t)leader_index(im);
+	for (size_t i = 0; i < im->n_threads; i++) {
+		const struct sc_thread_record *t = &im->threads[i];
+		uint64_t rsp;
+
+		memcpy(&rsp, t->ctx + 48, sizeof(rsp)); /* struct sc_ctx: rsp */
+		a->threads[i] = (struct sc_thread_args){ .fs_base = t->fs_base,
+							 .tid_addr = t->tid_addr, .stack = rsp,
+							 .state = t->state, .tid = t->tid };
+	}
 	a->close_fds = carve(&cursor, p->n_map_fds * sizeof(int32_t));
 	for (size_t i = 0; i < p->n_map_fds; i++)
 		a->close_fds[i] = p->map_fds[i];

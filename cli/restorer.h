@@ -47,7 +47,13 @@ struct sc_mm_map {
 	int32_t exe_fd;
 };
 
-/* Filled in by the blob inside the restored process; see core/sc_handoff.h. */
+/* A thread the blob re-creates: it starts in sc_thread_start(state). */
+struct sc_thread_args {
+	uint64_t fs_base, tid_addr, stack, state;
+	int32_t tid; /* the saved tid, for same-ids mode */
+	int32_t pad;
+};
+
 struct sc_restorer_args {
 	uint64_t stack_top;          /* the blob's own stack */
 	uint64_t blob_start, blob_len;
@@ -71,7 +77,14 @@ struct sc_restorer_args {
 	struct sc_kernel_sigaction act[64];
 	uint64_t act_valid;          /* bit i: restore act[i] (signal i + 1) */
 
-	/* the coordinator thread */
+	/* the threads: the blob creates every one but threads[self], which it becomes */
+	struct sc_thread_args *threads;
+	uint32_t n_threads, self;
+	uint64_t thread_start;       /* sc_thread_start() in the restored library */
+	uint32_t same_ids;           /* create each thread with its saved tid (clone3 set_tid) */
+	uint32_t pad2;
+
+	/* threads[self]'s kernel state, which the blob sets for itself */
 	uint64_t fs_base, gs_base, tid_addr, robust_head, robust_len;
 	uint64_t rseq_addr;
 	uint32_t rseq_len, rseq_sig;

@@ -14,6 +14,7 @@
 #include <asm/prctl.h>
 #include <linux/mman.h>
 #include <linux/prctl.h>
+#include <linux/sched.h>
 #include <stddef.h>
 
 #include "cli/restorer.h"
@@ -35,6 +36,43 @@ __asm__(".section .text.entry,\"ax\",@progbits\n"
 	".text\n");
 
 void sc_restorer_main(struct sc_restorer_args *a) __attribute__((used, noreturn));
+
+/*
+ * long blob_clone3(struct clone_args *ca, size_t size, entry, arg): the child
+ * starts on ca->stack + ca->stack_size and calls entry(arg) in the restored
+ * library; it never comes back into the blob.
+ */
+long blob_clone3(void *ca, unsigned long size, uint64_t entry, uint64_t arg);
+__asm__(".text\n"
+	".globl blob_clone3\n"
+	".hidden blob_clone3\n"
+	"blob_clone3:\n"
+	"	push %r12\n"
+	"	push %r13\n"
+	"	mov %rdx, %r12\n"
+	"	mov %rcx, %r13\n"
+	"	mov $435, %eax\n" /* SYS_clone3 */
+	"	syscall\n"
+	"	test %rax, %rax\n"
+	"	jnz 1f\n"
+	"	mov %r13, %rdi\n"
+	"	and $-16, %rsp\n"
+	"	xor %ebp, %ebp\n"
+	"	call *%r12\n"
+	"	ud2\n"
+	"1:	pop %r13\n"
+	"	pop %r12\n"
+	"	ret\n");
+
+struct clone_args_ {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size, cgroup;
+};
+
+#define CLONE_THREAD_FLAGS                                                                     \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |    \
+	 CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
+#define THREAD_START_ROOM 8192 /* below the saved stack pointer, nothing is live */
 
 static void copy_bytes(uint8_t *d, const uint8_t *s, uint64_t n)
 {
@@ -184,7 +222,30 @@ struct kernel_stack_t {
 	uint64_t size;
 };
 
-/* The coordinator becomes this thread: its TLS, tid address, robust list, rseq. */
+/* Every other thread: each resumes where it stopped, inside the stop handler. */
+static void spawn_threads(struct sc_restorer_args *a)
+{
+	for (uint32_t i = 0; i < a->n_threads; i++) {
+		const struct sc_thread_args *t = &a->threads[i];
+		struct clone_args_ ca = {
+			.flags = CLONE_THREAD_FLAGS, .child_tid = t->tid_addr,
+			.parent_tid = t->tid_addr, .stack = t->stack - 512 - THREAD_START_ROOM,
+			.stack_size = THREAD_START_ROOM, .tls = t->fs_base };
+		long r;
+
+		if (i == a->self)
+			continue;
+		if (a->same_ids) {
+			ca.set_tid = (uint64_t)&t->tid;
+			ca.set_tid_size = 1;
+		}
+		r = blob_clone3(&ca, sizeof(ca), a->thread_start, t->state);
+		if (r < 0)
+			fail(a, "cannot re-create the thread whose stack is at", r, t->stack);
+	}
+}
+
+/* This thread becomes threads[self]: its TLS, tid address, robust list, rseq. */
 static void restore_thread(struct sc_restorer_args *a)
 {
 	struct kernel_stack_t ss = { .sp = a->ss_sp, .flags = (int32_t)a->ss_flags,
@@ -233,6 +294,7 @@ void sc_restorer_main(struct sc_restorer_args *a)
 	move_vdso(a);
 	place_memory(a);
 	restore_process(a);
+	spawn_threads(a);
 	restore_thread(a);
 	h = (struct sc_handoff *)a->handoff;
 	if (h) {

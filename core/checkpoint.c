@@ -80,6 +80,8 @@ static int freeze(struct sc_frozen *fz)
 				      "10 s: does it block signal %d?", sc_stopped.stop_signal);
 		return sc_err(-err, "cannot stop the threads: %s", strerror(-err));
 	}
+	/* Counted again from zero as the threads come back from an image. */
+	__atomic_store_n(&sc_stopped.stopped, 0, __ATOMIC_RELEASE);
 	me = &sc_stopped.threads[sc_stopped.self];
 	sc_thread_capture(me);
 	me->flags = SC_THREAD_COORDINATOR;
@@ -103,7 +105,8 @@ static void thread_record(const struct sc_thread_state *t, struct sc_thread_reco
 		.tid_addr = t->tid_addr, .robust_head = t->robust_head,
 		.robust_len = t->robust_len, .rseq_addr = t->rseq_addr, .rseq_len = t->rseq_len,
 		.rseq_sig = t->rseq_sig, .ss_sp = t->ss_sp, .ss_size = t->ss_size,
-		.ss_flags = t->ss_flags, .sigmask = t->sigmask, .pending = t->pending };
+		.ss_flags = t->ss_flags, .sigmask = t->sigmask, .pending = t->pending,
+		.state = (uint64_t)t };
 	memcpy(r->ctx, &t->ctx, sizeof(r->ctx));
 }
 

@@ -63,8 +63,6 @@ struct sc_thread_state {
 int sc_ctx_save(struct sc_ctx *ctx) __attribute__((returns_twice));
 __attribute__((noreturn)) void sc_ctx_resume(const struct sc_ctx *ctx, int value);
 long sc_clone_frozen(void);
-long sc_clone_thread(unsigned long flags, void *stack, int *ptid, int *ctid, uint64_t tls,
-		     struct sc_thread_state *arg);
 
 /* thread_rt.c */
 void sc_thread_capture(struct sc_thread_state *t);

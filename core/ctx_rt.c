@@ -94,27 +94,3 @@ __asm__(".text\n"
 	".balign 8\n"
 	"sc_all_signals: .quad -1\n"
 	".text\n");
-
-/*
- * long sc_clone_thread(flags, stack, ptid, ctid, tls, arg): create a thread
- * that calls sc_thread_start(arg) on @stack. Returns the new tid, or -errno.
- */
-__asm__(".text\n"
-	".globl sc_clone_thread\n"
-	".hidden sc_clone_thread\n"
-	".type sc_clone_thread,@function\n"
-	"sc_clone_thread:\n"
-	"	and $-16, %rsi\n"
-	"	sub $16, %rsi\n"
-	"	mov %r9, 0(%rsi)\n"       /* the argument, for the child to find */
-	"	mov %rcx, %r10\n"
-	"	mov $56, %eax\n"
-	"	syscall\n"
-	"	test %rax, %rax\n"
-	"	jnz 1f\n"
-	"	xor %ebp, %ebp\n"
-	"	mov 0(%rsp), %rdi\n"
-	"	call sc_thread_start\n"
-	"	ud2\n"
-	"1:	ret\n"
-	".size sc_clone_thread, .-sc_clone_thread\n");

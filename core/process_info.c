@@ -113,6 +113,7 @@ int sc_process_collect(const struct sc_frozen *fz, struct sc_process_info *p)
 	p->umask = parse_umask(child);
 	p->brk = fz->brk;
 	p->handoff = (uint64_t)&sc_handoff;
+	p->thread_start = (uint64_t)&sc_thread_start;
 	for (int i = 0; i < SC_RLIMITS; i++) {
 		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 

@@ -14,8 +14,8 @@
 #include "core/sc_records.h"
 #include "format/sc_log.h"
 
-#define PROCESS_FIXED 176
-#define THREAD_FIXED 112
+#define PROCESS_FIXED 184
+#define THREAD_FIXED 120
 #define SIGNALS_FIXED 16
 #define SEGMENT_FIXED 88
 #define RUN_SIZE 16
@@ -85,6 +85,7 @@ int sc_process_write(struct sc_writer *w, const struct sc_process_info *p)
 	sc_put_le64(m + 152, p->vdso_len);
 	sc_put_le64(m + 160, p->vdso_hash);
 	sc_put_le64(m + 168, p->handoff);
+	sc_put_le64(m + 176, p->thread_start);
 	v = m + PROCESS_FIXED;
 	for (int i = 0; i < SC_RLIMITS; i++, v += 16) {
 		sc_put_le64(v, p->rlim_cur[i]);
@@ -140,6 +141,7 @@ int sc_process_read(struct sc_reader *r, const struct sc_record *rec, struct sc_
 	p->vdso_len = sc_get_le64(m + 152);
 	p->vdso_hash = sc_get_le64(m + 160);
 	p->handoff = sc_get_le64(m + 168);
+	p->thread_start = sc_get_le64(m + 176);
 	/* The variable part ends the meta: newer minors grow the fixed part. */
 	v = m + rec->meta_len - (16 * n_rlim + cwd + exe + auxv);
 	for (uint64_t i = 0; i < n_rlim; i++, v += 16)
@@ -189,6 +191,7 @@ int sc_thread_write(struct sc_writer *w, const struct sc_thread_record *t)
 	sc_put_le64(m + 88, t->sigmask);
 	sc_put_le64(m + 96, t->pending);
 	sc_put_le32(m + 104, sizeof(t->ctx));
+	sc_put_le64(m + 112, t->state);
 	return sc_writer_record(w, SC_REC_THREAD, SC_RF_REQUIRED, m, sizeof(m), t->ctx,
 				sizeof(t->ctx));
 }
@@ -221,6 +224,7 @@ int sc_thread_read(struct sc_reader *r, const struct sc_record *rec, struct sc_t
 	t->ss_flags = sc_get_le32(m + 80);
 	t->sigmask = sc_get_le64(m + 88);
 	t->pending = sc_get_le64(m + 96);
+	t->state = sc_get_le64(m + 112);
 	return sc_reader_read(r, t->ctx, sizeof(t->ctx));
 }
 

@@ -23,6 +23,7 @@ struct sc_process_info {
 	uint64_t vdso_offset, vdso_len;            /* [vdso] within the block */
 	uint64_t vdso_hash;                        /* XXH3-64 of the [vdso] bytes */
 	uint64_t handoff;                          /* &sc_handoff in the process */
+	uint64_t thread_start;                     /* sc_thread_start() in the process */
 	uint64_t rlim_cur[SC_RLIMITS], rlim_max[SC_RLIMITS];
 	char *cwd, *exe;
 	uint8_t *auxv;
@@ -37,6 +38,7 @@ struct sc_thread_record {
 	uint64_t ss_sp, ss_size;
 	uint32_t ss_flags;
 	uint64_t sigmask, pending;
+	uint64_t state;  /* its struct sc_thread_state in the process's memory */
 	uint8_t ctx[72]; /* struct sc_ctx, the payload */
 };
 

@@ -371,9 +371,10 @@ ParameterizedTestParameters(golden, broken)
 		{ "record-chunk-shift-27.sckpt", E(ELENGTH), 0, { "record 2", "offset 1366" } },
 		/* [R-REC-7]: meta_len 16 MiB + 1 */
 		{ "record-meta-len-16m.sckpt", E(ELENGTH), 0, { "record 2", "offset 1366" } },
-		/* [R-REC-8]: record 2 says it is number 7 (index in step); seekable: compared
-		 * with the index first, [R-IDX-7]; stream: the position */
-		{ "record-seq.sckpt", E(EINDEX), E(ERECORD), { "record 2", "offset 1366" } },
+		/* [R-REC-8]: record 2 says it is number 7; seekable: compared with the index
+		 * first, [R-IDX-7]; stream: with the position. The messages name the position
+		 * as "record 2" (seekable) and "expected 2" (stream) */
+		{ "record-seq.sckpt", E(EINDEX), E(ERECORD), { " 2", "offset 1366" } },
 		/* [R-SAFE-1], [R-CHK-4]: raw_len 2^64-1 in header and index; the first chunk
 		 * cannot be that long */
 		{ "raw-len-overflow.sckpt", E(ELENGTH), 0, { "record 1", "offset 750" } },

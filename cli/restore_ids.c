@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * restore_ids.c - "same ids": the restored process gets back the pid and thread
+ * ids it had, so that everything that remembered them (mutex owners in glibc,
+ * pid files, libraries that cache getpid()) stays right.
+ *
+ * Unprivileged, through namespaces: this loader enters a new user, pid and
+ * mount namespace, forks the namespace's init (which mounts a /proc of its
+ * own), and init creates the restoring process with clone3(set_tid) at the
+ * saved pid; the blob then creates each thread at its saved tid. init and this
+ * process only wait, pass signals on, and exit as the restored process does.
+ * Where namespaces are not allowed (some containers) the caller falls back to
+ * new ids.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/restore_internal.h"
+#include "format/sc_log.h"
+
+#define INIT_FAILED 121 /* init could not set up: the caller retries with new ids */
+
+static volatile pid_t forward_to;
+
+static void forward(int sig)
+{
+	if (forward_to > 0)
+		kill(forward_to, sig);
+}
+
+static void forward_signals(pid_t to)
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+				    SIGCONT, SIGWINCH, SIGALRM };
+	struct sigaction sa = { .sa_handler = forward, .sa_flags = SA_RESTART };
+
+	forward_to = to;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+/* Leave the way the restored process did: killed by the same signal. */
+static void __attribute__((noreturn)) exit_like_signal(int sig)
+{
+	signal(sig, SIG_DFL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok ? 0 : -EPERM;
+}
+
+static int enter_namespaces(void)
+{
+	char map[64];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0)
+		return -errno;
+	snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
+	if (write_file("/proc/self/uid_map", map) < 0)
+		return -EPERM;
+	write_file("/proc/self/setgroups", "deny");
+	snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
+	return write_file("/proc/self/gid_map", map);
+}
+
+/* The namespace's init: its own /proc, then the restoring process at @pid. */
+static int run_init(pid_t pid)
+{
+	pid_t want = pid;
+	struct clone_args ca = { .exit_signal = SIGCHLD, .set_tid = (uint64_t)(uintptr_t)&want,
+				 .set_tid_size = 1 };
+	long child;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		_exit(INIT_FAILED);
+	child = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (child == 0)
+		return 0; /* the restoring process, at its saved pid */
+	if (child < 0)
+		_exit(INIT_FAILED);
+	forward_signals((pid_t)child);
+	for (;;) {
+		int status;
+		pid_t done = waitpid(-1, &status, 0); /* init reaps every orphan too */
+
+		if (done == child)
+			_exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+		if (done < 0 && errno == ECHILD)
+			_exit(70);
+	}
+}
+
+int sc_same_ids_enter(pid_t pid)
+{
+	int err = enter_namespaces(), status;
+	pid_t init;
+
+	if (err < 0) {
+		sc_log(SC_LOG_INFO, "no user namespace (%s): the process comes back with new "
+		       "thread ids", strerror(-err));
+		return 1;
+	}
+	init = fork();
+	if (init == 0)
+		return run_init(pid);
+	if (init < 0)
+		return 1;
+	forward_signals(init);
+	while (waitpid(init, &status, 0) < 0)
+		if (errno != EINTR)
+			_exit(70);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == INIT_FAILED) {
+		sc_log(SC_LOG_INFO, "cannot mount a /proc for the new pid namespace: the process "
+		       "comes back with new ids");
+		return 1;
+	}
+	if (WIFSIGNALED(status))
+		exit_like_signal(WTERMSIG(status));
+	_exit(WEXITSTATUS(status));
+}
