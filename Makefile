@@ -23,6 +23,12 @@ SC_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-missing-field-
 	-fPIC -fvisibility=hidden -I. -Iformat -Icore -MMD -MP
 SC_LDLIBS := -lzstd -lxxhash -lpthread
 
+# Processes that are checkpointed or restored (the restorer, the programs the
+# tests checkpoint, the preloaded library) cannot carry a sanitizer runtime:
+# its shadow memory is no part of a process image. Under SAN=1 only the test
+# runner and the code it calls in-process are sanitized; those processes come
+# from the plain build in $(PLAIN_BUILD).
+PLAIN_BUILD := $(BUILD)
 ifeq ($(SAN),1)
 BUILD := $(BUILD)-san
 SC_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -52,6 +58,7 @@ endif
 LIB_A := $(BUILD)/lib/libselfckpt.a
 LIB_SO := $(BUILD)/lib/libselfckpt.so.$(SONAME_MAJOR)
 LIB_SRCS :=
+LIB_SO_SRCS :=
 TOOLS :=
 include compress/module.mk
 include format/module.mk
@@ -60,6 +67,7 @@ include cli/module.mk
 include tests/module.mk
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+LIB_SO_OBJS := $(LIB_SO_SRCS:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all lib tools test demo bench fuzz install clean deps test-deps
 all: lib tools
@@ -90,7 +98,7 @@ $(LIB_A): $(LIB_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJS)
+$(LIB_SO): $(LIB_OBJS) $(LIB_SO_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) -shared -Wl,-soname,libselfckpt.so.$(SONAME_MAJOR) \
 		$(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)

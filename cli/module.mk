@@ -1,5 +1,8 @@
 # cli/: the command-line tools, linked statically against the library.
-TOOLS += $(BUILD)/bin/selfckpt-inspect $(BUILD)/bin/selfckpt-restore
+TOOLS += $(BUILD)/bin/selfckpt-inspect
+ifneq ($(SAN),1)
+TOOLS += $(BUILD)/bin/selfckpt-restore # see PLAIN_BUILD in the Makefile
+endif
 
 INSPECT_OBJS := $(BUILD)/obj/cli/inspect.o $(BUILD)/obj/cli/tool.o
 

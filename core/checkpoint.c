@@ -18,6 +18,7 @@
 #include "core/checkpoint_internal.h"
 #include "core/sc_fds.h"
 #include "core/sc_sys.h"
+#include "core/sc_trigger.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"
 
@@ -27,21 +28,13 @@ struct kernel_sigaction {
 	uint64_t handler, flags, restorer, mask;
 };
 
-static int stop_signal(void)
-{
-	const char *s = getenv("SELFCKPT_STOP_SIGNAL");
-	int sig = s ? atoi(s) : 0;
-
-	return sig >= SIGRTMIN && sig <= SIGRTMAX ? sig : SIGRTMAX - 2;
-}
-
 static int install_stop_handler(void)
 {
 	struct sigaction sa = { 0 };
 
 	if (sc_stopped.stop_signal)
 		return 0;
-	sc_stopped.stop_signal = stop_signal();
+	sc_stopped.stop_signal = sc_stop_signal();
 	sa.sa_sigaction = sc_stop_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask);
@@ -86,6 +79,8 @@ static int freeze(struct sc_frozen *fz)
 	sc_thread_capture(me);
 	me->flags = SC_THREAD_COORDINATOR;
 	sc_sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&me->sigmask, 8);
+	sc_sys2(SYS_rt_sigpending, (long)&me->pending, 8);
+	sc_stopped.shared_pending = sc_shared_pending();
 	fz->brk = (uint64_t)sc_sys1(SYS_brk, 0);
 	capture_signals(&fz->signals);
 	if (sc_ctx_save(&me->ctx))

@@ -83,6 +83,7 @@ struct sc_stopped {
 	int gen;           /* futex: bumped to release the parked threads */
 	int restored;      /* 1 while the threads resume from an image */
 	int stop_signal;   /* the signal that stops a thread */
+	uint64_t shared_pending; /* process-directed pending signals at the stop */
 	int32_t pid;
 };
 
@@ -95,3 +96,5 @@ int sc_restart_finish(void);
 void sc_stop_handler(int sig, siginfo_t *si, void *uc);
 int sc_threads_stop(void);
 void sc_threads_release(void);
+uint64_t sc_shared_pending(void);
+void sc_reraise_pending(uint64_t set);

@@ -20,8 +20,19 @@ $(TEST_BIN): $(TEST_OBJS) $(BUILD)/lib/libselfckpt.a
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ -lcriterion $(SC_LDLIBS)
 
-test: $(TEST_DEPS_STAMP) $(TEST_BIN) tools
-	$(Q)SELFCKPT_BUILD=$(BUILD) $(TEST_BIN) --jobs $(TEST_JOBS) $(TEST_ARGS)
+ifeq ($(SAN),1)
+test-processes:
+	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) tools test-progs
+else
+test-processes: tools test-progs
+endif
+.PHONY: test-processes test-progs
+test-progs:
+
+# LeakSanitizer: Criterion's runner keeps a few bytes it never frees.
+test: $(TEST_DEPS_STAMP) $(TEST_BIN) test-processes
+	$(Q)LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+		SELFCKPT_BUILD=$(PLAIN_BUILD) $(TEST_BIN) --jobs $(TEST_JOBS) $(TEST_ARGS)
 
 # bench: throughput of the image writer and reader (prints figures; asserts nothing).
 # BENCH_ARGS: e.g. --mib 256 --runs 3 --dir /mnt/fast.

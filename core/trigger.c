@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trigger.c - checkpoints on a signal or on an interval, for a program that
+ * does not call selfckpt_save() itself: selfckpt-run preloads the library and
+ * sets SELFCKPT_DIR.
+ *
+ * The constructor does nothing unless the environment asks for triggers. When
+ * it does, it installs the handlers of the two trigger signals and starts one
+ * checkpoint thread. The handlers only record the request (trigger_rt.c); the
+ * thread calls selfckpt_save(), so the checkpoint runs on an ordinary thread
+ * with libc at hand, never inside a handler, and the program's threads are
+ * stopped like those of any caller. The thread blocks every signal but the
+ * stop signal: it must never run the program's handlers, and it must stop like
+ * any other thread when the program itself calls selfckpt_save().
+ *
+ * Images go to DIR/<program>.<pid>.sckpt, and DIR/latest is a symbolic link
+ * to the newest (replaced by renaming, so it is always whole). A restored
+ * process has another pid, so it never overwrites the image it came from.
+ *
+ * "At the next safe point" (SELFCKPT_SIGNAL, SIGUSR1) and "at once"
+ * (SELFCKPT_SIGNAL_NOW, SIGUSR2) differ only for CUDA programs, whose safe
+ * point is the next synchronising call; without CUDA both save at once.
+ *
+ * With SELFCKPT_EXIT_AFTER_SAVE=1 the process ends with _exit(75) after a save
+ * that a signal asked for (not after a timed one), for a batch system to
+ * requeue the job. _exit(), not exit(): the image holds the program's unflushed
+ * stdio buffers and its atexit work still to do, which the restored process
+ * does; running them now as well would write that output twice and could
+ * remove files the restored process needs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/sc_sys.h"
+#include "core/sc_trigger.h"
+#include "core/trigger_internal.h"
+#include "format/sc_log.h"
+#include "selfckpt.h"
+
+#define THREAD_STACK (256u << 10) /* selfckpt_save() needs well under half */
+#define NS_PER_S 1000000000ll
+
+static struct {
+	char *dir;           /* absolute */
+	const char *prog;    /* basename of argv[0] */
+	int64_t interval_ns; /* 0: no timed checkpoints */
+	bool exit_after_save;
+} cfg;
+
+static bool env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v;
+}
+
+/* Triggers are for the process selfckpt-run started, not for what it runs in turn. */
+static bool wanted(void)
+{
+	const char *pid = getenv(SC_ENV_RUN_PID);
+
+	if (!env_set(SC_ENV_DIR) && !env_set(SC_ENV_INTERVAL) && !env_set(SC_ENV_SIGNAL) &&
+	    !env_set(SC_ENV_SIGNAL_NOW))
+		return false;
+	return !pid || !*pid || atol(pid) == (long)getpid();
+}
+
+static int read_signal(const char *name, int def, int *sig)
+{
+	const char *v = getenv(name);
+	char buf[SC_SIGNAL_NAME_MAX];
+	const char *why;
+
+	*sig = v && *v ? sc_signal_parse(v) : def;
+	if (*sig < 0)
+		return sc_err(SELFCKPT_EUSAGE, "%s='%s' is not a signal name or number: checkpoint "
+			      "triggers are off", name, v);
+	why = sc_trigger_signal_check(*sig);
+	if (why)
+		return sc_err(SELFCKPT_EUSAGE, "%s=%s: %s %s: checkpoint triggers are off", name,
+			      v ? v : "", sc_signal_name(*sig, buf), why);
+	return 0;
+}
+
+static int read_interval(void)
+{
+	const char *v = getenv(SC_ENV_INTERVAL);
+	char *end;
+	double s;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	s = strtod(v, &end);
+	if (*end || errno || !isfinite(s) || s < 0.001 || s > 1e9)
+		return sc_err(SELFCKPT_EUSAGE, "%s='%s' is not a number of seconds from 0.001 to "
+			      "1e9: checkpoint triggers are off", SC_ENV_INTERVAL, v);
+	cfg.interval_ns = (int64_t)(s * NS_PER_S);
+	return 0;
+}
+
+static int read_dir(void)
+{
+	const char *v = getenv(SC_ENV_DIR);
+	char cwd[PATH_MAX];
+	struct stat st;
+
+	if (!v || !*v)
+		v = ".";
+	if (v[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return sc_err(errno, "cannot read the working directory for %s='%s': %s: "
+			      "checkpoint triggers are off", SC_ENV_DIR, v, strerror(errno));
+	if (v[0] == '/')
+		cfg.dir = strdup(v);
+	else if (asprintf(&cfg.dir, "%s/%s", cwd, v) < 0)
+		cfg.dir = NULL;
+	if (!cfg.dir)
+		return sc_err(ENOMEM, "out of memory");
+	if (stat(cfg.dir, &st) < 0)
+		return sc_err(errno, "cannot use the checkpoint directory '%s' (%s): %s: "
+			      "checkpoint triggers are off", cfg.dir, SC_ENV_DIR, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return sc_err(ENOTDIR, "the checkpoint directory '%s' (%s) is not a directory: "
+			      "checkpoint triggers are off", cfg.dir, SC_ENV_DIR);
+	return 0;
+}
+
+static int read_config(void)
+{
+	const char *exit_after = getenv(SC_ENV_EXIT_AFTER_SAVE);
+	int err;
+
+	cfg.prog = *program_invocation_short_name ? program_invocation_short_name : "program";
+	cfg.exit_after_save = exit_after && !strcmp(exit_after, "1");
+	if ((err = read_dir()) < 0 || (err = read_interval()) < 0)
+		return err;
+	if ((err = read_signal(SC_ENV_SIGNAL, SC_TRIGGER_SIGNAL_DEFAULT, &sc_trigger.sig_soon)) ||
+	    (err = read_signal(SC_ENV_SIGNAL_NOW, SC_TRIGGER_SIGNAL_NOW_DEFAULT,
+			       &sc_trigger.sig_now)))
+		return err;
+	if (sc_trigger.sig_soon == sc_trigger.sig_now)
+		return sc_err(SELFCKPT_EUSAGE, "%s and %s name the same signal %d: checkpoint "
+			      "triggers are off", SC_ENV_SIGNAL, SC_ENV_SIGNAL_NOW,
+			      sc_trigger.sig_now);
+	return 0;
+}
+
+/* ---- the checkpoint thread ---- */
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * NS_PER_S + t.tv_nsec;
+}
+
+/* Sleep until a signal asks for a checkpoint or @deadline (CLOCK_MONOTONIC) passes. */
+static unsigned wait_request(int64_t deadline)
+{
+	for (;;) {
+		int seq = __atomic_load_n(&sc_trigger.seq, __ATOMIC_ACQUIRE);
+		unsigned req = __atomic_exchange_n(&sc_trigger.pending, 0, __ATOMIC_ACQ_REL);
+		struct timespec left, *timeout = NULL;
+		int64_t ns;
+
+		if (req)
+			return req;
+		if (cfg.interval_ns) {
+			ns = deadline - now_ns();
+			if (ns <= 0)
+				return SC_TRIGGER_TIMER;
+			left = (struct timespec){ ns / NS_PER_S, ns % NS_PER_S };
+			timeout = &left;
+		}
+		syscall(SYS_futex, &sc_trigger.seq, SC_FUTEX_WAIT_PRIVATE, seq, timeout);
+	}
+}
+
+static void sync_dir(void)
+{
+	int fd = open(cfg.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* Point DIR/latest at @name (in DIR): a new link under a temporary name, renamed. */
+static int update_latest(const char *name)
+{
+	char tmp[PATH_MAX], latest[PATH_MAX];
+	int err;
+
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%d.tmp", cfg.dir, SC_TRIGGER_LATEST, (int)getpid());
+	snprintf(latest, sizeof(latest), "%s/%s", cfg.dir, SC_TRIGGER_LATEST);
+	unlink(tmp);
+	if (symlink(name, tmp) < 0)
+		return sc_err(errno, "cannot create the link '%s' to '%s': %s", tmp, name,
+			      strerror(errno));
+	if (rename(tmp, latest) < 0) {
+		err = sc_err(errno, "cannot rename '%s' to '%s': %s", tmp, latest,
+			     strerror(errno));
+		unlink(tmp);
+		return err;
+	}
+	sync_dir();
+	return 0;
+}
+
+static const char *describe(unsigned req, char *buf)
+{
+	if (req & SC_TRIGGER_NOW)
+		return sc_signal_name(sc_trigger.sig_now, buf);
+	if (req & SC_TRIGGER_SOON)
+		return sc_signal_name(sc_trigger.sig_soon, buf);
+	return "interval";
+}
+
+static void serve(unsigned req)
+{
+	char path[PATH_MAX], why[SC_SIGNAL_NAME_MAX];
+	bool by_signal = req & (SC_TRIGGER_SOON | SC_TRIGGER_NOW);
+	int n, ret;
+
+	describe(req, why);
+	n = snprintf(path, sizeof(path), "%s/%s.%d.sckpt", cfg.dir, cfg.prog, (int)getpid());
+	if (n >= (int)sizeof(path)) {
+		sc_err(ENAMETOOLONG, "image path '%s/%s...' is too long", cfg.dir, cfg.prog);
+		return;
+	}
+	ret = selfckpt_save(path);
+	if (ret == SELFCKPT_RESTORED) {
+		sc_log(SC_LOG_INFO, "resumed from the checkpoint '%s'", path);
+		return;
+	}
+	if (ret < 0) { /* selfckpt_save() reported the cause */
+		sc_log(SC_LOG_WARN, "the checkpoint on %s failed; the program goes on", why);
+		return;
+	}
+	if (update_latest(path + strlen(cfg.dir) + 1) < 0)
+		sc_log(SC_LOG_WARN, "'%s/%s' still names an older image", cfg.dir,
+		       SC_TRIGGER_LATEST);
+	sc_log(SC_LOG_INFO, "checkpoint on %s written to '%s'", why, path);
+	if (cfg.exit_after_save && by_signal) {
+		sc_log(SC_LOG_INFO, "exiting with status %d as asked", SC_TRIGGER_EXIT_SAVED);
+		_exit(SC_TRIGGER_EXIT_SAVED);
+	}
+}
+
+static void *trigger_main(void *arg)
+{
+	int64_t deadline = now_ns() + cfg.interval_ns;
+
+	(void)arg;
+	for (;;) {
+		unsigned req = wait_request(deadline);
+
+		serve(req);
+		/* From the end of this checkpoint, or of the restart: a restored
+		 * process's clock may have nothing to do with the old one's. */
+		deadline = now_ns() + cfg.interval_ns;
+	}
+	return NULL;
+}
+
+/* ---- starting ---- */
+
+static int install_handler(int sig)
+{
+	struct sigaction sa = { 0 };
+	char buf[SC_SIGNAL_NAME_MAX];
+
+	sa.sa_handler = sc_trigger_handler;
+	sa.sa_flags = SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL) < 0)
+		return sc_err(errno, "cannot install the handler of %s: %s",
+			      sc_signal_name(sig, buf), strerror(errno));
+	return 0;
+}
+
+/* Every signal blocked in the thread but the stop signal, which it must take. */
+static int start_thread(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t t;
+	int err;
+
+	sigfillset(&all);
+	sigdelset(&all, sc_stop_signal());
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, &attr, trigger_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err)
+		return sc_err(err, "cannot start the checkpoint thread: %s", strerror(err));
+	pthread_setname_np(t, "selfckpt");
+	return 0;
+}
+
+__attribute__((constructor)) static void trigger_init(void)
+{
+	char soon[SC_SIGNAL_NAME_MAX], now[SC_SIGNAL_NAME_MAX];
+
+	if (!wanted() || read_config() < 0)
+		return;
+	if (install_handler(sc_trigger.sig_soon) < 0 || install_handler(sc_trigger.sig_now) < 0 ||
+	    start_thread() < 0) {
+		signal(sc_trigger.sig_soon, SIG_DFL);
+		signal(sc_trigger.sig_now, SIG_DFL);
+		return;
+	}
+	__atomic_store_n(&sc_trigger.active, 1, __ATOMIC_RELEASE);
+	sc_log(SC_LOG_DEBUG, "checkpoints to '%s' on %s, %s%s", cfg.dir,
+	       sc_signal_name(sc_trigger.sig_soon, soon), sc_signal_name(sc_trigger.sig_now, now),
+	       cfg.interval_ns ? " and on an interval" : "");
+}
+
+void sc_trigger_note_action(int sig, void (*handler)(int))
+{
+	unsigned bit = sig == sc_trigger.sig_soon ? SC_TRIGGER_SOON
+		       : sig == sc_trigger.sig_now ? SC_TRIGGER_NOW : 0;
+	char name[SC_SIGNAL_NAME_MAX];
+
+	if (!bit || handler == sc_trigger_handler ||
+	    !__atomic_load_n(&sc_trigger.active, __ATOMIC_ACQUIRE))
+		return;
+	if (__atomic_fetch_or(&sc_trigger.warned, bit, __ATOMIC_ACQ_REL) & bit)
+		return;
+	sc_signal_name(sig, name);
+	sc_log(SC_LOG_WARN, "the program sets its own action for %s: checkpointing on %s is now "
+	       "up to the program (choose another signal with %s)", name, name,
+	       bit == SC_TRIGGER_SOON ? SC_ENV_SIGNAL : SC_ENV_SIGNAL_NOW);
+}

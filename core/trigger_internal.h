@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trigger_internal.h - checkpoint triggers: what the signal handler
+ * (trigger_rt.c), the checkpoint thread (trigger.c) and the sigaction()
+ * interposer (interpose.c) share.
+ */
+#ifndef SC_TRIGGER_INTERNAL_H
+#define SC_TRIGGER_INTERNAL_H
+
+/* Requests, as bits of sc_trigger.pending. */
+#define SC_TRIGGER_SOON 0x1u  /* the "at the next safe point" signal */
+#define SC_TRIGGER_NOW 0x2u   /* the "at once" signal */
+#define SC_TRIGGER_TIMER 0x4u /* the interval elapsed (never set by the handler) */
+
+/* Static, so that the handler needs nothing set up but this. */
+struct sc_trigger {
+	int seq;           /* futex: bumped by every request */
+	unsigned pending;  /* SC_TRIGGER_SOON | SC_TRIGGER_NOW not served yet */
+	int sig_soon;      /* the signals; set before the handlers are installed */
+	int sig_now;
+	int active;        /* the handlers are installed and the thread runs */
+	unsigned warned;   /* SC_TRIGGER_SOON/NOW: the program's own action was reported */
+};
+
+extern struct sc_trigger sc_trigger;
+
+/* trigger_rt.c */
+void sc_trigger_handler(int sig);
+
+/* trigger.c */
+
+/**
+ * sc_trigger_note_action() - the program has just set the action of @sig to
+ * @handler (a function, SIG_DFL or SIG_IGN). When @sig is a trigger signal and
+ * @handler is not ours, warn once that checkpointing on @sig is now up to the
+ * program.
+ */
+void sc_trigger_note_action(int sig, void (*handler)(int));
+
+#endif /* SC_TRIGGER_INTERNAL_H */

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trigger_rt.c - the handler of the trigger signals.
+ *
+ * Stage contract: a signal handler, run in whatever thread the kernel picks
+ * (never the checkpoint thread, which blocks these signals), interrupting
+ * anything, malloc and stdio included. sc_trigger.sig_soon and sig_now are set
+ * before the handler is installed. It records the request in static memory and
+ * wakes the checkpoint thread with a raw futex call: no libc, no locks, and no
+ * errno (the raw call does not touch it, so the interrupted code finds its own).
+ */
+#include <stddef.h>
+
+#include "core/sc_sys.h"
+#include "core/trigger_internal.h"
+
+struct sc_trigger sc_trigger;
+
+void sc_trigger_handler(int sig)
+{
+	unsigned bit = sig == sc_trigger.sig_now ? SC_TRIGGER_NOW : SC_TRIGGER_SOON;
+
+	__atomic_or_fetch(&sc_trigger.pending, bit, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&sc_trigger.seq, 1, __ATOMIC_RELEASE);
+	sc_futex_wake(&sc_trigger.seq, 1);
+}
