@@ -11,6 +11,8 @@
 #ifndef SC_TRIGGER_H
 #define SC_TRIGGER_H
 
+#include <stdint.h>
+
 /* Options, each a mirror of a selfckpt-run option; the option wins. */
 #define SC_ENV_DIR "SELFCKPT_DIR"               /* where images and 'latest' go */
 #define SC_ENV_INTERVAL "SELFCKPT_INTERVAL"     /* seconds between checkpoints */
@@ -27,6 +29,9 @@
 #define SC_TRIGGER_SIGNAL_NOW_DEFAULT SIGUSR2
 #define SC_TRIGGER_EXIT_SAVED 75 /* exit status after --exit-after-save */
 #define SC_TRIGGER_LATEST "latest"
+
+#define SC_INTERVAL_MIN 0.001 /* seconds */
+#define SC_INTERVAL_MAX 1e9
 
 #define SC_SIGNAL_NAME_MAX 16 /* enough for any sc_signal_name() result */
 
@@ -58,5 +63,14 @@ int sc_stop_signal(void);
  * Return: NULL, or why not ("cannot be caught", ...), for a message.
  */
 const char *sc_trigger_signal_check(int sig);
+
+/**
+ * sc_interval_parse() - read a number of seconds, from SC_INTERVAL_MIN to
+ * SC_INTERVAL_MAX, fractions allowed ("600", "0.5").
+ * @ns: receives it in nanoseconds.
+ *
+ * Return: 0, or -EINVAL.
+ */
+int sc_interval_parse(const char *s, int64_t *ns);
 
 #endif /* SC_TRIGGER_H */

@@ -2,11 +2,12 @@
 /*
  * segments.c - the memory of the snapshot, as segment records.
  *
- * Each mapping is written in windows of at most WINDOW bytes, each one record:
- * the window's pages that hold data are read from the snapshot into a buffer,
- * all-zero pages are found there, and the record's run table (stored, zero,
- * file) is known before its first payload byte, as the format requires. Pages
- * never touched cost nothing: residency comes from the page tables.
+ * A mapping is written as one or more windows, each one record: the pages that
+ * hold data are read from the snapshot into a buffer of WINDOW bytes, all-zero
+ * pages are found there, and when the buffer is full (or the mapping ends) the
+ * record is written with its run table (stored, zero, file) ahead of its
+ * payload, as the format requires. Pages never touched cost nothing, whatever
+ * the size of the mapping: residency comes from the page tables.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,15 +20,17 @@
 #include "core/sc_core.h"
 #include "format/sc_log.h"
 
-#define WINDOW (64ull << 20)
+#define WINDOW (64ull << 20) /* bytes of page data read per segment record */
 
+/* One segment record being built: its runs, and its pages that hold data. */
 struct window {
 	const struct sc_vma *vma;
-	uint64_t start, end;
-	uint8_t *buf;            /* WINDOW bytes: the window's pages, at their offsets */
-	uint8_t *state;          /* per page: enum sc_run_kind, or 0xff to read */
+	uint64_t start;          /* address of the window's first page */
+	uint64_t pages;          /* pages in the window so far */
+	uint8_t *buf;            /* WINDOW bytes: data pages, densely, in address order */
+	uint64_t fill;           /* pages in buf */
 	struct sc_run *runs;
-	uint32_t n_runs;
+	uint32_t n_runs, cap_runs;
 };
 
 enum { TO_READ = 0xff };
@@ -77,63 +80,56 @@ static uint8_t classify(const struct sc_vma *v, enum sc_page_state st, bool embe
 	}
 }
 
-static int classify_window(struct window *w, pid_t child, bool embed)
+static int add_run(struct window *w, uint8_t kind, uint64_t count)
+{
+	struct sc_run *last = w->n_runs ? &w->runs[w->n_runs - 1] : NULL;
+
+	while (count) {
+		uint64_t take;
+
+		if (last && last->kind == kind && last->count < UINT32_MAX) {
+			take = UINT32_MAX - last->count < count ? UINT32_MAX - last->count : count;
+			last->count += (uint32_t)take;
+		} else {
+			if (w->n_runs == w->cap_runs) {
+				uint32_t cap = w->cap_runs ? 2 * w->cap_runs : 256;
+				struct sc_run *r = realloc(w->runs, cap * sizeof(*r));
+
+				if (!r)
+					return sc_err(ENOMEM, "out of memory writing a segment");
+				w->runs = r;
+				w->cap_runs = cap;
+			}
+			take = count < UINT32_MAX ? count : UINT32_MAX;
+			last = &w->runs[w->n_runs++];
+			*last = (struct sc_run){ .first = w->pages, .count = (uint32_t)take,
+						 .kind = kind };
+		}
+		w->pages += take;
+		count -= take;
+	}
+	return 0;
+}
+
+/* Read @n data pages at @addr into the window; each becomes a stored or zero run. */
+static int read_pages(struct window *w, pid_t child, uint64_t addr, uint64_t n)
 {
 	uint64_t ps = page_size();
-	struct sc_page_run *pr;
-	size_t n;
-	int err = sc_pages_scan(child, w->start, w->end, &pr, &n);
+	uint8_t *at = w->buf + w->fill * ps;
+	int err = sc_snapshot_read(child, at, addr, n * ps);
 
-	if (err < 0)
-		return err;
-	for (size_t i = 0; i < n; i++)
-		for (uint64_t p = pr[i].first; p < pr[i].first + pr[i].count; p++)
-			w->state[p] = classify(w->vma, pr[i].state, embed);
-	free(pr);
-	(void)ps;
-	return 0;
-}
+	for (uint64_t i = 0; !err && i < n; i++) {
+		bool zero = sc_page_is_zero(at + i * ps, ps);
 
-/* Read every page marked TO_READ, a contiguous range at a time, then sort out zeros. */
-static int read_window(struct window *w, pid_t child)
-{
-	uint64_t ps = page_size(), pages = (w->end - w->start) / ps;
-
-	for (uint64_t p = 0; p < pages;) {
-		uint64_t q = p;
-		int err;
-
-		if (w->state[p] != TO_READ) {
-			p++;
-			continue;
+		err = add_run(w, zero ? SC_RUN_ZERO : SC_RUN_STORED, 1);
+		if (!zero) {
+			/* keep stored pages packed: the payload is the stored pages in order */
+			if (at + i * ps != w->buf + w->fill * ps)
+				memmove(w->buf + w->fill * ps, at + i * ps, ps);
+			w->fill++;
 		}
-		while (q < pages && w->state[q] == TO_READ)
-			q++;
-		err = sc_snapshot_read(child, w->buf + p * ps, w->start + p * ps, (q - p) * ps);
-		if (err < 0)
-			return err;
-		for (; p < q; p++)
-			w->state[p] = sc_page_is_zero(w->buf + p * ps, ps) ? SC_RUN_ZERO
-									    : SC_RUN_STORED;
 	}
-	return 0;
-}
-
-static int build_runs(struct window *w)
-{
-	uint64_t pages = (w->end - w->start) / page_size();
-
-	w->n_runs = 0;
-	for (uint64_t p = 0; p < pages; p++) {
-		if (w->n_runs && w->runs[w->n_runs - 1].kind == w->state[p] &&
-		    w->runs[w->n_runs - 1].count < UINT32_MAX) {
-			w->runs[w->n_runs - 1].count++;
-			continue;
-		}
-		w->runs[w->n_runs++] = (struct sc_run){ .first = p, .count = 1,
-							.kind = w->state[p] };
-	}
-	return 0;
+	return err;
 }
 
 static void fill_identity(const struct sc_vma *v, struct sc_segment_info *s)
@@ -164,48 +160,79 @@ static uint32_t segment_flags(const struct sc_vma *v, bool embed)
 	return f;
 }
 
-static int write_window(struct sc_writer *wr, struct window *w, bool embed)
+/* Write the window as one record, then start the next one where it ended. */
+static int flush_window(struct sc_writer *wr, struct window *w, bool embed)
 {
-	uint64_t ps = page_size();
+	uint64_t ps = page_size(), payload = 0;
 	struct sc_segment_info s = {
-		.start = w->start, .length = w->end - w->start, .vma_start = w->vma->start,
+		.start = w->start, .length = w->pages * ps, .vma_start = w->vma->start,
 		.vma_end = w->vma->end, .prot = w->vma->prot, .flags = segment_flags(w->vma, embed),
 		.offset = w->vma->offset + (w->start - w->vma->start), .runs = w->runs,
 		.n_runs = w->n_runs, .path = w->vma->path,
 	};
 	int err;
 
+	if (!w->pages)
+		return 0;
 	fill_identity(w->vma, &s);
 	err = sc_segment_begin(wr, &s, ps);
 	for (uint32_t i = 0; !err && i < w->n_runs; i++)
-		if (w->runs[i].kind == SC_RUN_STORED)
-			err = sc_writer_append(wr, w->buf + w->runs[i].first * ps,
-					       w->runs[i].count * ps);
-	return err ? err : sc_writer_end(wr);
+		if (w->runs[i].kind == SC_RUN_STORED) {
+			err = sc_writer_append(wr, w->buf + payload * ps, w->runs[i].count * ps);
+			payload += w->runs[i].count;
+		}
+	if (!err)
+		err = sc_writer_end(wr);
+	w->start += w->pages * ps;
+	w->pages = w->fill = 0;
+	w->n_runs = 0;
+	return err;
 }
 
+/*
+ * A mapping's residency runs, turned into image runs; data pages are read
+ * into the window, which is written out each time its buffer is full. A
+ * sparse reservation of any size with little data is one small record.
+ */
 static int write_vma(struct sc_writer *wr, const struct sc_vma *v, struct window *w,
 		     pid_t child, bool embed)
 {
-	for (uint64_t at = v->start; at < v->end; at += WINDOW) {
-		int err;
+	uint64_t ps = page_size(), limit = WINDOW / ps;
+	struct sc_page_run *pr;
+	size_t n;
+	int err = sc_pages_scan(child, v->start, v->end, &pr, &n);
 
-		w->vma = v;
-		w->start = at;
-		w->end = v->end - at > WINDOW ? at + WINDOW : v->end;
-		memset(w->state, 0, WINDOW / page_size());
-		if ((err = classify_window(w, child, embed)) < 0 ||
-		    (err = read_window(w, child)) < 0 || (err = build_runs(w)) < 0 ||
-		    (err = write_window(wr, w, embed)) < 0)
-			return err;
+	if (err < 0)
+		return err;
+	w->vma = v;
+	w->start = v->start;
+	w->pages = w->fill = 0;
+	w->n_runs = 0;
+	for (size_t i = 0; !err && i < n; i++) {
+		uint8_t kind = classify(v, pr[i].state, embed);
+		uint64_t page = pr[i].first, left = pr[i].count;
+
+		if (kind != TO_READ) {
+			err = add_run(w, kind, left);
+			continue;
+		}
+		while (!err && left) {
+			uint64_t take = limit - w->fill < left ? limit - w->fill : left;
+
+			err = read_pages(w, child, v->start + page * ps, take);
+			page += take;
+			left -= take;
+			if (!err && w->fill == limit)
+				err = flush_window(wr, w, embed);
+		}
 	}
-	return 0;
+	free(pr);
+	return err ? err : flush_window(wr, w, embed);
 }
 
 int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 		      const struct sc_save_opts *o)
 {
-	uint64_t pages = WINDOW / page_size();
 	struct window w = { 0 };
 	struct sc_vma *v;
 	size_t n;
@@ -214,9 +241,7 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 	if (err < 0)
 		return err;
 	w.buf = mmap(NULL, WINDOW, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	w.state = malloc(pages);
-	w.runs = malloc(pages * sizeof(*w.runs));
-	if (w.buf == MAP_FAILED || !w.state || !w.runs)
+	if (w.buf == MAP_FAILED)
 		err = sc_err(ENOMEM, "out of memory for a %llu MiB window",
 			     (unsigned long long)(WINDOW >> 20));
 	for (size_t i = 0; !err && i < n; i++)
@@ -224,7 +249,6 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 			err = write_vma(wr, &v[i], &w, fz->child, o->embed_files);
 	if (w.buf != MAP_FAILED)
 		munmap(w.buf, WINDOW);
-	free(w.state);
 	free(w.runs);
 	sc_maps_free(v, n);
 	return err;

@@ -31,7 +31,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -97,17 +96,13 @@ static int read_signal(const char *name, int def, int *sig)
 static int read_interval(void)
 {
 	const char *v = getenv(SC_ENV_INTERVAL);
-	char *end;
-	double s;
 
 	if (!v || !*v)
 		return 0;
-	errno = 0;
-	s = strtod(v, &end);
-	if (*end || errno || !isfinite(s) || s < 0.001 || s > 1e9)
-		return sc_err(SELFCKPT_EUSAGE, "%s='%s' is not a number of seconds from 0.001 to "
-			      "1e9: checkpoint triggers are off", SC_ENV_INTERVAL, v);
-	cfg.interval_ns = (int64_t)(s * NS_PER_S);
+	if (sc_interval_parse(v, &cfg.interval_ns) < 0)
+		return sc_err(SELFCKPT_EUSAGE, "%s='%s' is not a number of seconds from %g to %g: "
+			      "checkpoint triggers are off", SC_ENV_INTERVAL, v, SC_INTERVAL_MIN,
+			      SC_INTERVAL_MAX);
 	return 0;
 }
 

@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 		own_handlers(argv[3]);
 	n = atoi(argv[2]);
 	for (int i = 0; i < n; i++) {
-		snprintf(line, sizeof(line), "line %06d\n", i);
+		snprintf(line, sizeof(line), "line %06d\n", i % 1000000);
 		if (pwrite(fd, line, COUNTER_LINE_LEN, (off_t)i * COUNTER_LINE_LEN) != COUNTER_LINE_LEN) {
 			perror("pwrite");
 			return 1;

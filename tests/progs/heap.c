@@ -35,8 +35,9 @@ static uint64_t checksum(const uint8_t *heap, uint64_t pages)
 	const uint64_t *w = (const uint64_t *)heap;
 	uint64_t sum = 0;
 
+	/* position-dependent, and simple enough to vectorize: 1 GiB in a blink */
 	for (uint64_t k = 0; k < pages * PAGE / 8; k++)
-		sum = sum * 31 + w[k];
+		sum += w[k] ^ k;
 	return sum;
 }
 
@@ -56,7 +57,7 @@ static uint64_t bad_pages(const uint8_t *heap, uint64_t pages)
 int main(int argc, char **argv)
 {
 	struct prog p;
-	uint64_t mib, pages, sum, bad;
+	uint64_t mib, pages, sum, now, bad;
 	uint8_t *heap, *res;
 
 	prog_init(&p, argc, argv);
@@ -75,8 +76,8 @@ int main(int argc, char **argv)
 
 	bad = bad_pages(heap, pages);
 	prog_check("pattern intact", bad == 0, "%llu bad pages", (unsigned long long)bad);
-	prog_check("checksum unchanged", checksum(heap, pages) == sum, "now %016llx",
-		   (unsigned long long)checksum(heap, pages));
+	now = checksum(heap, pages);
+	prog_check("checksum unchanged", now == sum, "now %016llx", (unsigned long long)now);
 	for (uint64_t i = 0; i < pages; i += 7)
 		heap[i * PAGE + 100] ^= 0x5a;
 	printf("changed checksum %016llx\n", (unsigned long long)checksum(heap, pages));

@@ -197,8 +197,13 @@ static void snap_target(const char *t)
 	}
 	for (i = 0; i < snap_n_seen && strcmp(snap_seen[i], t); i++)
 		;
-	if (i == snap_n_seen && i < 64)
-		snprintf(snap_seen[snap_n_seen++], sizeof(snap_seen[0]), "%s", t);
+	if (i == snap_n_seen && i < 64) {
+		size_t tl = strnlen(t, sizeof(snap_seen[0]) - 1);
+
+		memcpy(snap_seen[i], t, tl);
+		snap_seen[i][tl] = '\0';
+		snap_n_seen++;
+	}
 	snap_put(t, (size_t)(br - t));
 	snap_puts("#");
 	snap_putu((unsigned)i, 10);

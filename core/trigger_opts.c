@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * signame.c - signal names for the trigger options, and which signals the
- * library keeps for itself.
+ * trigger_opts.c - reading the trigger options: signal names, which signals
+ * the library keeps for itself, intervals.
  *
- * Its own file, apart from trigger.c, so that selfckpt-run can check options
- * without linking the trigger constructor into itself.
+ * Apart from trigger.c, so that selfckpt-run can check its options without
+ * linking the trigger constructor into itself.
  */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,4 +110,19 @@ const char *sc_trigger_signal_check(int sig)
 	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP)
 		return "reports faults";
 	return NULL;
+}
+
+int sc_interval_parse(const char *s, int64_t *ns)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || errno || !isfinite(v) || v < SC_INTERVAL_MIN || v > SC_INTERVAL_MAX)
+		return -EINVAL;
+	*ns = (int64_t)(v * 1e9);
+	return 0;
 }

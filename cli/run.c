@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run.c - selfckpt-run: start a program with the library preloaded, so that a
+ * signal or an interval checkpoints it; or restore its latest image.
+ *
+ * The tool checks its options, hands them to the library through the
+ * environment (core/sc_trigger.h; an option beats its variable), puts the
+ * library first in LD_PRELOAD and becomes the program with execvp(): the
+ * program keeps the tool's pid, its standard streams and its exit status.
+ * The library's constructor (core/trigger.c) does the rest. With --resume and
+ * an image behind DIR/latest, it becomes selfckpt-restore instead.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/tool.h"
+#include "core/sc_trigger.h"
+#include "format/sc_log.h"
+#include "selfckpt.h"
+
+#define TOOL "selfckpt-run"
+#define LIBRARY_NAME "libselfckpt.so.1"
+#define EXIT_CANNOT_EXEC 126 /* as a shell says */
+#define EXIT_NOT_FOUND 127
+
+struct run_opts {
+	const char *dir, *interval, *signal, *signal_now, *level, *log_level;
+	bool exit_after_save, resume;
+};
+
+static int usage(void)
+{
+	fputs("Usage: " TOOL " [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	      "Run PROGRAM with the selfckpt library preloaded. On a signal, or every few\n"
+	      "seconds, it writes DIR/<program>.<pid>.sckpt and points DIR/latest at it.\n"
+	      "\n"
+	      "  --dir DIR          images go to DIR, made (mode 0700) when missing (default .)\n"
+	      "  --interval S       also checkpoint every S seconds (fractions allowed)\n"
+	      "  --signal SIG       checkpoint at the next safe point on SIG (default USR1)\n"
+	      "  --signal-now SIG   checkpoint at once on SIG (default USR2)\n"
+	      "  --exit-after-save  exit with status 75 after a checkpoint a signal asked for\n"
+	      "  --resume           restore DIR/latest when it exists, else start PROGRAM\n"
+	      "  --level N          compression level (0 stores, default 1)\n"
+	      "  --log-level L      none, error, warn (default), info or debug\n"
+	      "  --help             print this help and exit\n"
+	      "  --version          print the version and exit\n"
+	      "\n"
+	      "SIG is a name (USR1, SIGUSR1, RTMIN+3) or a number. Each option has an\n"
+	      "environment variable, which the option beats: SELFCKPT_DIR, SELFCKPT_INTERVAL,\n"
+	      "SELFCKPT_SIGNAL, SELFCKPT_SIGNAL_NOW, SELFCKPT_LEVEL, SELFCKPT_LOG_LEVEL.\n"
+	      "SELFCKPT_LIBRARY names the library to preload (default ../lib/" LIBRARY_NAME "\n"
+	      "from this tool's directory). A program that sets its own action for a trigger\n"
+	      "signal takes that signal over, with a warning.\n"
+	      "\n"
+	      "Exit status: PROGRAM's, or the restored program's; 75 after --exit-after-save;\n"
+	      "  64  wrong command line\n"
+	      "  66  the library or the image behind DIR/latest is missing\n"
+	      "  74  DIR cannot be made, or another input or output error\n"
+	      "  126 PROGRAM cannot be executed\n"
+	      "  127 PROGRAM is not found\n",
+	      stdout);
+	return SC_EXIT_OK;
+}
+
+enum { OPT_DIR = 256, OPT_INTERVAL, OPT_SIGNAL, OPT_SIGNAL_NOW, OPT_LEVEL, OPT_LOG_LEVEL,
+       OPT_EXIT, OPT_RESUME, OPT_VERSION };
+
+static const struct option long_opts[] = {
+	{ "dir", required_argument, NULL, OPT_DIR },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "signal", required_argument, NULL, OPT_SIGNAL },
+	{ "signal-now", required_argument, NULL, OPT_SIGNAL_NOW },
+	{ "level", required_argument, NULL, OPT_LEVEL },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "exit-after-save", no_argument, NULL, OPT_EXIT },
+	{ "resume", no_argument, NULL, OPT_RESUME },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Return: -1 to go on, or the exit status. "+": what follows PROGRAM is its own. */
+static int parse(int argc, char **argv, struct run_opts *o)
+{
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DIR: o->dir = optarg; break;
+		case OPT_INTERVAL: o->interval = optarg; break;
+		case OPT_SIGNAL: o->signal = optarg; break;
+		case OPT_SIGNAL_NOW: o->signal_now = optarg; break;
+		case OPT_LEVEL: o->level = optarg; break;
+		case OPT_LOG_LEVEL: o->log_level = optarg; break;
+		case OPT_EXIT: o->exit_after_save = true; break;
+		case OPT_RESUME: o->resume = true; break;
+		case 'h': return usage();
+		case OPT_VERSION:
+			printf("%s %s\n", TOOL, SELFCKPT_VERSION_STRING);
+			return SC_EXIT_OK;
+		case ':':
+			return sc_tool_usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return sc_tool_usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return sc_tool_usage_error("no program named");
+	return -1;
+}
+
+/* The option, else its variable; NULL when neither is set. */
+static const char *pick(const char *opt, const char *var)
+{
+	const char *v = opt ? opt : getenv(var);
+
+	return v && *v ? v : NULL;
+}
+
+static int check_signal(const char *var, const char *v, int *sig)
+{
+	char name[SC_SIGNAL_NAME_MAX];
+	const char *why;
+
+	*sig = sc_signal_parse(v);
+	if (*sig < 0)
+		return sc_tool_usage_error("%s '%s' is not a signal name or number", var, v);
+	if ((why = sc_trigger_signal_check(*sig)))
+		return sc_tool_usage_error("%s '%s': %s %s", var, v, sc_signal_name(*sig, name),
+					   why);
+	return -1;
+}
+
+static bool is_level(const char *v)
+{
+	char *end;
+	long n = strtol(v, &end, 10);
+
+	return *v && !*end && n >= -7 && n <= 22;
+}
+
+static bool is_log_level(const char *v)
+{
+	static const char *const names[] = { "none", "error", "warn", "info", "debug" };
+
+	for (int i = 0; i < 5; i++)
+		if (!strcasecmp(v, names[i]) || (v[0] == '0' + i && !v[1]))
+			return true;
+	return false;
+}
+
+/* Check every value, option or inherited variable, and export it. */
+static int export_opts(const struct run_opts *o)
+{
+	const char *interval = pick(o->interval, SC_ENV_INTERVAL);
+	const char *soon = pick(o->signal, SC_ENV_SIGNAL), *now = pick(o->signal_now,
+									 SC_ENV_SIGNAL_NOW);
+	const char *level = pick(o->level, SC_ENV_LEVEL);
+	const char *log_level = pick(o->log_level, SC_ENV_LOG_LEVEL);
+	int sig_soon = SC_TRIGGER_SIGNAL_DEFAULT, sig_now = SC_TRIGGER_SIGNAL_NOW_DEFAULT, ret;
+	int64_t ns;
+
+	if (interval && sc_interval_parse(interval, &ns) < 0)
+		return sc_tool_usage_error("interval '%s' is not a number of seconds from %g to %g",
+					   interval, SC_INTERVAL_MIN, SC_INTERVAL_MAX);
+	if (soon && (ret = check_signal("signal", soon, &sig_soon)) >= 0)
+		return ret;
+	if (now && (ret = check_signal("signal-now", now, &sig_now)) >= 0)
+		return ret;
+	if (sig_soon == sig_now)
+		return sc_tool_usage_error("signal and signal-now are both signal %d", sig_now);
+	if (level && !is_level(level))
+		return sc_tool_usage_error("level '%s' is not a whole number from -7 to 22", level);
+	if (log_level && !is_log_level(log_level))
+		return sc_tool_usage_error("log level '%s' is none of none, error, warn, info, "
+					   "debug, 0-4", log_level);
+	if ((interval && setenv(SC_ENV_INTERVAL, interval, 1)) ||
+	    (soon && setenv(SC_ENV_SIGNAL, soon, 1)) || (now && setenv(SC_ENV_SIGNAL_NOW, now, 1)) ||
+	    (level && setenv(SC_ENV_LEVEL, level, 1)) ||
+	    (log_level && setenv(SC_ENV_LOG_LEVEL, log_level, 1)) ||
+	    (o->exit_after_save && setenv(SC_ENV_EXIT_AFTER_SAVE, "1", 1)))
+		return sc_tool_exit_code(sc_err(errno, "cannot set the environment: %s",
+						strerror(errno)));
+	return -1;
+}
+
+/* mkdir -p, with mode 0700 for what it makes. */
+static int make_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
+		return sc_err(ENAMETOOLONG, "checkpoint directory '%s' is too long", dir);
+	for (char *p = path + 1;; p++) {
+		if (*p && *p != '/')
+			continue;
+		if (p[-1] != '/') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(path, 0700) < 0 && errno != EEXIST)
+				return sc_err(errno, "cannot make the checkpoint directory '%s': %s",
+					      path, strerror(errno));
+			*p = c;
+		}
+		if (!*p)
+			break;
+	}
+	if (stat(dir, &st) < 0)
+		return sc_err(errno, "cannot use the checkpoint directory '%s': %s", dir,
+			      strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return sc_err(ENOTDIR, "checkpoint directory '%s' is not a directory", dir);
+	return 0;
+}
+
+/* Make DIR and export it as an absolute path: the program may change directory. */
+static int export_dir(const struct run_opts *o, char *abs)
+{
+	const char *dir = pick(o->dir, SC_ENV_DIR);
+	int err;
+
+	if (!dir)
+		dir = ".";
+	if ((err = make_dir(dir)) < 0)
+		return SC_EXIT_IOERR;
+	if (!realpath(dir, abs))
+		return sc_tool_exit_code(sc_err(errno, "cannot resolve the checkpoint directory "
+						"'%s': %s", dir, strerror(errno)));
+	if (setenv(SC_ENV_DIR, abs, 1))
+		return sc_tool_exit_code(sc_err(errno, "cannot set the environment: %s",
+						strerror(errno)));
+	return -1;
+}
