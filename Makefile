@@ -2,7 +2,7 @@
 #
 #   make              library, tools and samples in $(BUILD) (default build/)
 #   make test         the Criterion suite (SAN=1: under ASan and UBSan)
-#   make demo         write an image and inspect it
+#   make demo         checkpoint a running program, kill it, restore it
 #   make bench        throughput benchmarks (prints figures; asserts nothing)
 #   make fuzz         libFuzzer on the image reader (FUZZ_SECONDS=300)
 #   make install      PREFIX=/usr/local DESTDIR=
@@ -64,13 +64,14 @@ include compress/module.mk
 include format/module.mk
 include core/module.mk
 include cli/module.mk
+include samples/module.mk
 include tests/module.mk
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_SO_OBJS := $(LIB_SO_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all lib tools test demo bench fuzz install clean deps test-deps
-all: lib tools
+.PHONY: all lib tools samples test demo bench fuzz install clean deps test-deps
+all: lib tools samples
 
 lib: $(LIB_A) $(LIB_SO) $(BUILD)/lib/libselfckpt.so $(BUILD)/lib/pkgconfig/selfckpt.pc
 

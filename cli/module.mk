@@ -1,5 +1,5 @@
 # cli/: the command-line tools, linked statically against the library.
-TOOLS += $(BUILD)/bin/selfckpt-inspect
+TOOLS += $(BUILD)/bin/selfckpt-inspect $(BUILD)/bin/selfckpt-run
 ifneq ($(SAN),1)
 TOOLS += $(BUILD)/bin/selfckpt-restore # see PLAIN_BUILD in the Makefile
 endif
@@ -7,6 +7,12 @@ endif
 INSPECT_OBJS := $(BUILD)/obj/cli/inspect.o $(BUILD)/obj/cli/tool.o
 
 $(BUILD)/bin/selfckpt-inspect: $(INSPECT_OBJS) $(LIB_A)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
+
+RUN_OBJS := $(BUILD)/obj/cli/run.o $(BUILD)/obj/cli/tool.o
+
+$(BUILD)/bin/selfckpt-run: $(RUN_OBJS) $(LIB_A)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
 

@@ -243,3 +243,102 @@ static int export_dir(const struct run_opts *o, char *abs)
 						strerror(errno)));
 	return -1;
 }
+
+/* The directory this tool lives in: the library and selfckpt-restore are found from it. */
+static int tool_dir(char *dir)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n < 0)
+		return sc_err(errno, "cannot read '/proc/self/exe' to find the library: %s",
+			      strerror(errno));
+	exe[n] = '\0';
+	snprintf(dir, PATH_MAX, "%s", dirname(exe));
+	return 0;
+}
+
+static int find_library(const char *bin, char *lib)
+{
+	const char *v = getenv(SC_ENV_LIBRARY);
+	char path[PATH_MAX];
+
+	if (v && *v)
+		snprintf(path, sizeof(path), "%s", v);
+	else
+		snprintf(path, sizeof(path), "%s/../lib/%s", bin, LIBRARY_NAME);
+	if (!realpath(path, lib))
+		return sc_err(errno, "cannot find the library '%s'%s: %s", path,
+			      v && *v ? " (SELFCKPT_LIBRARY)" : ", set SELFCKPT_LIBRARY",
+			      strerror(errno));
+	return 0;
+}
+
+static int export_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *v;
+	int n = old && *old ? asprintf(&v, "%s:%s", lib, old) : asprintf(&v, "%s", lib);
+
+	if (n < 0 || setenv("LD_PRELOAD", v, 1))
+		return sc_tool_exit_code(sc_err(ENOMEM, "cannot set LD_PRELOAD: out of memory"));
+	free(v);
+	return -1;
+}
+
+static int exec_failed(const char *prog)
+{
+	int err = errno;
+
+	if (err == ENOENT) {
+		sc_err(err, "cannot find the program '%s'", prog);
+		return EXIT_NOT_FOUND;
+	}
+	sc_err(err, "cannot execute '%s': %s", prog, strerror(err));
+	return EXIT_CANNOT_EXEC;
+}
+
+/* With --resume: become selfckpt-restore DIR/latest; -1 when there is no DIR/latest. */
+static int resume(const char *bin, const char *dir)
+{
+	char latest[PATH_MAX], restore[PATH_MAX];
+	char *args[] = { restore, latest, NULL };
+	struct stat st;
+
+	snprintf(latest, sizeof(latest), "%s/%s", dir, SC_TRIGGER_LATEST);
+	snprintf(restore, sizeof(restore), "%s/selfckpt-restore", bin);
+	if (lstat(latest, &st) < 0)
+		return -1;
+	if (stat(latest, &st) < 0)
+		return sc_tool_exit_code(sc_err(errno, "cannot resume from '%s': %s (remove it to "
+						"start afresh)", latest, strerror(errno)));
+	execv(restore, args);
+	return exec_failed(restore);
+}
+
+int main(int argc, char **argv)
+{
+	struct run_opts o = { 0 };
+	char bin[PATH_MAX], lib[PATH_MAX], dir[PATH_MAX];
+	int ret;
+
+	sc_tool_init(TOOL);
+	if ((ret = parse(argc, argv, &o)) >= 0 || (ret = export_opts(&o)) >= 0 ||
+	    (ret = export_dir(&o, dir)) >= 0)
+		return ret;
+	if (tool_dir(bin) < 0)
+		return SC_EXIT_IOERR;
+	if (o.resume && (ret = resume(bin, dir)) >= 0)
+		return ret;
+	if (find_library(bin, lib) < 0)
+		return SC_EXIT_NOINPUT;
+	if ((ret = export_preload(lib)) >= 0)
+		return ret;
+	/* Triggers for the program, not for the programs it runs in turn. */
+	snprintf(bin, sizeof(bin), "%d", (int)getpid());
+	if (setenv(SC_ENV_RUN_PID, bin, 1))
+		return sc_tool_exit_code(sc_err(errno, "cannot set the environment: %s",
+						strerror(errno)));
+	execvp(argv[optind], argv + optind);
+	return exec_failed(argv[optind]);
+}

@@ -11,6 +11,7 @@
 #ifndef SC_TRIGGER_H
 #define SC_TRIGGER_H
 
+#include <signal.h>
 #include <stdint.h>
 
 /* Options, each a mirror of a selfckpt-run option; the option wins. */

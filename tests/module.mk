@@ -29,6 +29,12 @@ endif
 .PHONY: test-processes test-progs
 test-progs:
 
+# counter: the program tests/cli/test_run.c runs under selfckpt-run; plain, without the library.
+test-progs: $(BUILD)/tests/progs/counter
+$(BUILD)/tests/progs/counter: tests/progs/counter.c
+	$(Q)mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) -Wall -Wextra $(CFLAGS) -o $@ $<
+
 # LeakSanitizer: Criterion's runner keeps a few bytes it never frees.
 test: $(TEST_DEPS_STAMP) $(TEST_BIN) test-processes
 	$(Q)LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
