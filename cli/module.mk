@@ -10,9 +10,10 @@ $(BUILD)/bin/selfckpt-inspect: $(INSPECT_OBJS) $(LIB_A)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
 
+# selfckpt-run preloads the shared library: building the tool builds it too.
 RUN_OBJS := $(BUILD)/obj/cli/run.o $(BUILD)/obj/cli/tool.o
 
-$(BUILD)/bin/selfckpt-run: $(RUN_OBJS) $(LIB_A)
+$(BUILD)/bin/selfckpt-run: $(RUN_OBJS) $(LIB_A) | $(LIB_SO)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
 

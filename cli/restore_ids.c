@@ -38,15 +38,19 @@ static void forward(int sig)
 		kill(forward_to, sig);
 }
 
+/* Every signal a user or a batch system may send goes on to the restored process. */
 static void forward_signals(pid_t to)
 {
-	static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
-				    SIGCONT, SIGWINCH, SIGALRM };
 	struct sigaction sa = { .sa_handler = forward, .sa_flags = SA_RESTART };
 
 	forward_to = to;
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGCHLD || sig == SIGSEGV ||
+		    sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP ||
+		    (sig >= 32 && sig < SIGRTMIN))
+			continue; /* uncatchable, ours to wait on, faults, or libc's own */
+		sigaction(sig, &sa, NULL);
+	}
 }
 
 /* Leave the way the restored process did: killed by the same signal. */

@@ -94,7 +94,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_DIR: o->dir = optarg; break;
 		case OPT_INTERVAL: o->interval = optarg; break;
@@ -168,24 +168,27 @@ static int export_opts(const struct run_opts *o)
 	const char *level = pick(o->level, SC_ENV_LEVEL);
 	const char *log_level = pick(o->log_level, SC_ENV_LOG_LEVEL);
 	int sig_soon = SC_TRIGGER_SIGNAL_DEFAULT, sig_now = SC_TRIGGER_SIGNAL_NOW_DEFAULT, ret;
+	char name[SC_SIGNAL_NAME_MAX];
 	int64_t ns;
 
 	if (interval && sc_interval_parse(interval, &ns) < 0)
-		return sc_tool_usage_error("interval '%s' is not a number of seconds from %g to %g",
-					   interval, SC_INTERVAL_MIN, SC_INTERVAL_MAX);
+		return sc_tool_usage_error("interval '%s' is not a number of seconds from %g to "
+					   "%.0f", interval, SC_INTERVAL_MIN, SC_INTERVAL_MAX);
 	if (soon && (ret = check_signal("signal", soon, &sig_soon)) >= 0)
 		return ret;
 	if (now && (ret = check_signal("signal-now", now, &sig_now)) >= 0)
 		return ret;
 	if (sig_soon == sig_now)
-		return sc_tool_usage_error("signal and signal-now are both signal %d", sig_now);
+		return sc_tool_usage_error("signal and signal-now are both %s",
+					   sc_signal_name(sig_now, name));
 	if (level && !is_level(level))
 		return sc_tool_usage_error("level '%s' is not a whole number from -7 to 22", level);
 	if (log_level && !is_log_level(log_level))
 		return sc_tool_usage_error("log level '%s' is none of none, error, warn, info, "
 					   "debug, 0-4", log_level);
 	if ((interval && setenv(SC_ENV_INTERVAL, interval, 1)) ||
-	    (soon && setenv(SC_ENV_SIGNAL, soon, 1)) || (now && setenv(SC_ENV_SIGNAL_NOW, now, 1)) ||
+	    (soon && setenv(SC_ENV_SIGNAL, soon, 1)) ||
+	    (now && setenv(SC_ENV_SIGNAL_NOW, now, 1)) ||
 	    (level && setenv(SC_ENV_LEVEL, level, 1)) ||
 	    (log_level && setenv(SC_ENV_LOG_LEVEL, log_level, 1)) ||
 	    (o->exit_after_save && setenv(SC_ENV_EXIT_AFTER_SAVE, "1", 1)))
@@ -210,8 +213,8 @@ static int make_dir(const char *dir)
 
 			*p = '\0';
 			if (mkdir(path, 0700) < 0 && errno != EEXIST)
-				return sc_err(errno, "cannot make the checkpoint directory '%s': %s",
-					      path, strerror(errno));
+				return sc_err(errno, "cannot make the checkpoint directory "
+					      "'%s': %s", path, strerror(errno));
 			*p = c;
 		}
 		if (!*p)
@@ -262,11 +265,11 @@ static int find_library(const char *bin, char *lib)
 {
 	const char *v = getenv(SC_ENV_LIBRARY);
 	char path[PATH_MAX];
+	int n = v && *v ? snprintf(path, sizeof(path), "%s", v)
+			: snprintf(path, sizeof(path), "%s/../lib/%s", bin, LIBRARY_NAME);
 
-	if (v && *v)
-		snprintf(path, sizeof(path), "%s", v);
-	else
-		snprintf(path, sizeof(path), "%s/../lib/%s", bin, LIBRARY_NAME);
+	if (n >= (int)sizeof(path))
+		return sc_err(ENAMETOOLONG, "the library path '%s...' is too long", bin);
 	if (!realpath(path, lib))
 		return sc_err(errno, "cannot find the library '%s'%s: %s", path,
 			      v && *v ? " (SELFCKPT_LIBRARY)" : ", set SELFCKPT_LIBRARY",
@@ -305,8 +308,10 @@ static int resume(const char *bin, const char *dir)
 	char *args[] = { restore, latest, NULL };
 	struct stat st;
 
-	snprintf(latest, sizeof(latest), "%s/%s", dir, SC_TRIGGER_LATEST);
-	snprintf(restore, sizeof(restore), "%s/selfckpt-restore", bin);
+	if (snprintf(latest, sizeof(latest), "%s/%s", dir, SC_TRIGGER_LATEST) >= PATH_MAX ||
+	    snprintf(restore, sizeof(restore), "%s/selfckpt-restore", bin) >= PATH_MAX)
+		return sc_tool_exit_code(sc_err(ENAMETOOLONG, "the path of '%s' or of '%s' is too "
+						"long", dir, bin));
 	if (lstat(latest, &st) < 0)
 		return -1;
 	if (stat(latest, &st) < 0)

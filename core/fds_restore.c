@@ -197,7 +197,7 @@ static int finish_file(int tmp, const struct sc_fd *f, int min)
 	int fd, err = 0;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tmp);
-	fd = open(proc, reopen_flags(f));
+	fd = open(proc, reopen_flags(f) & ~O_NOFOLLOW); /* /proc/self/fd/N is a link */
 	if (fd < 0)
 		err = sc_err(errno, "cannot reopen the new file for '%s' (descriptor %d) through "
 			     "'%s': %s", f->path, f->fd, proc, strerror(errno));

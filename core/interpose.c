@@ -9,6 +9,10 @@
  * it keeps checkpointing. The warning says once per signal that checkpointing
  * on it is now up to the program, and how to pick another signal.
  *
+ * The warning goes through sc_log(), whose formatting is not promised to be
+ * async-signal-safe: a program that sets a trigger signal's action from inside
+ * a signal handler takes that risk, once per signal.
+ *
  * Built into the shared library only: in a static link these definitions
  * would meet the C library's own.
  */

@@ -100,9 +100,9 @@ static int read_interval(void)
 	if (!v || !*v)
 		return 0;
 	if (sc_interval_parse(v, &cfg.interval_ns) < 0)
-		return sc_err(SELFCKPT_EUSAGE, "%s='%s' is not a number of seconds from %g to %g: "
-			      "checkpoint triggers are off", SC_ENV_INTERVAL, v, SC_INTERVAL_MIN,
-			      SC_INTERVAL_MAX);
+		return sc_err(SELFCKPT_EUSAGE, "%s='%s' is not a number of seconds from %g to "
+			      "%.0f: checkpoint triggers are off", SC_ENV_INTERVAL, v,
+			      SC_INTERVAL_MIN, SC_INTERVAL_MAX);
 	return 0;
 }
 
@@ -227,11 +227,11 @@ static const char *describe(unsigned req, char *buf)
 
 static void serve(unsigned req)
 {
-	char path[PATH_MAX], why[SC_SIGNAL_NAME_MAX];
+	char path[PATH_MAX], buf[SC_SIGNAL_NAME_MAX];
 	bool by_signal = req & (SC_TRIGGER_SOON | SC_TRIGGER_NOW);
+	const char *why = describe(req, buf);
 	int n, ret;
 
-	describe(req, why);
 	n = snprintf(path, sizeof(path), "%s/%s.%d.sckpt", cfg.dir, cfg.prog, (int)getpid());
 	if (n >= (int)sizeof(path)) {
 		sc_err(ENAMETOOLONG, "image path '%s/%s...' is too long", cfg.dir, cfg.prog);

@@ -1,11 +1,13 @@
 # tests/: the Criterion suite. One binary runs every test, each in its own process.
 TEST_SRCS := \
 	tests/cli/test_inspect.c \
+	tests/cli/test_run.c \
 	tests/compress/test_chunk.c \
 	tests/compress/test_pool.c \
 	tests/core/test_fds.c \
 	tests/core/test_maps.c \
 	tests/core/test_pages.c \
+	tests/core/test_roundtrip.c \
 	tests/format/test_golden.c \
 	tests/format/test_roundtrip.c \
 	tests/format/test_truncation.c
@@ -52,6 +54,7 @@ $(BENCH_FORMAT): $(BUILD)/obj/tests/bench/bench_format.o $(BUILD)/lib/libselfckp
 
 bench: $(BENCH_FORMAT)
 	$(Q)$(BENCH_FORMAT) $(BENCH_ARGS)
+	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) bench-ckpt
 
 # golden: the images of tests/golden/ (committed; see its README.md). Regenerate them only
 # when the format changes: `make golden`, then check the offsets test_golden.c expects.
@@ -94,3 +97,39 @@ fuzz: $(FUZZ_BIN)
 		-artifact_prefix=$(FUZZ_BUILD)/ $(FUZZ_CORPUS)
 
 -include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)
+
+# Round-trip test programs (tests/progs/, run by tests/core/test_roundtrip.c): each is its own
+# process that checkpoints itself, linked with the static library. Like every checkpointed
+# process they come from the plain build (test-processes, PLAIN_BUILD in the Makefile).
+PROG_NAMES := clock dlopen files growth heap mapfile signals threads tlsmisc
+
+test-progs: $(PROG_NAMES:%=$(BUILD)/tests/progs/%)
+
+$(PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c tests/progs/prog.h \
+		$(BUILD)/lib/libselfckpt.a | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(SC_CFLAGS) $(CFLAGS) -o $@ $< \
+		$(BUILD)/lib/libselfckpt.a $(SC_LDLIBS) -ldl
+
+# bench-ckpt: checkpoint and restart of a whole process (ckpt-subject) against the write
+# floor and the read-back of its image; `make bench` runs it after bench-format. The subject
+# is checkpointed and restored, so it and everything here come from the plain build.
+BENCH_CKPT := $(BUILD)/tests/bench-ckpt
+CKPT_SUBJECT := $(BUILD)/tests/ckpt-subject
+
+$(BENCH_CKPT): $(BUILD)/obj/tests/bench/bench_ckpt.o
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ -lpthread
+
+$(CKPT_SUBJECT): $(BUILD)/obj/tests/bench/ckpt_subject.o $(BUILD)/lib/libselfckpt.a
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
+
+.PHONY: bench-ckpt
+ifeq ($(SAN),1)
+bench-ckpt:
+	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) bench-ckpt
+else
+bench-ckpt: $(BENCH_CKPT) $(CKPT_SUBJECT) $(BUILD)/bin/selfckpt-restore
+	$(Q)$(BENCH_CKPT) $(BENCH_ARGS)
+endif

@@ -60,8 +60,10 @@ int main(int argc, char **argv)
 		own_handlers(argv[3]);
 	n = atoi(argv[2]);
 	for (int i = 0; i < n; i++) {
+		off_t at = (off_t)i * COUNTER_LINE_LEN;
+
 		snprintf(line, sizeof(line), "line %06d\n", i % 1000000);
-		if (pwrite(fd, line, COUNTER_LINE_LEN, (off_t)i * COUNTER_LINE_LEN) != COUNTER_LINE_LEN) {
+		if (pwrite(fd, line, COUNTER_LINE_LEN, at) != COUNTER_LINE_LEN) {
 			perror("pwrite");
 			return 1;
 		}

@@ -65,8 +65,8 @@ __attribute__((noreturn, format(printf, 1, 2))) static void prog_die(const char 
 }
 
 /* One check on standard output: "name: ok", or "name: FAILED (details)". */
-__attribute__((format(printf, 3, 4))) static void prog_check(const char *name, int ok,
-							      const char *fmt, ...)
+__attribute__((format(printf, 3, 4), unused))
+static void prog_check(const char *name, int ok, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ckpt_subject.c - the process that bench-ckpt checkpoints and restores.
+ *
+ *   ckpt-subject KIND TOUCHED_MIB IMAGE [UNTOUCHED_MIB [sleep|spin]]
+ *
+ * It fills TOUCHED_MIB of memory with one kind of data (heap-like, float or
+ * random, generated as bench-format does), maps UNTOUCHED_MIB more (default
+ * 512) that it never touches, starts a ticker thread, and times
+ * selfckpt_save(IMAGE). Its standard output, one line each:
+ *
+ *   saved CKPT_S PAUSE_S T0 T1   the save returned SELFCKPT_SAVED; then SIGKILL
+ *                                (T0, T1: CLOCK_MONOTONIC around it, for perf --time)
+ *   restored REALTIME_NS         first thing in the restored process
+ *   check ok | check bad WHAT    the data, checksummed again; then exit 0
+ *
+ * The pause is what the application sees: selfckpt_save() stops every other
+ * thread only while it takes the copy-on-write snapshot, so the ticker, which
+ * reads the clock in a loop, finds its longest gap between two readings during
+ * the save. "sleep" (the default) ticks every TICK_NS and leaves the CPUs to
+ * the checkpoint's compression threads, the gap less the tick is the pause;
+ * "spin" reads the clock without pause, as a busy application thread would,
+ * and takes one CPU from the checkpoint.
+ *
+ * Built without sanitizers: their shadow memory is no part of an image.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <xxhash.h>
+
+#include "selfckpt.h"
+
+#define PAGE 4096u
+#define SEED 0x5e1fc4c9d2a1b3f7ull
+#define TICK_NS 100000ll /* the sleeping ticker's period */
+
+struct ticker {
+	bool spin;
+	int run;          /* atomic: 0 stops the thread */
+	int measure;      /* atomic: gaps count while set */
+	int64_t max_gap;  /* atomic: the longest gap seen while measuring, ns */
+	uint64_t ticks;
+};
+
+static int64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* ---- data, as tests/bench/bench_format.c makes it ---- */
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static const char *const heap_words[] = {
+	"name", "value", "id", "config", "/usr/lib", "error", "session", "user", "GET /",
+	"true", "false", "null", "count", "key", "path", "utf-8", "json", "item", "en_US",
+	"http://", "data", "index",
+};
+
+/* One page of a busy heap: pointers into a few arenas, small integers, strings, NULLs. */
+static void heap_page(uint8_t *p, uint64_t *rng)
+{
+	uint64_t ptr = 0x00007f3a00000000ull + (xorshift(rng) % 16) * 0x4000000ull +
+		       (xorshift(rng) & 0x3fffff0ull);
+	unsigned nw = sizeof(heap_words) / sizeof(heap_words[0]);
+
+	for (unsigned i = 0; i < PAGE / 8; i++) {
+		uint64_t r = xorshift(rng), v = 0;
+		unsigned kind = (unsigned)(r % 100);
+
+		if (kind < 50) {
+			ptr += 16 * (1 + (r >> 8) % 4);
+			v = ptr;
+		} else if (kind < 70) {
+			v = (r >> 8) % 1000;
+		} else if (kind < 85) {
+			const char *w = heap_words[(r >> 8) % nw];
+
+			memcpy(&v, w, strnlen(w, sizeof(v)));
+		}
+		memcpy(p + 8 * i, &v, sizeof(v));
+	}
+}
+
+/*
+ * Half the pages zero, the rest heap_page(), in a pseudo-random order. The
+ * zero pages are written too: they are touched memory the checkpoint must read.
+ */
+static void gen_heap(uint8_t *p, uint64_t size)
+{
+	uint64_t n = size / PAGE, rng = SEED;
+	uint8_t *zero = malloc(n);
+
+	if (!zero) {
+		fprintf(stderr, "ckpt-subject: out of memory for the page order\n");
+		exit(3);
+	}
+	for (uint64_t i = 0; i < n; i++)
+		zero[i] = i < n / 2;
+	for (uint64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
+		uint64_t j = xorshift(&rng) % (i + 1);
+		uint8_t t = zero[i];
+
+		zero[i] = zero[j];
+		zero[j] = t;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		if (zero[i])
+			memset(p + i * PAGE, 0, PAGE);
+		else
+			heap_page(p + i * PAGE, &rng);
+	}
+	free(zero);
+}
+
+/* cos and sin of a small angle @d (Taylor series; no libm needed). */
+static void rotation(double d, double *c, double *s)
+{
+	*c = 1 - d * d / 2 + d * d * d * d / 24;
+	*s = d - d * d * d / 6 + d * d * d * d * d / 120;
+}
+
+/* Two slow waves with the low 16 mantissa bits replaced by noise, like trained weights. */
+static void gen_float(uint8_t *p, uint64_t size)
+{
+	double s1 = 0, c1 = 1, s2 = 0, c2 = 1, cd1, sd1, cd2, sd2;
+	uint64_t rng = SEED ^ 1;
+
+	rotation(1e-4, &cd1, &sd1);
+	rotation(3.7e-3, &cd2, &sd2);
+	for (uint64_t i = 0; i < size / 4; i++) {
+		double t = s1 * cd1 + c1 * sd1;
+		float f;
+		uint32_t bits;
+
+		c1 = c1 * cd1 - s1 * sd1;
+		s1 = t;
+		t = s2 * cd2 + c2 * sd2;
+		c2 = c2 * cd2 - s2 * sd2;
+		s2 = t;
+		f = (float)(0.05 * s1 + 0.02 * s2);
+		memcpy(&bits, &f, 4);
+		bits = (bits & ~0xffffu) | (uint32_t)(xorshift(&rng) & 0xffffu);
+		memcpy(p + 4 * i, &bits, 4);
+	}
+}
+
+static void gen_random(uint8_t *p, uint64_t size)
+{
+	uint64_t rng = SEED ^ 2;
+
+	for (uint64_t i = 0; i < size / 8; i++) {
+		uint64_t v = xorshift(&rng);
+
+		memcpy(p + 8 * i, &v, 8);
+	}
+}
+
+static const struct {
+	const char *name;
+	void (*gen)(uint8_t *p, uint64_t size);
+} kinds[] = {
+	{ "heap-like", gen_heap },
+	{ "float", gen_float },
+	{ "random", gen_random },
+};
+
+/* ---- the ticker ---- */
+
+static void *tick_main(void *arg)
+{
+	struct ticker *t = arg;
+	struct timespec period = { 0, TICK_NS };
+	int64_t last = clock_ns(CLOCK_MONOTONIC);
+
+	while (__atomic_load_n(&t->run, __ATOMIC_RELAXED)) {
+		int64_t now, gap;
+
+		if (!t->spin)
+			nanosleep(&period, NULL);
+		now = clock_ns(CLOCK_MONOTONIC);
+		gap = now - last;
+		last = now;
+		t->ticks++;
+		if (__atomic_load_n(&t->measure, __ATOMIC_RELAXED) &&
+		    gap > __atomic_load_n(&t->max_gap, __ATOMIC_RELAXED))
+			__atomic_store_n(&t->max_gap, gap, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* ---- the run ---- */
+
+__attribute__((noreturn)) static void die(const char *what, const char *why)
+{
+	fprintf(stderr, "ckpt-subject: %s: %s\n", what, why);
+	exit(3);
+}
+
+static uint8_t *map(uint64_t size, const char *what)
+{
+	void *p = mmap(NULL, size ? size : PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		die(what, strerror(errno));
+	return p;
+}
+
+/* One byte of each MiB of the untouched mapping: it must read back as zero. */
+static bool untouched_zero(const uint8_t *p, uint64_t size)
+{
+	for (uint64_t off = 0; off < size; off += 1 << 20)
+		if (p[off])
+			return false;
+	return true;
+}
+
+/* Back from the image: the first line is the timestamp bench-ckpt times the restart by. */
+static int resumed(const uint8_t *data, uint64_t size, uint64_t sum, const uint8_t *untouched,
+		   uint64_t untouched_size)
+{
+	uint64_t again;
+
+	printf("restored %lld\n", (long long)clock_ns(CLOCK_REALTIME));
+	fflush(stdout);
+	again = XXH3_64bits(data, size);
+	if (again != sum)
+		printf("check bad data: stored 0x%016llx, computed 0x%016llx\n",
+		       (unsigned long long)sum, (unsigned long long)again);
+	else if (!untouched_zero(untouched, untouched_size))
+		printf("check bad untouched mapping is not zero\n");
+	else
+		printf("check ok\n");
+	fflush(stdout);
+	return 0;
+}
+
+static uint64_t parse_mib(const char *s, const char *what)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || v > (1ull << 22))
+		die(what, "expected a number of MiB");
+	return (uint64_t)v << 20;
+}
+
+int main(int argc, char **argv)
+{
+	struct ticker t = { .run = 1 };
+	uint64_t size, untouched_size = 512ull << 20, sum;
+	uint8_t *data, *untouched;
+	pthread_t th;
+	int64_t t0, t1;
+	size_t k;
+	int ret;
+
+	if (argc < 4 || argc > 6)
+		die("usage", "ckpt-subject KIND TOUCHED_MIB IMAGE [UNTOUCHED_MIB [sleep|spin]]");
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && strcmp(kinds[k].name, argv[1]); k++)
+		;
+	if (k == sizeof(kinds) / sizeof(kinds[0]))
+		die(argv[1], "unknown kind: expected heap-like, float or random");
+	size = parse_mib(argv[2], "TOUCHED_MIB");
+	if (argc > 4)
+		untouched_size = parse_mib(argv[4], "UNTOUCHED_MIB");
+	t.spin = argc > 5 && !strcmp(argv[5], "spin");
+
+	data = map(size, "cannot map the data");
+	untouched = map(untouched_size, "cannot map the untouched region");
+	kinds[k].gen(data, size);
+	sum = XXH3_64bits(data, size);
+	if (pthread_create(&th, NULL, tick_main, &t))
+		die("pthread_create", "cannot start the ticker");
+
+	fflush(stdout); /* the restored process starts with an empty buffer */
+	__atomic_store_n(&t.measure, 1, __ATOMIC_RELAXED);
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	ret = selfckpt_save(argv[3]);
+	t1 = clock_ns(CLOCK_MONOTONIC);
+	if (ret == SELFCKPT_RESTORED)
+		return resumed(data, size, sum, untouched, untouched_size);
+	__atomic_store_n(&t.measure, 0, __ATOMIC_RELAXED);
+	if (ret != SELFCKPT_SAVED)
+		die("selfckpt_save", selfckpt_last_error());
+	printf("saved %.6f %.6f %.6f %.6f\n", (double)(t1 - t0) * 1e-9,
+	       (double)(__atomic_load_n(&t.max_gap, __ATOMIC_RELAXED) -
+			(t.spin ? 0 : TICK_NS)) * 1e-9,
+	       (double)t0 * 1e-9, (double)t1 * 1e-9);
+	fflush(stdout);
+	raise(SIGKILL); /* the image is the only way forward */
+	return 3;
+}
