@@ -80,13 +80,16 @@ static int freeze(struct sc_frozen *fz)
 	me->flags = SC_THREAD_COORDINATOR;
 	sc_sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&me->sigmask, 8);
 	sc_sys2(SYS_rt_sigpending, (long)&me->pending, 8);
-	sc_stopped.shared_pending = sc_shared_pending();
+	sc_pending_take_private(sc_stopped.self);
+	sc_pending_take_shared();
 	fz->brk = (uint64_t)sc_sys1(SYS_brk, 0);
 	capture_signals(&fz->signals);
 	if (sc_ctx_save(&me->ctx))
 		return 1;
 	fz->child = (pid_t)sc_clone_frozen();
 	sc_threads_release();
+	sc_pending_requeue(sc_stopped.self);
+	sc_pending_requeue(SC_PENDING_PROCESS);
 	if (fz->child < 0)
 		return sc_err(-fz->child, "cannot create the snapshot process: %s",
 			      strerror(-fz->child));

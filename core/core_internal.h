@@ -71,6 +71,21 @@ void sc_thread_start(struct sc_thread_state *t) __attribute__((noreturn));
 #endif /* SC_CORE_INTERNAL_H */
 
 /*
+ * A signal that was pending (blocked) at the checkpoint, with its siginfo.
+ * Pending signals are taken off the kernel's queues while the threads are
+ * stopped, so that the snapshot holds them, and queued again as they were -
+ * in the running process at once, in a restored one when it resumes.
+ */
+#define SC_MAX_PENDING 256
+#define SC_PENDING_PROCESS -1 /* slot of a process-directed signal */
+
+struct sc_pending_sig {
+	int32_t slot; /* thread index in sc_stopped, or SC_PENDING_PROCESS */
+	int32_t sig;
+	uint8_t info[128]; /* siginfo_t */
+};
+
+/*
  * The threads of the process while a checkpoint stops them. Lives in static
  * memory so that the stop path never allocates, and so that at restart the
  * restored coordinator finds every thread's state in its own memory.
@@ -83,7 +98,8 @@ struct sc_stopped {
 	int gen;           /* futex: bumped to release the parked threads */
 	int restored;      /* 1 while the threads resume from an image */
 	int stop_signal;   /* the signal that stops a thread */
-	uint64_t shared_pending; /* process-directed pending signals at the stop */
+	struct sc_pending_sig pending[SC_MAX_PENDING]; /* taken off the queues at the stop */
+	int n_pending;
 	int32_t pid;
 };
 
@@ -96,5 +112,8 @@ int sc_restart_finish(void);
 void sc_stop_handler(int sig, siginfo_t *si, void *uc);
 int sc_threads_stop(void);
 void sc_threads_release(void);
-uint64_t sc_shared_pending(void);
-void sc_reraise_pending(uint64_t set);
+
+/* pending_rt.c */
+void sc_pending_take_private(int slot);
+void sc_pending_take_shared(void);
+void sc_pending_requeue(int slot);

@@ -238,7 +238,11 @@ static int restore_memfd(const struct sc_fd *f, int min)
 	return finish_file(fd, f, min);
 }
 
-/* An unlinked file comes back unlinked: O_TMPFILE in its old directory, else /tmp. */
+/*
+ * An unlinked file comes back unlinked: created under its old name and
+ * unlinked at once, so that it shows as "name (deleted)" as before; when that
+ * name is taken again, O_TMPFILE in its old directory, else in /tmp.
+ */
 static int restore_deleted(const struct sc_fd *f, int min)
 {
 	char dir[PATH_MAX];
@@ -249,7 +253,11 @@ static int restore_deleted(const struct sc_fd *f, int min)
 	slash = strrchr(dir, '/');
 	if (slash)
 		slash[slash == dir] = '\0';
-	fd = slash ? open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
+	fd = open(f->path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0)
+		unlink(f->path);
+	if (fd < 0 && slash)
+		fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0)
 		fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -323,16 +331,40 @@ static int refill_pipe(int w, const struct sc_fd *fds, size_t n, const struct sc
 	return 0;
 }
 
+/* Status flags a descriptor of a pipe can have changed with F_SETFL. */
+#define PIPE_STATUS (O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME)
+
 /*
- * Re-create the pipe of @fds[first] once for all its ends: each end is opened
- * through /proc from a fresh pipe, so it gets its own access mode and status
- * flags. The fresh ends are closed last: an end the process did not hold is
- * then gone, and readers see the saved bytes, then end of file.
+ * Put one end of the new pipe at @f's number: the end itself, with @f's status
+ * flags, so it is the same kind of descriptor as before (an open() through
+ * /proc would add O_LARGEFILE). A FIFO opened read-write needs its own open
+ * file, through /proc.
+ */
+static int place_end(const int ends[2], const struct sc_fd *f, int min)
+{
+	char proc[48];
+	int err, fd;
+
+	if ((f->open_flags & O_ACCMODE) == O_RDWR) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", ends[0]);
+		fd = open_path(proc, reopen_flags(f), min, f);
+		return fd < 0 ? fd : place(fd, f);
+	}
+	err = place_copy(ends[f->kind == SC_FD_PIPE_W], f);
+	if (!err && fcntl(f->fd, F_SETFL, f->open_flags & PIPE_STATUS) < 0)
+		err = sc_err(errno, "cannot set the flags of descriptor %d ('%s'): %s", f->fd,
+			     f->path, strerror(errno));
+	return err;
+}
+
+/*
+ * Re-create the pipe of @fds[first] once for all its ends. The fresh ends are
+ * closed last: an end the process did not hold is then gone, and readers see
+ * the saved bytes, then end of file.
  */
 static int restore_pipe(const struct sc_fd *fds, size_t n, size_t first, int min)
 {
 	int ends[2], err = 0;
-	char proc[48];
 
 	if (pipe2(ends, O_CLOEXEC | O_NONBLOCK) < 0)
 		return sc_err(errno, "cannot create the pipe of descriptor %d ('%s'): %s",
@@ -345,14 +377,9 @@ static int restore_pipe(const struct sc_fd *fds, size_t n, size_t first, int min
 		return ends[0] < 0 ? ends[0] : ends[1];
 	}
 	err = refill_pipe(ends[1], fds, n, &fds[first]);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", ends[0]);
-	for (size_t i = first; i < n && !err; i++) {
-		if (fds[i].fd <= 2 || !same_pipe(&fds[i], &fds[first]))
-			continue;
-		err = open_path(proc, reopen_flags(&fds[i]), min, &fds[i]);
-		if (err >= 0)
-			err = place(err, &fds[i]);
-	}
+	for (size_t i = first; i < n && !err; i++)
+		if (fds[i].fd > 2 && same_pipe(&fds[i], &fds[first]))
+			err = place_end(ends, &fds[i], min);
 	close(ends[0]);
 	close(ends[1]);
 	return err;

@@ -47,10 +47,8 @@ int sc_restart_finish(void)
 	sc_stopped.restored = 1;
 	sc_threads_release();
 	/* Still blocked here: they are delivered as the saved mask allows. */
-	sc_reraise_pending(me->pending & ~sc_stopped.shared_pending);
-	for (int sig = 1; sig <= 64; sig++)
-		if ((sc_stopped.shared_pending >> (sig - 1)) & 1 && sig != SIGKILL && sig != SIGSTOP)
-			kill(sc_stopped.pid, sig);
+	sc_pending_requeue(sc_stopped.self);
+	sc_pending_requeue(SC_PENDING_PROCESS);
 	sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&me->sigmask, 0, 8);
 	return 0;
 }

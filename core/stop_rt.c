@@ -46,12 +46,14 @@ void sc_stop_handler(int sig, siginfo_t *si, void *ucv)
 	sc_thread_capture(t);
 	t->sigmask = *(uint64_t *)&uc->uc_sigmask;
 	sc_sys2(SYS_rt_sigpending, (long)&t->pending, 8);
-	if (sc_ctx_save(&t->ctx)) /* back from an image: its blocked signals are pending again */
-		sc_reraise_pending(t->pending & ~sc_stopped.shared_pending);
+	sc_pending_take_private(si->si_value.sival_int);
+	sc_ctx_save(&t->ctx);
 	__atomic_add_fetch(&sc_stopped.stopped, 1, __ATOMIC_RELEASE);
 	sc_futex_wake(&sc_stopped.stopped, 1);
 	while (load(&sc_stopped.gen) == gen)
 		sc_futex_wait(&sc_stopped.gen, gen);
+	/* Released, here or in a process restored from an image: its signals wait again. */
+	sc_pending_requeue(si->si_value.sival_int);
 }
 
 struct linux_dirent64 {
@@ -169,6 +171,7 @@ int sc_threads_stop(void)
 	sc_stopped.stopped = 0;
 	sc_stopped.restored = 0;
 	sc_stopped.self = 0;
+	sc_stopped.n_pending = 0;
 	sc_stopped.threads[0].tid = (int32_t)sc_gettid();
 	sc_stopped.n = 1;
 	dirfd = (int)sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/task",
@@ -188,40 +191,4 @@ void sc_threads_release(void)
 {
 	__atomic_add_fetch(&sc_stopped.gen, 1, __ATOMIC_RELEASE);
 	sc_futex_wake(&sc_stopped.gen, 0x7fffffff);
-}
-
-/* Pending signals directed at the process, from /proc/self/status "ShdPnd". */
-uint64_t sc_shared_pending(void)
-{
-	static char buf[8192];
-	static const char key[] = "\nShdPnd:\t";
-	uint64_t set = 0;
-	long n, fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
-
-	if (fd < 0)
-		return 0;
-	n = sc_sys3(SYS_read, fd, (long)buf, sizeof(buf) - 1);
-	sc_sys1(SYS_close, fd);
-	for (long i = 0; n > 0 && i + (long)sizeof(key) < n; i++) {
-		long k = 0;
-
-		while (k < (long)sizeof(key) - 1 && buf[i + k] == key[k])
-			k++;
-		if (k < (long)sizeof(key) - 1)
-			continue;
-		for (char *p = buf + i + k; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
-			set = set << 4 | (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
-		break;
-	}
-	return set;
-}
-
-/* Raise @set again at the calling thread (blocked: they wait as they did). */
-void sc_reraise_pending(uint64_t set)
-{
-	long pid = sc_sys0(SYS_getpid), tid = sc_gettid();
-
-	for (int sig = 1; sig <= 64; sig++)
-		if ((set >> (sig - 1)) & 1 && sig != 9 && sig != 19 && sig != sc_stopped.stop_signal)
-			sc_sys3(SYS_tgkill, pid, tid, sig);
 }
