@@ -60,10 +60,11 @@ __asm__(".text\n"
 /*
  * long sc_clone_frozen(void): fork the address space (clone with SIGCHLD and
  * nothing shared) and return the child's pid to the caller. The child never
- * returns: it blocks every signal and pauses for ever, writing nothing to its
- * memory, so that memory stays the parent's at the instant of the clone. It
- * runs no atfork handler (glibc's would reset locks and thread lists in the
- * copy) and has no use for its stack.
+ * returns: it asks to be killed with the thread that made it, blocks every
+ * signal and pauses for ever, writing nothing to its memory, so that memory
+ * stays the parent's at the instant of the clone. It runs no atfork handler
+ * (glibc's would reset locks and thread lists in the copy) and has no use for
+ * its stack.
  */
 __asm__(".text\n"
 	".globl sc_clone_frozen\n"
@@ -79,6 +80,10 @@ __asm__(".text\n"
 	"	syscall\n"
 	"	test %rax, %rax\n"
 	"	jnz 1f\n"
+	"	mov $157, %eax\n"         /* SYS_prctl(PR_SET_PDEATHSIG, SIGKILL) */
+	"	mov $1, %edi\n"
+	"	mov $9, %esi\n"
+	"	syscall\n"
 	"	mov $14, %eax\n"          /* SYS_rt_sigprocmask(SIG_SETMASK, all, NULL, 8) */
 	"	mov $2, %edi\n"
 	"	lea sc_all_signals(%rip), %rsi\n"

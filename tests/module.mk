@@ -1,6 +1,7 @@
 # tests/: the Criterion suite. One binary runs every test, each in its own process.
 TEST_SRCS := \
 	tests/cli/test_inspect.c \
+	tests/cli/test_real_programs.c \
 	tests/cli/test_run.c \
 	tests/compress/test_chunk.c \
 	tests/compress/test_pool.c \

@@ -85,7 +85,12 @@ static const struct kind kinds[] = {
 	{ "random", TARGET_CKPT_DENSE, 0 },
 };
 
-enum metric { M_CKPT, M_PAUSE, M_IMAGE, M_RESTART, M_READBACK, M_FLOOR, M_FLOOR_SYNC, M_N };
+enum metric {
+	M_CKPT, M_PAUSE, M_IMAGE, M_RESTART, M_READBACK, M_FLOOR, M_FLOOR_SYNC,
+	M_MAIN_CPU, M_ALL_CPU, /* CPU time of the saving thread and of the subject during the save */
+	M_PAUSE_AT,            /* when the longest pause began, from the start of the save */
+	M_N
+};
 
 struct row {
 	const struct kind *kind;
@@ -224,7 +229,7 @@ static void describe_status(char *s, size_t n, int status)
 }
 
 /* The subject checkpoints itself and dies by SIGKILL; it reports the time and the pause. */
-static int run_subject(const struct job *j, double *ckpt, double *pause)
+static int run_subject(const struct job *j, double *m)
 {
 	char size[32], untouched[32], out[4096], st[64];
 	char *argv[] = { (char *)j->o->subject, (char *)j->kind->name, size, image_path,
@@ -238,7 +243,8 @@ static int run_subject(const struct job *j, double *ckpt, double *pause)
 	err = run_child(argv, out, sizeof(out), &status, &t0);
 	describe_status(st, sizeof(st), status);
 	if (err < 0 || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL ||
-	    sscanf(out, "saved %lf %lf", ckpt, pause) != 2) {
+	    sscanf(out, "saved %lf %lf %*f %*f %lf %lf %lf", &m[M_CKPT], &m[M_PAUSE],
+		   &m[M_MAIN_CPU], &m[M_ALL_CPU], &m[M_PAUSE_AT]) != 5) {
 		fprintf(stderr, "bench-ckpt: the checkpoint of %s %llu MiB failed (%s, %s): "
 				"expected 'saved' and SIGKILL, found '%s'\n",
 			j->kind->name, (unsigned long long)(j->size >> 20),
@@ -389,7 +395,7 @@ static double median(double *v, unsigned n)
 static int run_once(const struct job *j, double *m)
 {
 	struct stat st;
-	int err = run_subject(j, &m[M_CKPT], &m[M_PAUSE]);
+	int err = run_subject(j, m);
 
 	if (err < 0)
 		return err;
@@ -423,10 +429,13 @@ static int bench_case(const struct job *j, struct row *row)
 			i + 1, n);
 		if (run_once(j, m) < 0)
 			return -1;
-		fprintf(stderr, "  ckpt %.3f s, pause %.1f ms, image %.1f MiB, restart %.3f s, "
+		fprintf(stderr, "  ckpt %.3f s (cpu: saving thread %.3f s, all %.3f s), "
+				"pause %.1f ms at +%.1f ms, image %.1f MiB, restart %.3f s, "
 				"read-back %.3f s, floor %.3f s (fsync %.3f s)\n",
-			m[M_CKPT], m[M_PAUSE] * 1e3, m[M_IMAGE] / (1 << 20), m[M_RESTART],
-			m[M_READBACK], m[M_FLOOR], m[M_FLOOR_SYNC]);
+			m[M_CKPT], m[M_MAIN_CPU], m[M_ALL_CPU], m[M_PAUSE] * 1e3,
+			m[M_PAUSE_AT] * 1e3,
+			m[M_IMAGE] / (1 << 20), m[M_RESTART], m[M_READBACK], m[M_FLOOR],
+			m[M_FLOOR_SYNC]);
 		for (int k = 0; k < M_N; k++)
 			v[k][i] = m[k];
 	}
@@ -473,6 +482,17 @@ static void print_table(const struct row *rows, size_t n)
 	printf("medians; floor = pwrite() of the touched bytes on %ld threads then fsync() "
 	       "(nosync: without); c/flr = ckpt over floor; untch = MiB mapped, never touched\n",
 	       floor_threads());
+	printf("\nwhere the checkpoint's time goes (medians, seconds)\n%-9s %6s %6s  %7s %9s "
+	       "%9s %9s\n", "data", "MiB", "untch", "ckpt", "save thr", "all thr", "fsync");
+	for (size_t i = 0; i < n; i++)
+		printf("%-9s %6llu %6llu  %7.3f %9.3f %9.3f %9.3f\n", rows[i].kind->name,
+		       (unsigned long long)(rows[i].size >> 20),
+		       (unsigned long long)(rows[i].untouched >> 20), rows[i].med[M_CKPT],
+		       rows[i].med[M_MAIN_CPU], rows[i].med[M_ALL_CPU],
+		       rows[i].med[M_FLOOR_SYNC] - rows[i].med[M_FLOOR]);
+	printf("save thr, all thr: CPU time of the thread in selfckpt_save() and of the whole "
+	       "subject during it;\nfsync: what the final fsync() adds to the floor (synced "
+	       "minus unsynced), an estimate of the checkpoint's own\n");
 }
 
 /* The same case with 4 GiB more untouched: time and size must not move. */

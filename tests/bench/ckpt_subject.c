@@ -9,8 +9,11 @@
  * 512) that it never touches, starts a ticker thread, and times
  * selfckpt_save(IMAGE). Its standard output, one line each:
  *
- *   saved CKPT_S PAUSE_S T0 T1   the save returned SELFCKPT_SAVED; then SIGKILL
- *                                (T0, T1: CLOCK_MONOTONIC around it, for perf --time)
+ *   saved CKPT_S PAUSE_S T0 T1 MAIN_CPU_S ALL_CPU_S PAUSE_AT_S
+ *                                the save returned SELFCKPT_SAVED; then SIGKILL.
+ *                                T0, T1: CLOCK_MONOTONIC around it (for perf --time);
+ *                                CPU time of the saving thread and of all threads
+ *                                during it; when the longest pause began, from T0
  *   restored REALTIME_NS         first thing in the restored process
  *   check ok | check bad WHAT    the data, checksummed again; then exit 0
  *
@@ -47,6 +50,7 @@ struct ticker {
 	int run;          /* atomic: 0 stops the thread */
 	int measure;      /* atomic: gaps count while set */
 	int64_t max_gap;  /* atomic: the longest gap seen while measuring, ns */
+	int64_t gap_at;   /* atomic: CLOCK_MONOTONIC at the start of that gap */
 	uint64_t ticks;
 };
 
@@ -202,8 +206,10 @@ static void *tick_main(void *arg)
 		last = now;
 		t->ticks++;
 		if (__atomic_load_n(&t->measure, __ATOMIC_RELAXED) &&
-		    gap > __atomic_load_n(&t->max_gap, __ATOMIC_RELAXED))
+		    gap > __atomic_load_n(&t->max_gap, __ATOMIC_RELAXED)) {
 			__atomic_store_n(&t->max_gap, gap, __ATOMIC_RELAXED);
+			__atomic_store_n(&t->gap_at, now - gap, __ATOMIC_RELAXED);
+		}
 	}
 	return NULL;
 }
@@ -273,7 +279,7 @@ int main(int argc, char **argv)
 	uint64_t size, untouched_size = 512ull << 20, sum;
 	uint8_t *data, *untouched;
 	pthread_t th;
-	int64_t t0, t1;
+	int64_t t0, t1, main0, main1, all0, all1;
 	size_t k;
 	int ret;
 
@@ -297,18 +303,24 @@ int main(int argc, char **argv)
 
 	fflush(stdout); /* the restored process starts with an empty buffer */
 	__atomic_store_n(&t.measure, 1, __ATOMIC_RELAXED);
+	all0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	main0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	ret = selfckpt_save(argv[3]);
 	t1 = clock_ns(CLOCK_MONOTONIC);
+	main1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	all1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	if (ret == SELFCKPT_RESTORED)
 		return resumed(data, size, sum, untouched, untouched_size);
 	__atomic_store_n(&t.measure, 0, __ATOMIC_RELAXED);
 	if (ret != SELFCKPT_SAVED)
 		die("selfckpt_save", selfckpt_last_error());
-	printf("saved %.6f %.6f %.6f %.6f\n", (double)(t1 - t0) * 1e-9,
+	printf("saved %.6f %.6f %.6f %.6f %.6f %.6f %.6f\n", (double)(t1 - t0) * 1e-9,
 	       (double)(__atomic_load_n(&t.max_gap, __ATOMIC_RELAXED) -
 			(t.spin ? 0 : TICK_NS)) * 1e-9,
-	       (double)t0 * 1e-9, (double)t1 * 1e-9);
+	       (double)t0 * 1e-9, (double)t1 * 1e-9, (double)(main1 - main0) * 1e-9,
+	       (double)(all1 - all0) * 1e-9,
+	       (double)(__atomic_load_n(&t.gap_at, __ATOMIC_RELAXED) - t0) * 1e-9);
 	fflush(stdout);
 	raise(SIGKILL); /* the image is the only way forward */
 	return 3;
