@@ -400,8 +400,9 @@ static int run_once(const struct job *j, double *m)
 	if (err < 0)
 		return err;
 	if (stat(image_path, &st) < 0) {
-		fprintf(stderr, "bench-ckpt: cannot stat '%s': %s\n", image_path, strerror(errno));
-		return -errno;
+		err = -errno;
+		fprintf(stderr, "bench-ckpt: cannot stat '%s': %s\n", image_path, strerror(-err));
+		return err;
 	}
 	m[M_IMAGE] = (double)st.st_size;
 	err = run_restore(j, &m[M_RESTART]);

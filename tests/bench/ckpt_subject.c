@@ -13,7 +13,9 @@
  *                                the save returned SELFCKPT_SAVED; then SIGKILL.
  *                                T0, T1: CLOCK_MONOTONIC around it (for perf --time);
  *                                CPU time of the saving thread and of all threads
- *                                during it; when the longest pause began, from T0
+ *                                during it; when the longest pause began, from T0;
+ *                                then "gaps", each gap of 2 ms or more as +START/LENGTH
+ *                                in ms from T0 (for reading by eye)
  *   restored REALTIME_NS         first thing in the restored process
  *   check ok | check bad WHAT    the data, checksummed again; then exit 0
  *
@@ -44,6 +46,8 @@
 #define PAGE 4096u
 #define SEED 0x5e1fc4c9d2a1b3f7ull
 #define TICK_NS 100000ll /* the sleeping ticker's period */
+#define LOG_GAP_NS 2000000ll /* gaps this long are also listed, up to MAX_GAPS */
+#define MAX_GAPS 32
 
 struct ticker {
 	bool spin;
@@ -51,7 +55,9 @@ struct ticker {
 	int measure;      /* atomic: gaps count while set */
 	int64_t max_gap;  /* atomic: the longest gap seen while measuring, ns */
 	int64_t gap_at;   /* atomic: CLOCK_MONOTONIC at the start of that gap */
-	uint64_t ticks;
+	int64_t gaps[MAX_GAPS][2]; /* start and length of long gaps; read after measuring */
+	int n_gaps;
+	uint64_t ticks;   /* atomic */
 };
 
 static int64_t clock_ns(clockid_t clk)
@@ -204,14 +210,32 @@ static void *tick_main(void *arg)
 		now = clock_ns(CLOCK_MONOTONIC);
 		gap = now - last;
 		last = now;
-		t->ticks++;
+		__atomic_add_fetch(&t->ticks, 1, __ATOMIC_RELAXED);
 		if (__atomic_load_n(&t->measure, __ATOMIC_RELAXED) &&
 		    gap > __atomic_load_n(&t->max_gap, __ATOMIC_RELAXED)) {
 			__atomic_store_n(&t->max_gap, gap, __ATOMIC_RELAXED);
 			__atomic_store_n(&t->gap_at, now - gap, __ATOMIC_RELAXED);
 		}
+		if (__atomic_load_n(&t->measure, __ATOMIC_RELAXED) && gap >= LOG_GAP_NS &&
+		    t->n_gaps < MAX_GAPS) {
+			t->gaps[t->n_gaps][0] = now - gap;
+			t->gaps[t->n_gaps][1] = gap;
+			__atomic_store_n(&t->n_gaps, t->n_gaps + 1, __ATOMIC_RELEASE);
+		}
 	}
 	return NULL;
+}
+
+/* The long gaps, for reading by eye: "gaps +START/LENGTH ..." in ms from @t0. */
+static void print_gaps(const struct ticker *t, int64_t t0)
+{
+	int n = __atomic_load_n(&t->n_gaps, __ATOMIC_ACQUIRE);
+
+	printf("gaps");
+	for (int i = 0; i < n; i++)
+		printf(" +%.1f/%.1f", (double)(t->gaps[i][0] - t0) * 1e-6,
+		       (double)t->gaps[i][1] * 1e-6);
+	printf("\n");
 }
 
 /* ---- the run ---- */
@@ -300,6 +324,9 @@ int main(int argc, char **argv)
 	sum = XXH3_64bits(data, size);
 	if (pthread_create(&th, NULL, tick_main, &t))
 		die("pthread_create", "cannot start the ticker");
+	/* A ticker stopped before its first tick would see no pause at all. */
+	while (__atomic_load_n(&t.ticks, __ATOMIC_RELAXED) < 10)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 
 	fflush(stdout); /* the restored process starts with an empty buffer */
 	__atomic_store_n(&t.measure, 1, __ATOMIC_RELAXED);
@@ -321,6 +348,7 @@ int main(int argc, char **argv)
 	       (double)t0 * 1e-9, (double)t1 * 1e-9, (double)(main1 - main0) * 1e-9,
 	       (double)(all1 - all0) * 1e-9,
 	       (double)(__atomic_load_n(&t.gap_at, __ATOMIC_RELAXED) - t0) * 1e-9);
+	print_gaps(&t, t0);
 	fflush(stdout);
 	raise(SIGKILL); /* the image is the only way forward */
 	return 3;

@@ -22,7 +22,7 @@ PY
 	input=/dev/null
 	;;
 bc)
-	echo 'scale=1500; 4*a(1)' > pi.bc
+	echo 'scale=2500; 4*a(1)' > pi.bc # about 4 s: the signal comes at 1 s
 	set -- bc -l -q
 	input=pi.bc
 	;;
