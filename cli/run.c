@@ -34,7 +34,7 @@
 
 struct run_opts {
 	const char *dir, *interval, *signal, *signal_now, *level, *log_level;
-	bool exit_after_save, resume;
+	bool exit_after_save, resume, embed_files;
 };
 
 static int usage(void)
@@ -49,6 +49,8 @@ static int usage(void)
 	      "  --signal-now SIG   checkpoint at once on SIG (default USR2)\n"
 	      "  --exit-after-save  exit with status 75 after a checkpoint a signal asked for\n"
 	      "  --resume           restore DIR/latest when it exists, else start PROGRAM\n"
+	      "  --embed-files      store the clean pages of mapped files too, so that a\n"
+	      "                     restore does not need them unchanged\n"
 	      "  --level N          compression level (0 stores, default 1)\n"
 	      "  --log-level L      none, error, warn (default), info or debug\n"
 	      "  --help             print this help and exit\n"
@@ -72,7 +74,7 @@ static int usage(void)
 }
 
 enum { OPT_DIR = 256, OPT_INTERVAL, OPT_SIGNAL, OPT_SIGNAL_NOW, OPT_LEVEL, OPT_LOG_LEVEL,
-       OPT_EXIT, OPT_RESUME, OPT_VERSION };
+       OPT_EXIT, OPT_RESUME, OPT_EMBED, OPT_VERSION };
 
 static const struct option long_opts[] = {
 	{ "dir", required_argument, NULL, OPT_DIR },
@@ -82,6 +84,7 @@ static const struct option long_opts[] = {
 	{ "level", required_argument, NULL, OPT_LEVEL },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "exit-after-save", no_argument, NULL, OPT_EXIT },
+	{ "embed-files", no_argument, NULL, OPT_EMBED },
 	{ "resume", no_argument, NULL, OPT_RESUME },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -103,6 +106,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case OPT_LEVEL: o->level = optarg; break;
 		case OPT_LOG_LEVEL: o->log_level = optarg; break;
 		case OPT_EXIT: o->exit_after_save = true; break;
+		case OPT_EMBED: o->embed_files = true; break;
 		case OPT_RESUME: o->resume = true; break;
 		case 'h': return usage();
 		case OPT_VERSION:
@@ -191,7 +195,8 @@ static int export_opts(const struct run_opts *o)
 	    (now && setenv(SC_ENV_SIGNAL_NOW, now, 1)) ||
 	    (level && setenv(SC_ENV_LEVEL, level, 1)) ||
 	    (log_level && setenv(SC_ENV_LOG_LEVEL, log_level, 1)) ||
-	    (o->exit_after_save && setenv(SC_ENV_EXIT_AFTER_SAVE, "1", 1)))
+	    (o->exit_after_save && setenv(SC_ENV_EXIT_AFTER_SAVE, "1", 1)) ||
+	    (o->embed_files && setenv("SELFCKPT_EMBED_FILES", "1", 1)))
 		return sc_tool_exit_code(sc_err(errno, "cannot set the environment: %s",
 						strerror(errno)));
 	return -1;

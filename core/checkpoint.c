@@ -22,7 +22,31 @@
 #include "format/sc_log.h"
 #include "selfckpt.h"
 
-static pthread_mutex_t save_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * One checkpoint at a time. Not a plain mutex: in the background mode the
+ * writer thread, not the caller, ends the checkpoint. The flag is 1 in every
+ * snapshot (a checkpoint was under way), so a restored process clears it.
+ */
+static pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t busy_done = PTHREAD_COND_INITIALIZER;
+static bool busy;
+
+static void checkpoint_begin(void)
+{
+	pthread_mutex_lock(&busy_lock);
+	while (busy)
+		pthread_cond_wait(&busy_done, &busy_lock);
+	busy = true;
+	pthread_mutex_unlock(&busy_lock);
+}
+
+static void checkpoint_end(void)
+{
+	pthread_mutex_lock(&busy_lock);
+	busy = false;
+	pthread_cond_broadcast(&busy_done);
+	pthread_mutex_unlock(&busy_lock);
+}
 
 struct kernel_sigaction {
 	uint64_t handler, flags, restorer, mask;
@@ -178,25 +202,97 @@ static int save_to(const char *path, const struct sc_frozen *fz)
 	return sc_atomic_commit(&f);
 }
 
-SELFCKPT_API int selfckpt_save(const char *path)
+struct background {
+	char *path;
+	struct sc_frozen fz;
+};
+
+static void *write_in_background(void *arg)
+{
+	struct background *bg = arg;
+	int err = save_to(bg->path, &bg->fz);
+
+	if (err < 0)
+		sc_log(SC_LOG_ERROR, "background checkpoint to '%s' failed: %s", bg->path,
+		       selfckpt_strerror(err));
+	sc_snapshot_kill(bg->fz.child);
+	free(bg->path);
+	free(bg);
+	checkpoint_end();
+	return NULL;
+}
+
+/* A process that exits while its image is being written waits for it first. */
+static void wait_for_background(void)
+{
+	pthread_mutex_lock(&busy_lock);
+	while (busy)
+		pthread_cond_wait(&busy_done, &busy_lock);
+	pthread_mutex_unlock(&busy_lock);
+}
+
+static void register_exit_wait(void)
+{
+	atexit(wait_for_background);
+}
+
+/* Hand the snapshot to a thread of its own; the caller goes on at once. */
+static int start_background(const char *path, const struct sc_frozen *fz)
+{
+	struct background *bg = malloc(sizeof(*bg));
+	pthread_attr_t attr;
+	pthread_t tid;
+	int err = bg ? 0 : ENOMEM;
+
+	if (bg && !(bg->path = strdup(path)))
+		err = ENOMEM;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	if (!err) {
+		pthread_once(&once, register_exit_wait);
+		bg->fz = *fz;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		err = pthread_create(&tid, &attr, write_in_background, bg);
+		pthread_attr_destroy(&attr);
+	}
+	if (!err)
+		return 0;
+	if (bg)
+		free(bg->path);
+	free(bg);
+	return sc_err(err, "cannot start the background checkpoint to '%s': %s", path,
+		      strerror(err));
+}
+
+int sc_checkpoint(const char *path, bool background)
 {
 	struct sc_frozen fz = { .child = -1 };
 	int err;
 
 	if (!path || !*path)
 		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save() needs a file name");
-	pthread_mutex_lock(&save_lock);
+	checkpoint_begin();
 	err = install_stop_handler();
 	if (!err)
 		err = freeze(&fz);
 	if (err == 1) {
 		err = sc_restart_finish();
-		pthread_mutex_unlock(&save_lock);
+		checkpoint_end();
 		return err < 0 ? err : SELFCKPT_RESTORED;
 	}
+	if (!err && background && (err = start_background(path, &fz)) == 0)
+		return SELFCKPT_SAVED; /* the writer thread ends the checkpoint */
 	if (!err)
 		err = save_to(path, &fz);
 	sc_snapshot_kill(fz.child);
-	pthread_mutex_unlock(&save_lock);
+	checkpoint_end();
 	return err < 0 ? err : SELFCKPT_SAVED;
+}
+
+SELFCKPT_API int selfckpt_save(const char *path)
+{
+	const char *fork_mode = getenv("SELFCKPT_FORK");
+
+	return sc_checkpoint(path, fork_mode && !strcmp(fork_mode, "1"));
 }

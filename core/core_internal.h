@@ -23,6 +23,7 @@
 #define SC_CORE_INTERNAL_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define SC_MAX_THREADS 4096
@@ -104,6 +105,15 @@ struct sc_stopped {
 };
 
 extern struct sc_stopped sc_stopped;
+
+/* checkpoint.c */
+/**
+ * sc_checkpoint() - selfckpt_save(), with the background mode chosen by the
+ * caller: with @background, return SELFCKPT_SAVED once the snapshot is taken
+ * and let a library thread write the image (the previous image stays in place
+ * until the new one is complete).
+ */
+int sc_checkpoint(const char *path, bool background);
 
 /* restart.c */
 int sc_restart_finish(void);

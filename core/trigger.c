@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/core_internal.h"
 #include "core/sc_sys.h"
 #include "core/sc_trigger.h"
 #include "core/trigger_internal.h"
@@ -237,7 +238,7 @@ static void serve(unsigned req)
 		sc_err(ENAMETOOLONG, "image path '%s/%s...' is too long", cfg.dir, cfg.prog);
 		return;
 	}
-	ret = selfckpt_save(path);
+	ret = sc_checkpoint(path, false); /* this thread is the background already */
 	if (ret == SELFCKPT_RESTORED) {
 		sc_log(SC_LOG_INFO, "resumed from the checkpoint '%s'", path);
 		return;
