@@ -10,6 +10,8 @@
  * the size of the mapping: residency comes from the page tables.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -161,7 +163,7 @@ static uint32_t segment_flags(const struct sc_vma *v, bool embed)
 }
 
 /* Write the window as one record, then start the next one where it ended. */
-static int flush_window(struct sc_writer *wr, struct window *w, bool embed)
+static int write_record(struct sc_writer *wr, const struct window *w, bool embed)
 {
 	uint64_t ps = page_size(), payload = 0;
 	struct sc_segment_info s = {
@@ -181,12 +183,52 @@ static int flush_window(struct sc_writer *wr, struct window *w, bool embed)
 			err = sc_writer_append(wr, w->buf + payload * ps, w->runs[i].count * ps);
 			payload += w->runs[i].count;
 		}
-	if (!err)
-		err = sc_writer_end(wr);
-	w->start += w->pages * ps;
-	w->pages = w->fill = 0;
-	w->n_runs = 0;
-	return err;
+	return err ? err : sc_writer_end(wr);
+}
+
+/*
+ * Reading the snapshot and writing the image overlap: a reader thread fills
+ * one window while this thread writes the other. process_vm_readv() costs
+ * about as much as writing the bytes, so this halves a checkpoint's time.
+ */
+struct pipeline {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	struct window win[2];
+	bool full[2];
+	int fill;            /* the window the reader fills */
+	bool done, stop;     /* reader finished; writer failed */
+	int err;             /* the reader's error */
+	char msg[1024];      /* and its message, for the caller's thread */
+	pid_t child;
+	bool embed;
+	const struct sc_vma *v;
+	size_t n;
+};
+
+/* Reader: hand the full window over and continue in the other one. */
+static int flush_window(struct pipeline *pl)
+{
+	struct window *w = &pl->win[pl->fill], *next;
+	uint64_t end = w->start + w->pages * page_size();
+	bool stop;
+
+	if (!w->pages)
+		return 0;
+	pthread_mutex_lock(&pl->lock);
+	pl->full[pl->fill] = true;
+	pl->fill ^= 1;
+	pthread_cond_broadcast(&pl->changed);
+	while (pl->full[pl->fill] && !pl->stop)
+		pthread_cond_wait(&pl->changed, &pl->lock);
+	stop = pl->stop;
+	pthread_mutex_unlock(&pl->lock);
+	next = &pl->win[pl->fill];
+	next->vma = w->vma;
+	next->start = end;
+	next->pages = next->fill = 0;
+	next->n_runs = 0;
+	return stop ? -ECANCELED : 0;
 }
 
 /*
@@ -194,10 +236,12 @@ static int flush_window(struct sc_writer *wr, struct window *w, bool embed)
  * into the window, which is written out each time its buffer is full. A
  * sparse reservation of any size with little data is one small record.
  */
-static int write_vma(struct sc_writer *wr, const struct sc_vma *v, struct window *w,
-		     pid_t child, bool embed)
+static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 {
 	uint64_t ps = page_size(), limit = WINDOW / ps;
+	pid_t child = pl->child;
+	bool embed = pl->embed;
+	struct window *w = &pl->win[pl->fill];
 	struct sc_page_run *pr;
 	size_t n;
 	int err = sc_pages_scan(child, v->start, v->end, &pr, &n);
@@ -222,34 +266,104 @@ static int write_vma(struct sc_writer *wr, const struct sc_vma *v, struct window
 			err = read_pages(w, child, v->start + page * ps, take);
 			page += take;
 			left -= take;
-			if (!err && w->fill == limit)
-				err = flush_window(wr, w, embed);
+			if (!err && w->fill == limit) {
+				err = flush_window(pl);
+				w = &pl->win[pl->fill];
+			}
 		}
 	}
 	free(pr);
-	return err ? err : flush_window(wr, w, embed);
+	return err ? err : flush_window(pl);
+}
+
+static void *reader_main(void *arg)
+{
+	struct pipeline *pl = arg;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < pl->n; i++)
+		if (vma_saved(&pl->v[i]))
+			err = read_vma(pl, &pl->v[i]);
+	pthread_mutex_lock(&pl->lock);
+	if (err < 0 && err != -ECANCELED) {
+		pl->err = err;
+		snprintf(pl->msg, sizeof(pl->msg), "%s", selfckpt_last_error());
+	}
+	pl->done = true;
+	pthread_cond_broadcast(&pl->changed);
+	pthread_mutex_unlock(&pl->lock);
+	return NULL;
+}
+
+/* Writer: write each window the reader hands over, in order. */
+static int write_windows(struct sc_writer *wr, struct pipeline *pl)
+{
+	int at = 0, err = 0;
+
+	pthread_mutex_lock(&pl->lock);
+	for (;;) {
+		while (!pl->full[at] && !pl->done)
+			pthread_cond_wait(&pl->changed, &pl->lock);
+		if (!pl->full[at])
+			break; /* done, and nothing left */
+		pthread_mutex_unlock(&pl->lock);
+		err = write_record(wr, &pl->win[at], pl->embed);
+		pthread_mutex_lock(&pl->lock);
+		pl->full[at] = false;
+		pl->stop = err < 0;
+		pthread_cond_broadcast(&pl->changed);
+		if (err < 0)
+			break;
+		at ^= 1;
+	}
+	pthread_mutex_unlock(&pl->lock);
+	return err;
+}
+
+static int run_pipeline(struct sc_writer *wr, struct pipeline *pl)
+{
+	pthread_t reader;
+	int err = pthread_create(&reader, NULL, reader_main, pl);
+
+	if (err)
+		return sc_err(err, "cannot start the snapshot reader: %s", strerror(err));
+	err = write_windows(wr, pl);
+	pthread_join(reader, NULL);
+	if (!err && pl->err)
+		err = sc_err_quiet(-pl->err, "%s", pl->msg); /* reported by the reader */
+	return err;
 }
 
 int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 		      const struct sc_save_opts *o)
 {
-	struct window w = { 0 };
+	struct pipeline pl = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			       .changed = PTHREAD_COND_INITIALIZER, .child = fz->child,
+			       .embed = o->embed_files };
 	struct sc_vma *v;
 	size_t n;
 	int err = sc_maps_read(fz->child, &v, &n);
 
 	if (err < 0)
 		return err;
-	w.buf = mmap(NULL, WINDOW, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (w.buf == MAP_FAILED)
-		err = sc_err(ENOMEM, "out of memory for a %llu MiB window",
-			     (unsigned long long)(WINDOW >> 20));
-	for (size_t i = 0; !err && i < n; i++)
-		if (vma_saved(&v[i]))
-			err = write_vma(wr, &v[i], &w, fz->child, o->embed_files);
-	if (w.buf != MAP_FAILED)
-		munmap(w.buf, WINDOW);
-	free(w.runs);
+	pl.v = v;
+	pl.n = n;
+	for (int i = 0; i < 2 && !err; i++) {
+		pl.win[i].buf = mmap(NULL, WINDOW, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (pl.win[i].buf == MAP_FAILED) {
+			pl.win[i].buf = NULL;
+			err = sc_err(ENOMEM, "out of memory for a %llu MiB window",
+				     (unsigned long long)(WINDOW >> 20));
+		}
+	}
+	if (!err)
+		err = run_pipeline(wr, &pl);
+	for (int i = 0; i < 2; i++) {
+		if (pl.win[i].buf)
+			munmap(pl.win[i].buf, WINDOW);
+		free(pl.win[i].runs);
+	}
 	sc_maps_free(v, n);
 	return err;
 }

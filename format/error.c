@@ -110,6 +110,16 @@ int sc_err(int code, const char *fmt, ...)
 	return -code;
 }
 
+int sc_err_quiet(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return -code;
+}
+
 void sc_log(enum sc_log_level level, const char *fmt, ...)
 {
 	static const char *const kinds[] = { "", "error: ", "warning: ", "", "debug: " };

@@ -25,6 +25,12 @@ enum sc_log_level {
  */
 int sc_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/**
+ * sc_err_quiet() - as sc_err(), without printing: for an error another thread
+ * reported already, handed over to the thread that returns it.
+ */
+int sc_err_quiet(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /** sc_log() - print a message at @level when SELFCKPT_LOG_LEVEL allows it. */
 void sc_log(enum sc_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
