@@ -51,6 +51,8 @@ struct image {
 	size_t n_maps;
 };
 
+#define SC_BLOB_ROOM (64ull << 20) /* blob code, arguments, tables and stack */
+
 struct plan {
 	bool same_ids;
 	uint64_t hole, hole_end, next; /* the bump allocator over the hole */

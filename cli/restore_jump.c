@@ -18,7 +18,6 @@
 #include "core/sc_core.h"
 #include "format/sc_log.h"
 
-#define BLOB_ROOM (64ull << 20)
 #define BLOB_STACK (256u << 10)
 #define RSEQ_FLAG_UNREGISTER 1
 
@@ -117,8 +116,8 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 {
 	size_t code = (size_t)(sc_restorer_blob_end - sc_restorer_blob);
 	size_t code_room = (code + 4095) & ~(size_t)4095;
-	uint64_t at = sc_plan_take(p, BLOB_ROOM);
-	uint8_t *base = mmap((void *)at, BLOB_ROOM, PROT_READ | PROT_WRITE,
+	uint64_t at = sc_plan_take(p, SC_BLOB_ROOM);
+	uint8_t *base = mmap((void *)at, SC_BLOB_ROOM, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0), *cursor;
 	struct sc_restorer_args *a;
 	size_t tables = sizeof(*a) + im->n_threads * sizeof(struct sc_thread_args) +
@@ -127,9 +126,9 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 
 	if (base == MAP_FAILED || (uint64_t)base != at)
 		return sc_err(ENOMEM, "cannot place the restorer at 0x%llx", (unsigned long long)at);
-	if (code_room + tables + BLOB_STACK + (16u << 20) > BLOB_ROOM || im->proc.auxv_len > 1024)
+	if (code_room + tables + BLOB_STACK + (16u << 20) > SC_BLOB_ROOM || im->proc.auxv_len > 1024)
 		return sc_err(ENOMEM, "'%s' needs more restorer room than %llu MiB", im->path,
-			      (unsigned long long)(BLOB_ROOM >> 20));
+			      (unsigned long long)(SC_BLOB_ROOM >> 20));
 	memcpy(base, sc_restorer_blob, code);
 	if (mprotect(base, code_room, PROT_READ | PROT_EXEC) < 0)
 		return sc_err(errno, "cannot make the restorer executable: %s", strerror(errno));
@@ -137,10 +136,10 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 	a = carve(&cursor, sizeof(*a));
 	memset(a, 0, sizeof(*a));
 	a->blob_start = at;
-	a->blob_len = BLOB_ROOM;
+	a->blob_len = SC_BLOB_ROOM;
 	a->hole_start = p->hole;
 	a->hole_end = p->hole_end;
-	a->stack_top = at + BLOB_ROOM - 64;
+	a->stack_top = at + SC_BLOB_ROOM - 64;
 	a->ops = carve(&cursor, p->n_ops * sizeof(*p->ops));
 	memcpy(a->ops, p->ops, p->n_ops * sizeof(*p->ops));
 	a->n_ops = (uint32_t)p->n_ops;

@@ -22,7 +22,6 @@
 #define ADDR_MIN 0x10000ull
 #define ADDR_MAX 0x7ff000000000ull
 #define GUARD (1ull << 20)
-#define BLOB_ROOM (64ull << 20) /* blob code, arguments, tables and stack */
 
 struct range {
 	uint64_t start, end;
@@ -37,12 +36,19 @@ static int cmp_range(const void *a, const void *b)
 
 /* ---- the hole ---- */
 
+/* What sc_plan_take() takes for @len bytes: whole guard units, and one spare. */
+static uint64_t take_size(uint64_t len)
+{
+	return (len + GUARD + GUARD - 1) & ~(GUARD - 1);
+}
+
+/* An upper bound of everything taken from the hole: every mapping may be staged. */
 static uint64_t staged_size(const struct image *im)
 {
-	uint64_t total = BLOB_ROOM + 2 * im->proc.vdso_block_len;
+	uint64_t total = take_size(SC_BLOB_ROOM) + take_size(im->proc.vdso_block_len);
 
 	for (size_t i = 0; i < im->n_maps; i++)
-		total += im->maps[i].end - im->maps[i].start + GUARD;
+		total += take_size(im->maps[i].end - im->maps[i].start);
 	return total;
 }
 
@@ -86,7 +92,7 @@ uint64_t sc_plan_take(struct plan *p, uint64_t len)
 {
 	uint64_t at = p->next;
 
-	p->next += (len + GUARD + GUARD - 1) & ~(GUARD - 1);
+	p->next += take_size(len);
 	return at;
 }
 
@@ -156,8 +162,9 @@ static int open_backing(const struct image *im, struct mapping *m, struct plan *
 
 	if (s->flags & SC_SEG_FILE)
 		fd = open(s->path, (shared_write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	else
-		fd = memfd_create("selfckpt-shared", MFD_CLOEXEC);
+	else /* "/memfd:NAME" comes back with its name */
+		fd = memfd_create(strncmp(s->path, "/memfd:", 7) ? "selfckpt-shared" : s->path + 7,
+				  MFD_CLOEXEC);
 	if (fd < 0)
 		return sc_err(SELFCKPT_EHOST, "cannot open '%s' for the mapping at 0x%llx: %s",
 			      s->flags & SC_SEG_FILE ? s->path : "a memfd",
@@ -174,6 +181,12 @@ static int open_backing(const struct image *im, struct mapping *m, struct plan *
 		return sc_err(-m->fd, "cannot move a descriptor: %s", strerror(-m->fd));
 	p->map_fds[p->n_map_fds++] = m->fd;
 	return 0;
+}
+
+/* A shared mapping of a memfd or deleted file, as opposed to shared anonymous memory. */
+static bool is_memfd(const struct sc_segment_info *s)
+{
+	return s->path[0] == '/' && strcmp(s->path, "/dev/zero") && strncmp(s->path, "/SYSV", 5);
 }
 
 static bool has_stored(const struct mapping *m)
@@ -204,20 +217,31 @@ static int plan_mapping(const struct image *im, struct mapping *m, struct plan *
 	uint32_t rw = PROT_READ | PROT_WRITE;
 	int err;
 
+	if ((s->flags & SC_SEG_FILE) && (s->flags & SC_SEG_SHARED)) {
+		/* The file holds the data, and writes through the mapping change its
+		 * time: it must only be there. */
+		if ((err = open_backing(im, m, p)) < 0)
+			return err;
+		return add_op(p, m, SC_OP_MAP_FD, MAP_SHARED, s->prot | PROT_READ);
+	}
 	if (s->flags & SC_SEG_FILE) {
 		if ((err = check_file(im, m)) < 0 || (err = open_backing(im, m, p)) < 0)
 			return err;
-		if (s->flags & SC_SEG_SHARED)
-			return add_op(p, m, SC_OP_MAP_FD, MAP_SHARED, s->prot | PROT_READ);
 		m->staged_copy = true; /* stored and zeroed pages go over the file's */
 		m->premap = has_stored(m) ? sc_plan_take(p, len) : 0;
 		return add_op(p, m, SC_OP_MAP_FD, MAP_PRIVATE, rw);
 	}
-	if (s->flags & SC_SEG_SHARED) {
+	if ((s->flags & SC_SEG_SHARED) && is_memfd(s)) {
 		if ((err = open_backing(im, m, p)) < 0)
 			return err;
 		m->premap = sc_plan_take(p, len);
 		return add_op(p, m, SC_OP_MAP_FD, MAP_SHARED, rw);
+	}
+	if (s->flags & SC_SEG_SHARED) {
+		/* Shared anonymous memory: staged as such and moved, so it stays what
+		 * it was ("/dev/zero (deleted)" in the maps). */
+		m->premap = sc_plan_take(p, len);
+		return add_op(p, m, SC_OP_MOVE, 0, rw);
 	}
 	if (s->flags & SC_SEG_STACK) {
 		m->staged_copy = true;
@@ -276,10 +300,12 @@ static int premap(const struct mapping *m)
 {
 	uint64_t len = m->end - m->start;
 	bool shared = (m->win[0].seg.flags & SC_SEG_SHARED) && !(m->win[0].seg.flags & SC_SEG_FILE);
-	void *at = mmap((void *)m->premap, len, PROT_READ | PROT_WRITE,
-			(shared ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE) |
-				MAP_FIXED_NOREPLACE,
-			shared ? m->fd : -1, 0);
+	bool memfd = shared && m->fd >= 0;
+	int flags = memfd ? MAP_SHARED
+		    : shared ? MAP_SHARED | MAP_ANONYMOUS
+			     : MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	void *at = mmap((void *)m->premap, len, PROT_READ | PROT_WRITE, flags | MAP_FIXED_NOREPLACE,
+			memfd ? m->fd : -1, 0);
 
 	if (at == MAP_FAILED || (uint64_t)at != m->premap)
 		return sc_err(errno ? errno : EEXIST, "cannot stage %llu bytes at 0x%llx: %s",
@@ -321,7 +347,7 @@ int sc_plan_fill(struct image *im, struct plan *p)
 	for (size_t i = 0; i < im->n_maps; i++) {
 		struct mapping *m = &im->maps[i];
 		bool memfd = (m->win[0].seg.flags & SC_SEG_SHARED) &&
-			     !(m->win[0].seg.flags & SC_SEG_FILE);
+			     !(m->win[0].seg.flags & SC_SEG_FILE) && m->fd >= 0;
 		int err;
 
 		if (!m->premap) {

@@ -7,8 +7,10 @@ TEST_SRCS := \
 	tests/compress/test_pool.c \
 	tests/core/test_fds.c \
 	tests/core/test_maps.c \
+	tests/core/roundtrip_harness.c \
 	tests/core/test_pages.c \
 	tests/core/test_roundtrip.c \
+	tests/core/test_roundtrip_more.c \
 	tests/format/test_golden.c \
 	tests/format/test_roundtrip.c \
 	tests/format/test_truncation.c
@@ -99,10 +101,11 @@ fuzz: $(FUZZ_BIN)
 
 -include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)
 
-# Round-trip test programs (tests/progs/, run by tests/core/test_roundtrip.c): each is its own
+# Round-trip test programs (tests/progs/, run by tests/core/test_roundtrip*.c): each is its own
 # process that checkpoints itself, linked with the static library. Like every checkpointed
 # process they come from the plain build (test-processes, PLAIN_BUILD in the Makefile).
-PROG_NAMES := clock dlopen files growth heap mapfile signals threads tlsmisc
+PROG_NAMES := blocked clock dlopen failsave files growth heap mapfile mappings procstate signals \
+	threads tlsmisc
 
 test-progs: $(PROG_NAMES:%=$(BUILD)/tests/progs/%)
 
