@@ -64,6 +64,8 @@ struct plan {
 	uint64_t vdso_temp;
 	int *map_fds;
 	size_t n_map_fds;
+	uint8_t *buf;      /* one window's payload, spread from here */
+	size_t buf_cap;
 };
 
 /* restore_load.c */

@@ -118,7 +118,7 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 	size_t code_room = (code + 4095) & ~(size_t)4095;
 	uint64_t at = sc_plan_take(p, SC_BLOB_ROOM);
 	uint8_t *base = mmap((void *)at, SC_BLOB_ROOM, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0), *cursor;
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), *cursor; /* in the hole */
 	struct sc_restorer_args *a;
 	size_t tables = sizeof(*a) + im->n_threads * sizeof(struct sc_thread_args) +
 			p->n_ops * sizeof(struct sc_op) +

@@ -52,6 +52,23 @@ static uint64_t staged_size(const struct image *im)
 	return total;
 }
 
+/*
+ * Claim the hole at once (inaccessible, no memory committed): the loader's own
+ * later mappings - thread stacks, malloc's big blocks - then land elsewhere,
+ * and the staging areas are placed inside it with MAP_FIXED.
+ */
+static int reserve_hole(struct plan *p)
+{
+	void *at = mmap((void *)p->hole, p->hole_end - p->hole, PROT_NONE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (at == MAP_FAILED || (uint64_t)at != p->hole)
+		return sc_err(errno ? errno : EEXIST, "cannot reserve %llu MiB at 0x%llx to stage "
+			      "the image: %s", (unsigned long long)((p->hole_end - p->hole) >> 20),
+			      (unsigned long long)p->hole, strerror(errno ? errno : EEXIST));
+	return 0;
+}
+
 /* The highest gap below ADDR_MAX that neither the image nor the loader uses. */
 static int find_hole(const struct image *im, struct plan *p, const struct sc_vma *own,
 		     size_t n_own)
@@ -85,7 +102,7 @@ static int find_hole(const struct image *im, struct plan *p, const struct sc_vma
 			      (unsigned long long)(need >> 20), im->path);
 	p->next = p->hole;
 	p->hole_end = p->hole + need;
-	return 0;
+	return reserve_hole(p);
 }
 
 uint64_t sc_plan_take(struct plan *p, uint64_t len)
@@ -304,7 +321,7 @@ static int premap(const struct mapping *m)
 	int flags = memfd ? MAP_SHARED
 		    : shared ? MAP_SHARED | MAP_ANONYMOUS
 			     : MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
-	void *at = mmap((void *)m->premap, len, PROT_READ | PROT_WRITE, flags | MAP_FIXED_NOREPLACE,
+	void *at = mmap((void *)m->premap, len, PROT_READ | PROT_WRITE, flags | MAP_FIXED, /* in the hole */
 			memfd ? m->fd : -1, 0);
 
 	if (at == MAP_FAILED || (uint64_t)at != m->premap)
@@ -314,23 +331,38 @@ static int premap(const struct mapping *m)
 	return 0;
 }
 
-/* Read one window's stored pages into the staging area; note copies if needed. */
+/*
+ * Read one window's stored pages into the staging area; note copies if needed.
+ * The payload is read in one call, so that its chunks decode on every thread,
+ * into place when it is one run, else into a buffer it is then spread from.
+ */
 static int fill_window(struct image *im, struct plan *p, const struct mapping *m,
 		       const struct window *w)
 {
-	uint64_t ps = im->page, off = w->seg.start - m->start;
+	uint64_t ps = im->page, off = w->seg.start - m->start, done = 0;
 	struct sc_record rec;
+	const uint8_t *src;
 	int err;
 
 	if ((err = sc_reader_seek(im->r, w->record)) < 0 || (err = sc_reader_next(im->r, &rec)) < 0)
+		return err;
+	if (w->seg.n_runs == 1 && w->seg.runs[0].kind == SC_RUN_STORED)
+		src = (const uint8_t *)(m->premap + off);
+	else if (rec.raw_len > p->buf_cap && !(p->buf = realloc(p->buf, p->buf_cap = rec.raw_len)))
+		return sc_err(ENOMEM, "out of memory reading '%s'", im->path);
+	else
+		src = p->buf;
+	if (rec.raw_len && (err = sc_reader_read(im->r, (void *)src, rec.raw_len)) < 0)
 		return err;
 	for (uint32_t i = 0; i < w->seg.n_runs; i++) {
 		const struct sc_run *run = &w->seg.runs[i];
 		uint64_t at = off + run->first * ps, len = (uint64_t)run->count * ps;
 
 		if (run->kind == SC_RUN_STORED) {
-			err = sc_reader_read(im->r, (void *)(m->premap + at), len);
-			if (!err && m->staged_copy)
+			if (src != (const uint8_t *)(m->premap + off))
+				memcpy((void *)(m->premap + at), src + done, len);
+			done += len;
+			if (m->staged_copy)
 				err = add_copy(p, m->start + at, m->premap + at, len);
 		} else if (run->kind == SC_RUN_ZERO && m->staged_copy &&
 			   (w->seg.flags & SC_SEG_FILE)) {

@@ -31,6 +31,7 @@ struct window {
 	uint64_t pages;          /* pages in the window so far */
 	uint8_t *buf;            /* WINDOW bytes: data pages, densely, in address order */
 	uint64_t fill;           /* pages in buf */
+	uint64_t scanned;        /* pages read for this window, zero ones included */
 	struct sc_run *runs;
 	uint32_t n_runs, cap_runs;
 };
@@ -120,6 +121,7 @@ static int read_pages(struct window *w, pid_t child, uint64_t addr, uint64_t n)
 	uint8_t *at = w->buf + w->fill * ps;
 	int err = sc_snapshot_read(child, at, addr, n * ps);
 
+	w->scanned += n;
 	for (uint64_t i = 0; !err && i < n; i++) {
 		bool zero = sc_page_is_zero(at + i * ps, ps);
 
@@ -226,7 +228,7 @@ static int flush_window(struct pipeline *pl)
 	next = &pl->win[pl->fill];
 	next->vma = w->vma;
 	next->start = end;
-	next->pages = next->fill = 0;
+	next->pages = next->fill = next->scanned = 0;
 	next->n_runs = 0;
 	return stop ? -ECANCELED : 0;
 }
@@ -250,7 +252,7 @@ static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 		return err;
 	w->vma = v;
 	w->start = v->start;
-	w->pages = w->fill = 0;
+	w->pages = w->fill = w->scanned = 0;
 	w->n_runs = 0;
 	for (size_t i = 0; !err && i < n; i++) {
 		uint8_t kind = classify(v, pr[i].state, embed);
@@ -261,12 +263,13 @@ static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 			continue;
 		}
 		while (!err && left) {
-			uint64_t take = limit - w->fill < left ? limit - w->fill : left;
+			/* whole reads: the buffer takes @limit pages before zeros drop out */
+			uint64_t take = limit - w->scanned < left ? limit - w->scanned : left;
 
 			err = read_pages(w, child, v->start + page * ps, take);
 			page += take;
 			left -= take;
-			if (!err && w->fill == limit) {
+			if (!err && w->scanned == limit) {
 				err = flush_window(pl);
 				w = &pl->win[pl->fill];
 			}
