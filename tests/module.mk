@@ -50,8 +50,10 @@ test: $(TEST_DEPS_STAMP) $(TEST_BIN) test-processes
 # The Makefile sets LIB_A only after including this file, and prerequisites expand at once,
 # so the archive is named here.
 BENCH_FORMAT := $(BUILD)/tests/bench-format
+# bench_data.o: the data sets and the median, shared by every benchmark program.
+BENCH_DATA := $(BUILD)/obj/tests/bench/bench_data.o
 
-$(BENCH_FORMAT): $(BUILD)/obj/tests/bench/bench_format.o $(BUILD)/lib/libselfckpt.a
+$(BENCH_FORMAT): $(BUILD)/obj/tests/bench/bench_format.o $(BENCH_DATA) $(BUILD)/lib/libselfckpt.a
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
 
@@ -121,11 +123,11 @@ $(PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c 
 BENCH_CKPT := $(BUILD)/tests/bench-ckpt
 CKPT_SUBJECT := $(BUILD)/tests/ckpt-subject
 
-$(BENCH_CKPT): $(BUILD)/obj/tests/bench/bench_ckpt.o
+$(BENCH_CKPT): $(BUILD)/obj/tests/bench/bench_ckpt.o $(BENCH_DATA)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ -lpthread
 
-$(CKPT_SUBJECT): $(BUILD)/obj/tests/bench/ckpt_subject.o $(BUILD)/lib/libselfckpt.a
+$(CKPT_SUBJECT): $(BUILD)/obj/tests/bench/ckpt_subject.o $(BENCH_DATA) $(BUILD)/lib/libselfckpt.a
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
 

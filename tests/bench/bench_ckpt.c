@@ -46,6 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/bench/bench_data.h"
+
 #define PIECE (64ull << 20) /* bytes per write() or read() */
 #define DEFAULT_MIB_1 1024u
 #define DEFAULT_MIB_2 4096u
@@ -378,19 +380,6 @@ static int time_floor(const struct job *j, bool sync, double *secs)
 
 /* ---- repetition and statistics ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(v[0]), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* One run: checkpoint, restore, read the image back, then the two floors. */
 static int run_once(const struct job *j, double *m)
 {
@@ -442,7 +431,7 @@ static int bench_case(const struct job *j, struct row *row)
 	}
 	*row = (struct row){ .kind = j->kind, .size = j->size, .untouched = j->untouched };
 	for (int k = 0; k < M_N; k++)
-		row->med[k] = median(v[k], n);
+		row->med[k] = bench_median(v[k], n);
 	return 0;
 }
 

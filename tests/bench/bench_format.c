@@ -29,13 +29,12 @@
 
 #include "compress/sc_compress.h"
 #include "format/sc_format.h"
+#include "tests/bench/bench_data.h"
 
 #define PIECE (64ull << 20) /* bytes per sc_writer_append() and per write() */
-#define PAGE 4096u
 #define DEFAULT_MIB 1024u
 #define DEFAULT_RUNS 5u
 #define MAX_RUNS 100u
-#define SEED 0x5e1fc4c9d2a1b3f7ull
 
 /* Targets, informational only. */
 #define TARGET_WRITE_GBS 1.5 /* float and random */
@@ -51,7 +50,7 @@ struct bench_opts {
 
 struct data_set {
 	const char *name;
-	void (*gen)(uint8_t *p, uint64_t size);
+	int (*gen)(uint8_t *p, uint64_t size); /* 0 or -errno */
 	bool write_target; /* TARGET_WRITE_GBS applies */
 	bool ratio_target; /* TARGET_HEAP_RATIO applies when compressing */
 };
@@ -104,129 +103,12 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* ---- data sets, generated once per set before any timing ---- */
-
-static uint64_t xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
-static const char *const heap_words[] = {
-	"name", "value", "id", "config", "/usr/lib", "error", "session", "user", "GET /",
-	"true", "false", "null", "count", "key", "path", "utf-8", "json", "item", "en_US",
-	"http://", "data", "index",
-};
-
-/* One page of a busy heap: pointers into a few arenas, small integers, strings, NULLs. */
-static void heap_page(uint8_t *p, uint64_t *rng)
-{
-	uint64_t ptr = 0x00007f3a00000000ull + (xorshift(rng) % 16) * 0x4000000ull +
-		       (xorshift(rng) & 0x3fffff0ull);
-	unsigned nw = sizeof(heap_words) / sizeof(heap_words[0]);
-
-	for (unsigned i = 0; i < PAGE / 8; i++) {
-		uint64_t r = xorshift(rng), v = 0;
-		unsigned kind = (unsigned)(r % 100);
-
-		if (kind < 50) {
-			ptr += 16 * (1 + (r >> 8) % 4);
-			v = ptr;
-		} else if (kind < 70) {
-			v = (r >> 8) % 1000;
-		} else if (kind < 85) {
-			const char *w = heap_words[(r >> 8) % nw];
-
-			memcpy(&v, w, strnlen(w, sizeof(v)));
-		}
-		memcpy(p + 8 * i, &v, sizeof(v));
-	}
-}
-
-/* Half the pages zero, the rest heap_page(), in a pseudo-random order. */
-static void gen_heap(uint8_t *p, uint64_t size)
-{
-	uint64_t n = size / PAGE, rng = SEED;
-	uint8_t *zero = malloc(n);
-
-	if (!zero) {
-		fprintf(stderr, "bench-format: out of memory for the page order\n");
-		exit(1);
-	}
-	for (uint64_t i = 0; i < n; i++)
-		zero[i] = i < n / 2;
-	for (uint64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
-		uint64_t j = xorshift(&rng) % (i + 1);
-		uint8_t t = zero[i];
-
-		zero[i] = zero[j];
-		zero[j] = t;
-	}
-	for (uint64_t i = 0; i < n; i++) {
-		if (zero[i])
-			memset(p + i * PAGE, 0, PAGE);
-		else
-			heap_page(p + i * PAGE, &rng);
-	}
-	free(zero);
-}
-
-/* cos and sin of a small angle @d (Taylor series; no libm needed). */
-static void rotation(double d, double *c, double *s)
-{
-	*c = 1 - d * d / 2 + d * d * d * d / 24;
-	*s = d - d * d * d / 6 + d * d * d * d * d / 120;
-}
-
-/*
- * A sum of two slow waves (a rotation recurrence, cheaper than sinf) with the
- * low 16 mantissa bits replaced by noise: like trained weights, zstd -1 saves
- * only about a tenth of it.
- */
-static void gen_float(uint8_t *p, uint64_t size)
-{
-	double s1 = 0, c1 = 1, s2 = 0, c2 = 1, cd1, sd1, cd2, sd2;
-	uint64_t rng = SEED ^ 1;
-
-	rotation(1e-4, &cd1, &sd1);
-	rotation(3.7e-3, &cd2, &sd2);
-
-	for (uint64_t i = 0; i < size / 4; i++) {
-		double t = s1 * cd1 + c1 * sd1;
-		float f;
-		uint32_t bits;
-
-		c1 = c1 * cd1 - s1 * sd1;
-		s1 = t;
-		t = s2 * cd2 + c2 * sd2;
-		c2 = c2 * cd2 - s2 * sd2;
-		s2 = t;
-		f = (float)(0.05 * s1 + 0.02 * s2);
-		memcpy(&bits, &f, 4);
-		bits = (bits & ~0xffffu) | (uint32_t)(xorshift(&rng) & 0xffffu);
-		memcpy(p + 4 * i, &bits, 4);
-	}
-}
-
-static void gen_random(uint8_t *p, uint64_t size)
-{
-	uint64_t rng = SEED ^ 2;
-
-	for (uint64_t i = 0; i < size / 8; i++) {
-		uint64_t v = xorshift(&rng);
-
-		memcpy(p + 8 * i, &v, 8);
-	}
-}
+/* ---- data sets (bench_data.c), generated once per set before any timing ---- */
 
 static const struct data_set data_sets[] = {
-	{ "heap-like", gen_heap, false, true },
-	{ "float", gen_float, true, false },
-	{ "random", gen_random, true, false },
+	{ "heap-like", bench_gen_heap, false, true },
+	{ "float", bench_gen_float, true, false },
+	{ "random", bench_gen_random, true, false },
 };
 
 /* ---- the operations timed ---- */
@@ -344,13 +226,6 @@ static int time_floor(struct job *j, double *secs)
 
 /* ---- repetition and statistics ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * Run @fn o->runs times and keep the median, min and max throughput of raw bytes.
  * @what: "writing", ...; the progress lines read "@what <data set> level <level> run i/n".
@@ -378,10 +253,9 @@ static int measure(struct job *j, int (*fn)(struct job *, double *), const char 
 		}
 		gbs[i] = (double)j->o->size / secs / 1e9;
 	}
-	qsort(gbs, n, sizeof(gbs[0]), cmp_double);
+	st->med = bench_median(gbs, n); /* sorts gbs */
 	st->min = gbs[0];
 	st->max = gbs[n - 1];
-	st->med = n % 2 ? gbs[n / 2] : (gbs[n / 2 - 1] + gbs[n / 2]) / 2;
 	return 0;
 }
 
@@ -454,9 +328,13 @@ static int bench_set(const struct bench_opts *o, const struct data_set *set, con
 	}
 	fprintf(stderr, "generating %s (%llu MiB)\n", set->name,
 		(unsigned long long)(o->size >> 20));
-	set->gen(data, o->size);
+	err = set->gen(data, o->size);
+	if (err < 0)
+		fprintf(stderr, "bench-format: cannot generate %s: %s\n", set->name,
+			strerror(-err));
 	j.data = data;
-	err = measure(&j, time_floor, "write floor", &floor);
+	if (!err)
+		err = measure(&j, time_floor, "write floor", &floor);
 	if (!err)
 		print_stat("write floor", &floor);
 	for (size_t i = 0; !err && i < n_levels; i++) {

@@ -42,9 +42,9 @@
 #include <xxhash.h>
 
 #include "selfckpt.h"
+#include "tests/bench/bench_data.h"
 
 #define PAGE 4096u
-#define SEED 0x5e1fc4c9d2a1b3f7ull
 #define TICK_NS 100000ll /* the sleeping ticker's period */
 #define LOG_GAP_NS 2000000ll /* gaps this long are also listed, up to MAX_GAPS */
 #define MAX_GAPS 32
@@ -68,130 +68,15 @@ static int64_t clock_ns(clockid_t clk)
 	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-/* ---- data, as tests/bench/bench_format.c makes it ---- */
-
-static uint64_t xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
-static const char *const heap_words[] = {
-	"name", "value", "id", "config", "/usr/lib", "error", "session", "user", "GET /",
-	"true", "false", "null", "count", "key", "path", "utf-8", "json", "item", "en_US",
-	"http://", "data", "index",
-};
-
-/* One page of a busy heap: pointers into a few arenas, small integers, strings, NULLs. */
-static void heap_page(uint8_t *p, uint64_t *rng)
-{
-	uint64_t ptr = 0x00007f3a00000000ull + (xorshift(rng) % 16) * 0x4000000ull +
-		       (xorshift(rng) & 0x3fffff0ull);
-	unsigned nw = sizeof(heap_words) / sizeof(heap_words[0]);
-
-	for (unsigned i = 0; i < PAGE / 8; i++) {
-		uint64_t r = xorshift(rng), v = 0;
-		unsigned kind = (unsigned)(r % 100);
-
-		if (kind < 50) {
-			ptr += 16 * (1 + (r >> 8) % 4);
-			v = ptr;
-		} else if (kind < 70) {
-			v = (r >> 8) % 1000;
-		} else if (kind < 85) {
-			const char *w = heap_words[(r >> 8) % nw];
-
-			memcpy(&v, w, strnlen(w, sizeof(v)));
-		}
-		memcpy(p + 8 * i, &v, sizeof(v));
-	}
-}
-
-/*
- * Half the pages zero, the rest heap_page(), in a pseudo-random order. The
- * zero pages are written too: they are touched memory the checkpoint must read.
- */
-static void gen_heap(uint8_t *p, uint64_t size)
-{
-	uint64_t n = size / PAGE, rng = SEED;
-	uint8_t *zero = malloc(n);
-
-	if (!zero) {
-		fprintf(stderr, "ckpt-subject: out of memory for the page order\n");
-		exit(3);
-	}
-	for (uint64_t i = 0; i < n; i++)
-		zero[i] = i < n / 2;
-	for (uint64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
-		uint64_t j = xorshift(&rng) % (i + 1);
-		uint8_t t = zero[i];
-
-		zero[i] = zero[j];
-		zero[j] = t;
-	}
-	for (uint64_t i = 0; i < n; i++) {
-		if (zero[i])
-			memset(p + i * PAGE, 0, PAGE);
-		else
-			heap_page(p + i * PAGE, &rng);
-	}
-	free(zero);
-}
-
-/* cos and sin of a small angle @d (Taylor series; no libm needed). */
-static void rotation(double d, double *c, double *s)
-{
-	*c = 1 - d * d / 2 + d * d * d * d / 24;
-	*s = d - d * d * d / 6 + d * d * d * d * d / 120;
-}
-
-/* Two slow waves with the low 16 mantissa bits replaced by noise, like trained weights. */
-static void gen_float(uint8_t *p, uint64_t size)
-{
-	double s1 = 0, c1 = 1, s2 = 0, c2 = 1, cd1, sd1, cd2, sd2;
-	uint64_t rng = SEED ^ 1;
-
-	rotation(1e-4, &cd1, &sd1);
-	rotation(3.7e-3, &cd2, &sd2);
-	for (uint64_t i = 0; i < size / 4; i++) {
-		double t = s1 * cd1 + c1 * sd1;
-		float f;
-		uint32_t bits;
-
-		c1 = c1 * cd1 - s1 * sd1;
-		s1 = t;
-		t = s2 * cd2 + c2 * sd2;
-		c2 = c2 * cd2 - s2 * sd2;
-		s2 = t;
-		f = (float)(0.05 * s1 + 0.02 * s2);
-		memcpy(&bits, &f, 4);
-		bits = (bits & ~0xffffu) | (uint32_t)(xorshift(&rng) & 0xffffu);
-		memcpy(p + 4 * i, &bits, 4);
-	}
-}
-
-static void gen_random(uint8_t *p, uint64_t size)
-{
-	uint64_t rng = SEED ^ 2;
-
-	for (uint64_t i = 0; i < size / 8; i++) {
-		uint64_t v = xorshift(&rng);
-
-		memcpy(p + 8 * i, &v, 8);
-	}
-}
+/* ---- data, as bench-format makes it (bench_data.c) ---- */
 
 static const struct {
 	const char *name;
-	void (*gen)(uint8_t *p, uint64_t size);
+	int (*gen)(uint8_t *p, uint64_t size); /* 0 or -errno */
 } kinds[] = {
-	{ "heap-like", gen_heap },
-	{ "float", gen_float },
-	{ "random", gen_random },
+	{ "heap-like", bench_gen_heap },
+	{ "float", bench_gen_float },
+	{ "random", bench_gen_random },
 };
 
 /* ---- the ticker ---- */
@@ -320,7 +205,9 @@ int main(int argc, char **argv)
 
 	data = map(size, "cannot map the data");
 	untouched = map(untouched_size, "cannot map the untouched region");
-	kinds[k].gen(data, size);
+	ret = kinds[k].gen(data, size);
+	if (ret < 0)
+		die("cannot generate the data", strerror(-ret));
 	sum = XXH3_64bits(data, size);
 	if (pthread_create(&th, NULL, tick_main, &t))
 		die("pthread_create", "cannot start the ticker");
