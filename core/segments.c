@@ -10,6 +10,7 @@
  * the size of the mapping: residency comes from the page tables.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compress/sc_compress.h"
 #include "core/checkpoint_internal.h"
 #include "core/sc_core.h"
 #include "format/sc_log.h"
@@ -32,6 +34,7 @@ struct window {
 	uint8_t *buf;            /* WINDOW bytes: data pages, densely, in address order */
 	uint64_t fill;           /* pages in buf */
 	uint64_t scanned;        /* pages read for this window, zero ones included */
+	uint8_t *zero;           /* per page of the last read: all zero */
 	struct sc_run *runs;
 	uint32_t n_runs, cap_runs;
 };
@@ -114,16 +117,79 @@ static int add_run(struct window *w, uint8_t kind, uint64_t count)
 	return 0;
 }
 
+/*
+ * Reading the snapshot is the slow part of a checkpoint (/proc/<pid>/mem copies
+ * a page at a time), so a window's pages are read in pieces on every core, and
+ * each piece is checked for zero pages on the core that read it.
+ */
+#define READ_PIECE (4ull << 20)
+
+struct read_piece {
+	struct sc_task task;
+	int fd;
+	uint8_t *dst, *zero; /* the pages, and one flag per page */
+	uint64_t addr, len;
+	int err;             /* errno */
+};
+
+static void read_piece_run(struct sc_task *t)
+{
+	struct read_piece *r = (struct read_piece *)((char *)t - offsetof(struct read_piece, task));
+	uint64_t ps = page_size(), done = 0;
+
+	r->err = 0;
+	while (done < r->len) {
+		ssize_t k = pread(r->fd, r->dst + done, r->len - done, (off_t)(r->addr + done));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			r->err = k < 0 ? errno : EIO;
+			return;
+		}
+		done += (uint64_t)k;
+	}
+	for (uint64_t i = 0; i < r->len / ps; i++)
+		r->zero[i] = sc_page_is_zero(r->dst + i * ps, ps);
+}
+
+static int read_parallel(struct sc_pool *pool, pid_t child, uint8_t *dst, uint8_t *zero,
+			 uint64_t addr, uint64_t len)
+{
+	struct read_piece pieces[WINDOW / READ_PIECE + 1];
+	uint64_t ps = page_size(), n = 0;
+	int fd = sc_snapshot_fd(child), err = 0;
+
+	if (fd < 0)
+		return fd;
+	for (uint64_t off = 0; off < len; off += READ_PIECE, n++) {
+		pieces[n] = (struct read_piece){ .task.fn = read_piece_run, .fd = fd,
+						 .dst = dst + off, .zero = zero + off / ps,
+						 .addr = addr + off,
+						 .len = len - off < READ_PIECE ? len - off : READ_PIECE };
+		sc_pool_submit(pool, &pieces[n].task);
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		sc_pool_wait(pool, &pieces[i].task);
+		if (pieces[i].err && !err)
+			err = sc_err(pieces[i].err, "cannot read the snapshot's memory at 0x%llx "
+				     "(%llu bytes): %s", (unsigned long long)pieces[i].addr,
+				     (unsigned long long)pieces[i].len, strerror(pieces[i].err));
+	}
+	return err;
+}
+
 /* Read @n data pages at @addr into the window; each becomes a stored or zero run. */
-static int read_pages(struct window *w, pid_t child, uint64_t addr, uint64_t n)
+static int read_pages(struct window *w, struct sc_pool *pool, pid_t child, uint64_t addr,
+		      uint64_t n)
 {
 	uint64_t ps = page_size();
 	uint8_t *at = w->buf + w->fill * ps;
-	int err = sc_snapshot_read(child, at, addr, n * ps);
+	int err = read_parallel(pool, child, at, w->zero, addr, n * ps);
 
 	w->scanned += n;
 	for (uint64_t i = 0; !err && i < n; i++) {
-		bool zero = sc_page_is_zero(at + i * ps, ps);
+		bool zero = w->zero[i];
 
 		err = add_run(w, zero ? SC_RUN_ZERO : SC_RUN_STORED, 1);
 		if (!zero) {
@@ -203,6 +269,7 @@ struct pipeline {
 	int err;             /* the reader's error */
 	char msg[1024];      /* and its message, for the caller's thread */
 	pid_t child;
+	struct sc_pool *pool;    /* reads the snapshot on every core */
 	bool embed;
 	const struct sc_vma *v;
 	size_t n;
@@ -266,7 +333,7 @@ static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 			/* whole reads: the buffer takes @limit pages before zeros drop out */
 			uint64_t take = limit - w->scanned < left ? limit - w->scanned : left;
 
-			err = read_pages(w, child, v->start + page * ps, take);
+			err = read_pages(w, pl->pool, child, v->start + page * ps, take);
 			page += take;
 			left -= take;
 			if (!err && w->scanned == limit) {
@@ -351,9 +418,15 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 		return err;
 	pl.v = v;
 	pl.n = n;
+	err = sc_pool_new(&pl.pool, 0);
+	if (err < 0)
+		err = sc_err(-err, "cannot start the snapshot readers: %s", strerror(-err));
 	for (int i = 0; i < 2 && !err; i++) {
+		pl.win[i].zero = malloc(WINDOW / page_size());
 		pl.win[i].buf = mmap(NULL, WINDOW, PROT_READ | PROT_WRITE,
 				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (!pl.win[i].zero)
+			err = sc_err(ENOMEM, "out of memory for a window");
 		if (pl.win[i].buf == MAP_FAILED) {
 			pl.win[i].buf = NULL;
 			err = sc_err(ENOMEM, "out of memory for a %llu MiB window",
@@ -366,7 +439,9 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 		if (pl.win[i].buf)
 			munmap(pl.win[i].buf, WINDOW);
 		free(pl.win[i].runs);
+		free(pl.win[i].zero);
 	}
+	sc_pool_free(pl.pool);
 	sc_maps_free(v, n);
 	return err;
 }

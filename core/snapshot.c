@@ -47,6 +47,11 @@ static int mem_open(pid_t child)
 	return mem_fd;
 }
 
+int sc_snapshot_fd(pid_t child)
+{
+	return mem_open(child);
+}
+
 int sc_snapshot_read(pid_t child, void *dst, uint64_t addr, size_t len)
 {
 	int fd = mem_open(child);
