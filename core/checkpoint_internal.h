@@ -25,7 +25,6 @@ struct sc_save_opts {
 };
 
 /* snapshot.c */
-int sc_snapshot_read(pid_t child, void *dst, uint64_t addr, size_t len);
 /** sc_snapshot_fd() - /proc/<child>/mem, opened once; safe for pread() from any thread. */
 int sc_snapshot_fd(pid_t child);
 void sc_snapshot_kill(pid_t child);

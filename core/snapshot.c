@@ -52,29 +52,6 @@ int sc_snapshot_fd(pid_t child)
 	return mem_open(child);
 }
 
-int sc_snapshot_read(pid_t child, void *dst, uint64_t addr, size_t len)
-{
-	int fd = mem_open(child);
-	char *p = dst;
-
-	if (fd < 0)
-		return fd;
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)addr);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return sc_err(n < 0 ? errno : EIO, "cannot read the snapshot's memory at "
-				      "0x%llx (%zu bytes): %s", (unsigned long long)addr, len,
-				      n < 0 ? strerror(errno) : "short read");
-		p += n;
-		addr += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 void sc_snapshot_kill(pid_t child)
 {
 	if (child <= 0)
