@@ -18,6 +18,9 @@
 struct sc_stopped sc_stopped;
 
 #define SI_QUEUE_CODE -1 /* SI_QUEUE */
+#define ESRCH_ 3          /* errno values, without libc's errno.h */
+#define E2BIG_ 7
+#define ETIMEDOUT_ 110
 #define STOP_TIMEOUT_NS 10000000000ll
 
 static int load(int *p)
@@ -90,7 +93,7 @@ static int signal_thread(int tid)
 	long err;
 
 	if (slot == SC_MAX_THREADS)
-		return -(int)sizeof(si); /* caller reports: too many threads */
+		return -E2BIG_; /* more threads than SC_MAX_THREADS: the caller says so */
 	sc_stopped.threads[slot].tid = tid;
 	sc_stopped.n++;
 	si.si_signo = sc_stopped.stop_signal;
@@ -100,7 +103,7 @@ static int signal_thread(int tid)
 	si.si_value.sival_int = slot;
 	err = sc_sys4(SYS_rt_tgsigqueueinfo, sc_stopped.pid, tid, sc_stopped.stop_signal,
 		      (long)&si);
-	if (err == -3 /* ESRCH: it exited meanwhile */) {
+	if (err == -ESRCH_) { /* it exited meanwhile */
 		sc_stopped.threads[slot].tid = 0;
 		return 0;
 	}
@@ -151,7 +154,7 @@ static int wait_stopped(void)
 			(long)&ts);
 		waited += ts.ns;
 		if (waited > STOP_TIMEOUT_NS)
-			return -110; /* ETIMEDOUT: a thread blocks the stop signal */
+			return -ETIMEDOUT_; /* a thread blocks the stop signal */
 	}
 	return 0;
 }
@@ -181,7 +184,7 @@ int sc_threads_stop(void)
 	do {
 		r = signal_new_threads(dirfd, buf, sizeof(buf));
 		if (r >= 0 && wait_stopped() < 0)
-			r = -110;
+			r = -ETIMEDOUT_;
 	} while (r > 0);
 	sc_sys1(SYS_close, dirfd);
 	return r;
