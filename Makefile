@@ -63,6 +63,7 @@ TOOLS :=
 include compress/module.mk
 include format/module.mk
 include core/module.mk
+include cuda/module.mk
 include cli/module.mk
 include samples/module.mk
 include tests/module.mk

@@ -108,6 +108,8 @@ static void fill_process(const struct image *im, struct sc_restorer_args *a)
 	a->ss_flags = t->ss_flags;
 	memcpy(a->ctx, t->ctx, sizeof(a->ctx));
 	a->handoff = pr->handoff;
+	if (strcmp(im->path, "-") && !realpath(im->path, a->image))
+		a->image[0] = 0;
 	a->thread_start = pr->thread_start;
 	a->vdso_target = pr->vdso_block_start;
 }

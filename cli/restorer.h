@@ -93,6 +93,7 @@ struct sc_restorer_args {
 	uint8_t ctx[72];             /* struct sc_ctx */
 
 	uint64_t handoff;            /* address of struct sc_handoff in the restored memory */
+	char image[4096];            /* the image's absolute path, for the restored library */
 
 	char msg[256];               /* the blob's last words, if it fails */
 };

@@ -301,6 +301,8 @@ void sc_restorer_main(struct sc_restorer_args *a)
 		h->blob_start = a->blob_start;
 		h->blob_len = a->blob_len;
 		h->restores++;
+		for (unsigned i = 0; i < sizeof(h->image); i++)
+			h->image[i] = a->image[i];
 	}
 	resume(a->ctx);
 }

@@ -17,6 +17,8 @@
 
 #include "core/checkpoint_internal.h"
 #include "core/sc_fds.h"
+#include "core/sc_handoff.h"
+#include "core/sc_hooks.h"
 #include "core/sc_sys.h"
 #include "core/sc_trigger.h"
 #include "format/sc_log.h"
@@ -30,6 +32,18 @@
 static pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t busy_done = PTHREAD_COND_INITIALIZER;
 static bool busy;
+
+static struct sc_hooks hooks;
+
+void sc_hooks_set(const struct sc_hooks *h)
+{
+	hooks = *h;
+}
+
+const struct sc_hooks *sc_hooks_get(void)
+{
+	return &hooks;
+}
 
 static void checkpoint_begin(void)
 {
@@ -111,6 +125,8 @@ static int freeze(struct sc_frozen *fz)
 	sc_pending_take_shared();
 	fz->brk = (uint64_t)sc_sys1(SYS_brk, 0);
 	capture_signals(&fz->signals);
+	if (hooks.frozen)
+		hooks.frozen();
 	if (sc_ctx_save(&me->ctx))
 		return 1;
 	fz->child = (pid_t)sc_clone_frozen();
@@ -183,6 +199,8 @@ static int write_image(struct sc_writer *w, const struct sc_frozen *fz, int imag
 		err = write_threads(w);
 	if (!err)
 		err = sc_segments_write(w, fz, &o);
+	if (!err && hooks.write)
+		err = hooks.write(w);
 	return err ? err : sc_writer_finish(w);
 }
 
@@ -221,6 +239,8 @@ static void *write_in_background(void *arg)
 	sc_snapshot_kill(bg->fz.child);
 	free(bg->path);
 	free(bg);
+	if (hooks.done)
+		hooks.done(err);
 	checkpoint_end();
 	return NULL;
 }
@@ -268,6 +288,20 @@ static int start_background(const char *path, const struct sc_frozen *fz)
 		      strerror(err));
 }
 
+/* The process came back from an image: finish the threads, then the hooks. */
+static int restarted(void)
+{
+	int err = sc_restart_finish();
+
+	if (!err && hooks.restored && (err = hooks.restored(sc_handoff.image)) < 0) {
+		sc_log(SC_LOG_ERROR, "the restored process cannot go on: %s",
+		       selfckpt_strerror(err));
+		_exit(SC_EXIT_RESTART_FAILED);
+	}
+	checkpoint_end();
+	return err < 0 ? err : SELFCKPT_RESTORED;
+}
+
 int sc_checkpoint(const char *path, bool background)
 {
 	struct sc_frozen fz = { .child = -1 };
@@ -277,18 +311,22 @@ int sc_checkpoint(const char *path, bool background)
 		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save() needs a file name");
 	checkpoint_begin();
 	err = install_stop_handler();
-	if (!err)
-		err = freeze(&fz);
-	if (err == 1) {
-		err = sc_restart_finish();
+	if (!err && hooks.prepare)
+		err = hooks.prepare();
+	if (err) {
 		checkpoint_end();
-		return err < 0 ? err : SELFCKPT_RESTORED;
+		return err;
 	}
+	err = freeze(&fz);
+	if (err == 1)
+		return restarted();
 	if (!err && background && (err = start_background(path, &fz)) == 0)
 		return SELFCKPT_SAVED; /* the writer thread ends the checkpoint */
 	if (!err)
 		err = save_to(path, &fz);
 	sc_snapshot_kill(fz.child);
+	if (hooks.done)
+		hooks.done(err);
 	checkpoint_end();
 	return err < 0 ? err : SELFCKPT_SAVED;
 }

@@ -98,4 +98,12 @@ int sc_pages_scan(pid_t pid, uint64_t start, uint64_t end, struct sc_page_run **
 /** sc_page_is_zero() - true when the @len bytes at @p (a multiple of 64) are all zero. */
 bool sc_page_is_zero(const void *p, size_t len);
 
+/* ---- selfckpt's own mappings, never saved (skip.c) ---- */
+
+/** sc_skip_add() - leave [start, end) out of every image; -1 when the table is full. */
+int sc_skip_add(uint64_t start, uint64_t end);
+void sc_skip_remove(uint64_t start);
+/** sc_skip_covers() - is [start, end) inside a range left out? */
+bool sc_skip_covers(uint64_t start, uint64_t end);
+
 #endif /* SC_CORE_H */

@@ -12,6 +12,7 @@
 struct sc_handoff {
 	uint64_t blob_start, blob_len; /* the loader's last stage, to unmap */
 	uint64_t restores;             /* how many times this image came back */
+	char image[4096];              /* absolute path of the image restored, "" if a stream */
 };
 
 extern struct sc_handoff sc_handoff;

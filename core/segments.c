@@ -49,6 +49,8 @@ static uint64_t page_size(void)
 /* Which mappings an image holds: kernel-provided and device mappings are not. */
 static bool vma_saved(const struct sc_vma *v)
 {
+	if (sc_skip_covers(v->start, v->end))
+		return false;
 	switch (v->kind) {
 	case SC_VMA_VDSO:
 	case SC_VMA_VVAR:

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "core/core_internal.h"
+#include "core/sc_hooks.h"
 #include "core/sc_sys.h"
 #include "core/sc_trigger.h"
 #include "core/trigger_internal.h"
@@ -238,7 +239,14 @@ static void serve(unsigned req)
 		sc_err(ENAMETOOLONG, "image path '%s/%s...' is too long", cfg.dir, cfg.prog);
 		return;
 	}
+	bool at_safe_point = (req & SC_TRIGGER_SOON) && !(req & SC_TRIGGER_NOW) &&
+			     sc_hooks_get()->safe_point;
+
+	if (at_safe_point)
+		sc_hooks_get()->safe_point();
 	ret = sc_checkpoint(path, false); /* this thread is the background already */
+	if (at_safe_point)
+		sc_hooks_get()->safe_point_done();
 	if (ret == SELFCKPT_RESTORED) {
 		sc_log(SC_LOG_INFO, "resumed from the checkpoint '%s'", path);
 		return;

@@ -31,6 +31,7 @@ static const char *const error_strings[SELFCKPT_ELAST - SELFCKPT_EFIRST] = {
 	[SELFCKPT_ERESERVED - SELFCKPT_EFIRST] = "reserved field is not zero",
 	[SELFCKPT_EUSAGE - SELFCKPT_EFIRST] = "invalid use of the interface",
 	[SELFCKPT_EHOST - SELFCKPT_EFIRST] = "the image cannot be restored on this machine",
+	[SELFCKPT_ECUDA - SELFCKPT_EFIRST] = "a CUDA call failed in the GPU proxy",
 };
 
 SELFCKPT_API const char *selfckpt_strerror(int err)

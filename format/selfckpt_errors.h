@@ -39,6 +39,7 @@ enum selfckpt_error {
 	SELFCKPT_ERESERVED,       /* a reserved field is not zero */
 	SELFCKPT_EUSAGE,          /* an API or tool was called the wrong way */
 	SELFCKPT_EHOST,           /* this machine cannot take the image (kernel, files) */
+	SELFCKPT_ECUDA,           /* the GPU or its proxy failed a CUDA call */
 	SELFCKPT_ELAST            /* one past the last code; not an error */
 };
 

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ckpt.c - the GPU's part of a checkpoint (core/sc_hooks.h).
+ *
+ * prepare: take the API lock for writing, so no call is in flight and every
+ *          later one waits until the GPU state is saved; synchronise every
+ *          context; set aside room for the pinned host memory.
+ * frozen:  copy the pinned host memory while no thread can write it (it is
+ *          shared with the proxy, so the snapshot's copy-on-write cannot keep
+ *          it).
+ * write:   the resource summary (CUDA_LOG), then device memory in pieces of
+ *          one staging buffer (DEVMEM), each copied by the proxy into the
+ *          channel while earlier pieces are being compressed and written;
+ *          all-zero pieces are left out. Then the pinned host memory.
+ * done:    let the application's CUDA calls go on.
+ *
+ * The rest of what a restart needs - contexts, modules, functions, streams,
+ * the arena's layout - is the library's own memory, in the image already.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/sc_core.h"
+#include "core/sc_hooks.h"
+#include "cuda/cuda_image.h"
+#include "cuda/cuda_internal.h"
+#include "format/sc_format.h"
+#include "format/sc_log.h"
+
+static uint64_t sc_page_round(uint64_t n)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	return (n + page - 1) / page * page;
+}
+
+static struct {
+	bool locked;      /* prepare() took the API lock */
+	void *host_copy;  /* the pinned host memory as it was at the freeze */
+	uint64_t host_len;
+} ck;
+
+/* Every context that exists in the proxy: created ones, retained primary ones. */
+static bool ctx_live(const struct sc_cu_obj *o)
+{
+	const struct sc_cu_ctx *c = (const struct sc_cu_ctx *)o;
+
+	return o->kind == SC_K_CTX && (!c->primary || c->retains > 0);
+}
+
+static int synchronise_all(void)
+{
+	for (struct sc_cu_obj *o = sc_obj_first(); o; o = o->next) {
+		struct sc_req r = { .op = SC_OP_CTX_SYNC, .ctx = o->real };
+		CUresult res;
+
+		if (!ctx_live(o))
+			continue;
+		if ((res = sc_cu_call(&r)) != CUDA_SUCCESS)
+			return sc_err(SELFCKPT_ECUDA, "cannot synchronise the GPU for the "
+				      "checkpoint: %s", sc_cu_result_name(res));
+	}
+	if (sc_cu_take_sticky() != CUDA_SUCCESS)
+		sc_log(SC_LOG_WARN, "an asynchronous CUDA call had failed before the checkpoint");
+	return 0;
+}
+
+static int prepare(void)
+{
+	int err;
+
+	if (!sc_cu.started)
+		return 0;
+	sc_cu_lock_write();
+	ck.locked = true;
+	if (sc_cu.dead) {
+		err = sc_err(SELFCKPT_ECUDA, "the GPU proxy is gone: the GPU state is lost, no "
+			     "checkpoint can hold it");
+		goto fail;
+	}
+	if ((err = synchronise_all()) < 0)
+		goto fail;
+	ck.host_len = sc_host_extent();
+	if (ck.host_len) {
+		ck.host_copy = mmap(NULL, ck.host_len, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (ck.host_copy == MAP_FAILED) {
+			ck.host_copy = NULL;
+			err = sc_err(ENOMEM, "no memory to copy %llu bytes of pinned host memory",
+				     (unsigned long long)ck.host_len);
+			goto fail;
+		}
+		/* written once, as pinned host memory, not again as process memory */
+		sc_skip_add((uint64_t)(uintptr_t)ck.host_copy,
+			    (uint64_t)(uintptr_t)ck.host_copy + sc_page_round(ck.host_len));
+	}
+	return 0;
+fail:
+	ck.locked = false;
+	sc_cu_unlock_write();
+	return err;
+}
+
+/* Raw: every other thread is stopped, possibly inside malloc. */
+static void frozen(void)
+{
+	if (ck.host_copy)
+		memcpy(ck.host_copy, (char *)sc_cu.base + SC_CH_HEAP_OFF, ck.host_len);
+}
+
+void sc_cuda_checkpoint_done(int err)
+{
+	(void)err;
+	if (ck.host_copy) {
+		sc_skip_remove((uint64_t)(uintptr_t)ck.host_copy);
+		munmap(ck.host_copy, ck.host_len); /* after a restart: no longer mapped */
+	}
+	ck.host_copy = NULL;
+	ck.host_len = 0;
+	if (ck.locked) {
+		ck.locked = false;
+		sc_cu_unlock_write();
+	}
+}
+
+static int write_log(struct sc_writer *w)
+{
+	struct sc_cuda_summary s = { .channel = (uint64_t)(uintptr_t)sc_cu.base,
+				     .host_bytes = ck.host_len };
+	size_t n_blocks, payload = 0;
+	struct sc_cu_block *b = sc_arena_blocks(&n_blocks);
+	uint8_t meta[SC_CUDA_LOG_META];
+	int err;
+
+	for (size_t i = 0; i < n_blocks; i++)
+		s.device_bytes += b[i].size;
+	s.blocks = (uint32_t)n_blocks;
+	for (struct sc_cu_obj *o = sc_obj_first(); o; o = o->next) {
+		const struct sc_cu_module *m = (const struct sc_cu_module *)o;
+
+		if ((o->kind == SC_K_MODULE || o->kind == SC_K_LIBRARY) && m->image) {
+			s.modules++;
+			payload += SC_CUDA_IMAGE_HEADER + sc_cuda_pad8(m->image_len);
+		}
+	}
+	sc_cuda_summary_encode(&s, meta);
+	if ((err = sc_writer_begin(w, SC_REC_CUDA_LOG, 0, meta, sizeof(meta), payload)) < 0)
+		return err;
+	for (struct sc_cu_obj *o = sc_obj_first(); o && !err; o = o->next) {
+		const struct sc_cu_module *m = (const struct sc_cu_module *)o;
+		static const uint8_t zeros[8];
+		uint8_t h[SC_CUDA_IMAGE_HEADER];
+
+		if ((o->kind != SC_K_MODULE && o->kind != SC_K_LIBRARY) || !m->image)
+			continue;
+		sc_cuda_image_header(h, o->kind == SC_K_LIBRARY, m->image_len);
+		err = sc_writer_append(w, h, sizeof(h));
+		if (!err)
+			err = sc_writer_append(w, m->image, m->image_len);
+		if (!err && sc_cuda_pad8(m->image_len) > m->image_len)
+			err = sc_writer_append(w, zeros, sc_cuda_pad8(m->image_len) - m->image_len);
+	}
+	return err ? err : sc_writer_end(w);
+}
+
+/* One piece of device memory on its way into the image. */
+struct piece {
+	uint64_t addr, len, ctx;
+	uint32_t kind, dev;
+};
+
+static int write_piece(struct sc_writer *w, const struct piece *p, const void *buf)
+{
+	uint8_t meta[SC_DEVMEM_META];
+
+	/* Fresh blocks are cleared at a restart: all-zero pieces need no bytes. */
+	if (p->kind == SC_DEVMEM_DEVICE && sc_page_is_zero(buf, p->len))
+		return 0;
+	sc_devmem_encode(meta, p->addr, p->len, p->kind, p->dev);
+	return sc_writer_record(w, SC_REC_DEVMEM, SC_RF_REQUIRED, meta, sizeof(meta), buf,
+				p->len);
+}
+
+static CUresult fetch(const struct piece *p, unsigned k, uint32_t *ticket)
+{
+	struct sc_req r = { .op = SC_OP_COPY, .ctx = p->ctx, .flags = SC_MSG_SYNC_STREAM,
+			    .a = { (uint64_t)(uintptr_t)sc_ch_staging(sc_cu.base, k), p->addr,
+				   p->len, SC_COPY_DTOH, 0 } };
+	CUresult res = sc_cu_post(&r);
+
+	*ticket = r.ticket;
+	return res;
+}
+
+/* Pieces through the staging buffers: up to SC_CH_STAGING_BUFS in flight. */
+static int write_pieces(struct sc_writer *w, const struct piece *p, size_t n)
+{
+	uint32_t ticket[SC_CH_STAGING_BUFS];
+	size_t issued = 0;
+	CUresult res = CUDA_SUCCESS;
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		unsigned k = (unsigned)(i % SC_CH_STAGING_BUFS);
+
+		for (; issued < n && issued < i + SC_CH_STAGING_BUFS && res == CUDA_SUCCESS;
+		     issued++)
+			res = fetch(&p[issued], (unsigned)(issued % SC_CH_STAGING_BUFS),
+				    &ticket[issued % SC_CH_STAGING_BUFS]);
+		if (res == CUDA_SUCCESS)
+			res = sc_cu_wait_ticket(ticket[k]);
+		if (res == CUDA_SUCCESS)
+			res = sc_cu_take_sticky();
+		if (res != CUDA_SUCCESS)
+			return sc_err(SELFCKPT_ECUDA, "cannot copy device memory at 0x%llx for "
+				      "the checkpoint: %s", (unsigned long long)p[i].addr,
+				      sc_cu_result_name(res));
+		err = write_piece(w, &p[i], sc_ch_staging(sc_cu.base, k));
+	}
+	/* an early failure leaves requests in flight: let them land first */
+	for (size_t j = issued > SC_CH_STAGING_BUFS ? issued - SC_CH_STAGING_BUFS : 0;
+	     err && j < issued; j++)
+		sc_cu_wait_ticket(ticket[j % SC_CH_STAGING_BUFS]);
+	return err;
+}
+
+static int add_piece(struct piece **v, size_t *n, size_t *cap, struct piece p)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		struct piece *nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = p;
+	return 0;
+}
+
+/* Every arena block, then every module global the application looked up. */
+static int list_pieces(struct piece **v, size_t *n)
+{
+	size_t cap = 0, nb;
+	struct sc_cu_block *b = sc_arena_blocks(&nb);
+	int err = 0;
+
+	*v = NULL;
+	*n = 0;
+	for (size_t i = 0; i < nb && !err; i++)
+		for (uint64_t off = 0; off < b[i].size && !err; off += SC_CH_STAGING_BUF)
+			err = add_piece(v, n, &cap, (struct piece){
+				b[i].addr + off, b[i].size - off < SC_CH_STAGING_BUF ?
+					b[i].size - off : SC_CH_STAGING_BUF,
+				b[i].ctx->o.real, SC_DEVMEM_DEVICE, (uint32_t)b[i].dev });
+	for (struct sc_cu_obj *o = sc_obj_first(); o && !err; o = o->next) {
+		struct sc_cu_module *m = (struct sc_cu_module *)o;
+		struct sc_cu_ctx *c = o->ctx ? o->ctx : sc_ctx_current();
+
+		if (o->kind != SC_K_MODULE && o->kind != SC_K_LIBRARY)
+			continue;
+		for (size_t g = 0; g < m->globals_n && !err && c; g++)
+			if (m->globals[g].size <= SC_CH_STAGING_BUF)
+				err = add_piece(v, n, &cap, (struct piece){
+					m->globals[g].addr, m->globals[g].size, c->o.real,
+					SC_DEVMEM_GLOBAL, (uint32_t)c->dev });
+	}
+	return err;
+}
+
+static int write_host(struct sc_writer *w)
+{
+	uint8_t meta[SC_DEVMEM_META];
+
+	if (!ck.host_len)
+		return 0;
+	sc_devmem_encode(meta, (uint64_t)(uintptr_t)sc_cu.base + SC_CH_HEAP_OFF, ck.host_len,
+			 SC_DEVMEM_HOST, 0);
+	return sc_writer_record(w, SC_REC_DEVMEM, SC_RF_REQUIRED, meta, sizeof(meta),
+				ck.host_copy, ck.host_len);
+}
+
+static int write_records(struct sc_writer *w)
+{
+	struct piece *p;
+	size_t n;
+	int err;
+
+	if (!sc_cu.started)
+		return 0;
+	if ((err = write_log(w)) < 0)
+		return err;
+	if ((err = list_pieces(&p, &n)) < 0)
+		return sc_err(-err, "no memory to plan the device memory of the checkpoint");
+	err = write_pieces(w, p, n);
+	free(p);
+	return err ? err : write_host(w);
+}
+
+/* ---- "at the next synchronising call" ---- */
+
+static struct {
+	uint32_t wanted;  /* a checkpoint waits for a safe point (futex word) */
+	uint32_t parked;  /* a thread waits at one (futex word) */
+	uint32_t release; /* bumped when the checkpoint is over (futex word) */
+} sp;
+
+#define SAFE_POINT_WAIT_MS 10000
+
+void sc_cu_sync_point(void)
+{
+	uint32_t gen;
+
+	if (!__atomic_load_n(&sp.wanted, __ATOMIC_ACQUIRE))
+		return;
+	gen = __atomic_load_n(&sp.release, __ATOMIC_ACQUIRE);
+	__atomic_add_fetch(&sp.parked, 1, __ATOMIC_SEQ_CST);
+	sc_ch_wake(&sp.parked);
+	while (__atomic_load_n(&sp.release, __ATOMIC_ACQUIRE) == gen)
+		sc_ch_wait(&sp.release, gen, 1000);
+}
+
+/* Wait for a thread at a synchronising call, or give up and save at once. */
+static void safe_point(void)
+{
+	uint64_t waited = 0;
+
+	if (!sc_cu.started)
+		return;
+	__atomic_store_n(&sp.wanted, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&sp.parked, __ATOMIC_ACQUIRE) && waited < SAFE_POINT_WAIT_MS) {
+		sc_ch_wait(&sp.parked, 0, 100);
+		waited += 100;
+	}
+	if (!__atomic_load_n(&sp.parked, __ATOMIC_ACQUIRE))
+		sc_log(SC_LOG_INFO, "no CUDA call synchronised within %d s: checkpointing at once",
+		       SAFE_POINT_WAIT_MS / 1000);
+}
+
+static void safe_point_done(void)
+{
+	__atomic_store_n(&sp.wanted, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&sp.parked, 0, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&sp.release, 1, __ATOMIC_SEQ_CST);
+	sc_ch_wake(&sp.release);
+}
+
+void sc_cuda_hooks_install(void)
+{
+	static const struct sc_hooks h = {
+		.prepare = prepare, .frozen = frozen, .write = write_records,
+		.done = sc_cuda_checkpoint_done,
+		.restored = sc_cuda_restored, .safe_point = safe_point,
+		.safe_point_done = safe_point_done,
+	};
+
+	sc_hooks_set(&h);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cuda_image.h - the CUDA records of an image (spec/image-format.md §9):
+ * CUDA_LOG, a summary of the GPU state with every module image, and DEVMEM,
+ * one piece of device or pinned host memory. Used by the checkpoint, the
+ * restart and selfckpt-inspect; no CUDA header needed.
+ */
+#ifndef SC_CUDA_IMAGE_H
+#define SC_CUDA_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SC_CUDA_LOG_VERSION 1
+#define SC_CUDA_LOG_META 64
+#define SC_CUDA_IMAGE_HEADER 16 /* before each module image in the CUDA_LOG payload */
+#define SC_DEVMEM_META 32
+
+struct sc_cuda_summary {
+	uint32_t version;
+	uint32_t modules;      /* module and library images in the payload */
+	uint64_t device_bytes; /* device memory the arena had mapped */
+	uint64_t host_bytes;   /* pinned host memory saved */
+	uint32_t blocks;       /* arena blocks */
+	uint64_t channel;      /* the channel's address */
+};
+
+enum sc_devmem_kind {
+	SC_DEVMEM_DEVICE = 0, /* a piece of an arena block */
+	SC_DEVMEM_GLOBAL = 1, /* a module global */
+	SC_DEVMEM_HOST = 2,   /* the channel's pinned host heap */
+};
+
+static inline size_t sc_cuda_pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+void sc_cuda_summary_encode(const struct sc_cuda_summary *s, uint8_t *meta);
+/** sc_cuda_summary_decode() - 0, or -SELFCKPT_ERESERVED / -SELFCKPT_ELENGTH. */
+int sc_cuda_summary_decode(const uint8_t *meta, uint32_t len, struct sc_cuda_summary *s);
+void sc_cuda_image_header(uint8_t *h, int library, uint64_t len);
+void sc_cuda_image_header_decode(const uint8_t *h, int *library, uint64_t *len);
+void sc_devmem_encode(uint8_t *meta, uint64_t addr, uint64_t len, uint32_t kind, uint32_t dev);
+int sc_devmem_decode(const uint8_t *meta, uint32_t meta_len, uint64_t *addr, uint64_t *len,
+		     uint32_t *kind, uint32_t *dev);
+
+#endif /* SC_CUDA_IMAGE_H */

@@ -1,0 +1,37 @@
+# cuda/: the CUDA Driver API entry points, the arena, checkpoint and replay (in the
+# library), and the GPU proxy (selfckpt-gpu-proxy), the one process that loads libcuda.
+# Only CUDA's header is needed to build: nothing links against libcuda.
+CUDA_HOME ?= /usr/local/cuda
+CUDA_INCLUDE ?= $(CUDA_HOME)/include
+
+CUDA_LIB_SRCS := cuda/api_lock.c cuda/api_init.c cuda/api_ctx.c cuda/api_memory.c cuda/api_copy.c \
+	cuda/api_copy2d.c cuda/api_module.c cuda/api_stream.c cuda/api_array.c cuda/errors.c \
+	cuda/objects.c cuda/context.c cuda/arena.c cuda/host_heap.c cuda/client.c \
+	cuda/channel.c cuda/image.c cuda/cuda_image.c cuda/ckpt.c cuda/replay.c cuda/upload.c
+LIB_SRCS += $(CUDA_LIB_SRCS)
+
+PROXY_SRCS := cuda/proxy_main.c cuda/proxy_dispatch.c cuda/proxy_driver.c \
+	cuda/proxy_ops_device.c cuda/proxy_ops_code.c cuda/proxy_ops_memory.c \
+	cuda/proxy_ops_stream.c cuda/channel.c
+PROXY_OBJS := $(PROXY_SRCS:%.c=$(BUILD)/obj/proxy/%.o)
+PROXY := $(BUILD)/bin/selfckpt-gpu-proxy
+TOOLS += $(PROXY)
+
+$(CUDA_LIB_SRCS:%.c=$(BUILD)/obj/%.o): SC_CFLAGS += -I$(CUDA_INCLUDE)
+$(CUDA_LIB_SRCS:%.c=$(BUILD)/obj/%.o): | $(CUDA_INCLUDE)/cuda.h
+PROXY_CFLAGS = $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(SC_CFLAGS))
+
+# The proxy is its own program: no sanitizer (like every process the tests
+# start), and none of the library.
+$(BUILD)/obj/proxy/%.o: %.c | $(DEPS_STAMP) $(CUDA_INCLUDE)/cuda.h
+	$(Q)mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(PROXY_CFLAGS) -I$(CUDA_INCLUDE) $(CFLAGS) \
+		-c -o $@ $<
+
+$(PROXY): $(PROXY_OBJS)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread
+
+$(CUDA_INCLUDE)/cuda.h:
+	@echo "selfckpt: CUDA's header $@ is missing; set CUDA_HOME (default /usr/local/cuda)" >&2
+	@exit 1

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proxy_internal.h - the GPU proxy's request handlers.
+ */
+#ifndef SC_PROXY_INTERNAL_H
+#define SC_PROXY_INTERNAL_H
+
+#include "cuda/channel.h"
+#include "cuda/ops.h"
+#include "cuda/proxy_driver.h"
+
+/** sc_proxy_handle() - carry out the request in @s and put its reply there. */
+void sc_proxy_handle(struct sc_ch_slot *s);
+
+typedef CUresult (*sc_proxy_op_fn)(struct sc_ch_slot *s);
+
+/* The handlers of each family, indexed by enum sc_op; NULL where not theirs. */
+void sc_proxy_ops_device(sc_proxy_op_fn *t);
+void sc_proxy_ops_code(sc_proxy_op_fn *t);
+void sc_proxy_ops_memory(sc_proxy_op_fn *t);
+void sc_proxy_ops_stream(sc_proxy_op_fn *t);
+
+/** sc_proxy_reply_str() - put a NUL-terminated string in the reply's data. */
+void sc_proxy_reply_str(struct sc_ch_slot *s, const char *str);
+
+#endif /* SC_PROXY_INTERNAL_H */
