@@ -114,6 +114,36 @@ static void fill_process(const struct image *im, struct sc_restorer_args *a)
 	a->vdso_target = pr->vdso_block_start;
 }
 
+extern char **environ;
+
+/*
+ * This process's environment, for the restored library: a GPU proxy started
+ * at a restart belongs to the job that restores (CUDA_VISIBLE_DEVICES of a new
+ * allocation), while the program keeps the environment it was saved with.
+ * NUL-separated strings; left out when larger than ENV_MAX.
+ */
+#define ENV_MAX (1u << 20)
+
+static void carry_environment(struct sc_restorer_args *a, uint8_t **cursor)
+{
+	size_t len = 0;
+	uint8_t *dst;
+
+	for (char **e = environ; *e; e++)
+		len += strlen(*e) + 1;
+	if (!len || len > ENV_MAX)
+		return;
+	dst = carve(cursor, len);
+	a->env = (uint64_t)(uintptr_t)dst;
+	a->env_len = len;
+	for (char **e = environ; *e; e++) {
+		size_t n = strlen(*e) + 1;
+
+		memcpy(dst, *e, n);
+		dst += n;
+	}
+}
+
 static int place_blob(const struct image *im, struct plan *p, struct sc_restorer_args **out)
 {
 	size_t code = (size_t)(sc_restorer_blob_end - sc_restorer_blob);
@@ -124,7 +154,7 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 	struct sc_restorer_args *a;
 	size_t tables = sizeof(*a) + im->n_threads * sizeof(struct sc_thread_args) +
 			p->n_ops * sizeof(struct sc_op) +
-			p->n_copies * sizeof(struct sc_copy) + 16 * p->n_map_fds + 4096;
+			p->n_copies * sizeof(struct sc_copy) + 16 * p->n_map_fds + 4096 + ENV_MAX;
 
 	if (base == MAP_FAILED || (uint64_t)base != at)
 		return sc_err(ENOMEM, "cannot place the restorer at 0x%llx", (unsigned long long)at);
@@ -167,6 +197,7 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 	a->n_close = (uint32_t)p->n_map_fds;
 	memcpy(a->vdso_parts, p->vdso_parts, sizeof(a->vdso_parts));
 	a->vdso_temp = p->vdso_temp;
+	carry_environment(a, &cursor);
 	fill_process(im, a);
 	*out = a;
 	a->unmap = (uint64_t *)cursor; /* build_unmap() fills it last */

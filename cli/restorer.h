@@ -94,6 +94,7 @@ struct sc_restorer_args {
 
 	uint64_t handoff;            /* address of struct sc_handoff in the restored memory */
 	char image[4096];            /* the image's absolute path, for the restored library */
+	uint64_t env, env_len;       /* the restorer's environment, NUL-separated, in the blob */
 
 	char msg[256];               /* the blob's last words, if it fails */
 };

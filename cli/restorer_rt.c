@@ -303,6 +303,8 @@ void sc_restorer_main(struct sc_restorer_args *a)
 		h->restores++;
 		for (unsigned i = 0; i < sizeof(h->image); i++)
 			h->image[i] = a->image[i];
+		h->env = a->env;
+		h->env_len = a->env_len;
 	}
 	resume(a->ctx);
 }

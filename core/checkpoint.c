@@ -298,6 +298,7 @@ static int restarted(void)
 		       selfckpt_strerror(err));
 		_exit(SC_EXIT_RESTART_FAILED);
 	}
+	sc_restart_env_release();
 	checkpoint_end();
 	return err < 0 ? err : SELFCKPT_RESTORED;
 }

@@ -10,6 +10,7 @@
  * the signal with every register it had.
  */
 #include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "core/core_internal.h"
@@ -28,6 +29,30 @@ static int live_others(void)
 	return n;
 }
 
+/* The restorer's environment lives in the loader's last stage, unmapped next. */
+static void keep_environment(void)
+{
+	void *copy;
+
+	if (!sc_handoff.env_len)
+		return;
+	copy = mmap(NULL, sc_handoff.env_len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (copy == MAP_FAILED) {
+		sc_handoff.env = sc_handoff.env_len = 0;
+		return;
+	}
+	memcpy(copy, (const void *)(uintptr_t)sc_handoff.env, sc_handoff.env_len);
+	sc_handoff.env = (uint64_t)(uintptr_t)copy;
+}
+
+void sc_restart_env_release(void)
+{
+	if (sc_handoff.env_len)
+		munmap((void *)(uintptr_t)sc_handoff.env, sc_handoff.env_len);
+	sc_handoff.env = sc_handoff.env_len = 0;
+}
+
 int sc_restart_finish(void)
 {
 	struct sc_thread_state *me = &sc_stopped.threads[sc_stopped.self];
@@ -40,6 +65,7 @@ int sc_restart_finish(void)
 		if (sc_stopped.threads[i].tid)
 			sc_stopped.threads[i].tid = *(int32_t *)sc_stopped.threads[i].tid_addr;
 	sc_stopped.pid = (int32_t)sc_sys0(SYS_getpid);
+	keep_environment();
 	/* Every thread has left the loader's last stage: it is no part of the process. */
 	if (sc_handoff.blob_len)
 		munmap((void *)sc_handoff.blob_start, sc_handoff.blob_len);

@@ -31,43 +31,6 @@ static uint64_t obj_ctx(const struct sc_cu_obj *o)
 
 /* ---- arrays ---- */
 
-/* Bytes of one element; 0 for the block-compressed and video formats. */
-static size_t element_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d)
-{
-	switch (d->Format) {
-	case CU_AD_FORMAT_UNSIGNED_INT8:
-	case CU_AD_FORMAT_SIGNED_INT8:
-		return d->NumChannels;
-	case CU_AD_FORMAT_UNSIGNED_INT16:
-	case CU_AD_FORMAT_SIGNED_INT16:
-	case CU_AD_FORMAT_HALF:
-		return 2 * (size_t)d->NumChannels;
-	case CU_AD_FORMAT_UNSIGNED_INT32:
-	case CU_AD_FORMAT_SIGNED_INT32:
-	case CU_AD_FORMAT_FLOAT:
-		return 4 * (size_t)d->NumChannels;
-	case CU_AD_FORMAT_UNORM_INT8X1:
-	case CU_AD_FORMAT_SNORM_INT8X1:
-		return 1;
-	case CU_AD_FORMAT_UNORM_INT8X2:
-	case CU_AD_FORMAT_SNORM_INT8X2:
-	case CU_AD_FORMAT_UNORM_INT16X1:
-	case CU_AD_FORMAT_SNORM_INT16X1:
-		return 2;
-	case CU_AD_FORMAT_UNORM_INT8X4:
-	case CU_AD_FORMAT_SNORM_INT8X4:
-	case CU_AD_FORMAT_UNORM_INT16X2:
-	case CU_AD_FORMAT_SNORM_INT16X2:
-	case CU_AD_FORMAT_UNORM_INT_101010_2:
-		return 4;
-	case CU_AD_FORMAT_UNORM_INT16X4:
-	case CU_AD_FORMAT_SNORM_INT16X4:
-		return 8;
-	default:
-		return 0;
-	}
-}
-
 /*
  * What a checkpoint must save of the array. Arrays whose contents are not
  * rows of whole elements, or whose memory is mapped apart from the array,
@@ -75,7 +38,7 @@ static size_t element_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d)
  */
 static CUresult array_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d, size_t *bytes)
 {
-	size_t eb = element_bytes(d), h = d->Height ? d->Height : 1, z = d->Depth ? d->Depth : 1;
+	size_t eb = sc_array_element_bytes(d), h = d->Height ? d->Height : 1, z = d->Depth ? d->Depth : 1;
 
 	if (d->Flags & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING))
 		return sc_cu_unsupported("cuArray3DCreate of a sparse or deferred-mapping array");

@@ -168,8 +168,9 @@ static int write_log(struct sc_writer *w)
 
 /* One piece of device memory on its way into the image. */
 struct piece {
-	uint64_t addr, len, ctx;
-	uint32_t kind, dev;
+	struct sc_devmem d;
+	uint64_t ctx;
+	const struct sc_cu_array *array; /* SC_DEVMEM_ARRAY */
 };
 
 static int write_piece(struct sc_writer *w, const struct piece *p, const void *buf)
@@ -177,20 +178,31 @@ static int write_piece(struct sc_writer *w, const struct piece *p, const void *b
 	uint8_t meta[SC_DEVMEM_META];
 
 	/* Fresh blocks are cleared at a restart: all-zero pieces need no bytes. */
-	if (p->kind == SC_DEVMEM_DEVICE && sc_page_is_zero(buf, p->len))
+	if (p->d.kind == SC_DEVMEM_DEVICE && sc_page_is_zero(buf, p->d.len))
 		return 0;
-	sc_devmem_encode(meta, p->addr, p->len, p->kind, p->dev);
+	sc_devmem_encode(meta, &p->d);
 	return sc_writer_record(w, SC_REC_DEVMEM, SC_RF_REQUIRED, meta, sizeof(meta), buf,
-				p->len);
+				p->d.len);
 }
 
 static CUresult fetch(const struct piece *p, unsigned k, uint32_t *ticket)
 {
+	void *buf = sc_ch_staging(sc_cu.base, k);
 	struct sc_req r = { .op = SC_OP_COPY, .ctx = p->ctx, .flags = SC_MSG_SYNC_STREAM,
-			    .a = { (uint64_t)(uintptr_t)sc_ch_staging(sc_cu.base, k), p->addr,
-				   p->len, SC_COPY_DTOH, 0 } };
-	CUresult res = sc_cu_post(&r);
+			    .a = { (uint64_t)(uintptr_t)buf, p->d.addr, p->d.len, SC_COPY_DTOH,
+				   0 } };
+	CUDA_MEMCPY3D c;
+	CUresult res;
 
+	if (p->array) {
+		if (!sc_array_piece_copy(p->array, p->d.offset, p->d.len, buf, false, &c))
+			return CUDA_ERROR_INVALID_VALUE;
+		r.op = SC_OP_COPY_3D;
+		r.a[0] = 0;
+		r.in = &c;
+		r.in_len = sizeof(c);
+	}
+	res = sc_cu_post(&r);
 	*ticket = r.ticket;
 	return res;
 }
@@ -216,7 +228,7 @@ static int write_pieces(struct sc_writer *w, const struct piece *p, size_t n)
 			res = sc_cu_take_sticky();
 		if (res != CUDA_SUCCESS)
 			return sc_err(SELFCKPT_ECUDA, "cannot copy device memory at 0x%llx for "
-				      "the checkpoint: %s", (unsigned long long)p[i].addr,
+				      "the checkpoint: %s", (unsigned long long)p[i].d.addr,
 				      sc_cu_result_name(res));
 		err = write_piece(w, &p[i], sc_ch_staging(sc_cu.base, k));
 	}
@@ -242,44 +254,87 @@ static int add_piece(struct piece **v, size_t *n, size_t *cap, struct piece p)
 	return 0;
 }
 
-/* Every arena block, then every module global the application looked up. */
-static int list_pieces(struct piece **v, size_t *n)
+static int add_blocks(struct piece **v, size_t *n, size_t *cap)
 {
-	size_t cap = 0, nb;
+	size_t nb;
 	struct sc_cu_block *b = sc_arena_blocks(&nb);
 	int err = 0;
 
+	for (size_t i = 0; i < nb && !err; i++)
+		for (uint64_t off = 0; off < b[i].size && !err; off += SC_CH_STAGING_BUF) {
+			uint64_t len = b[i].size - off < SC_CH_STAGING_BUF ? b[i].size - off :
+									       SC_CH_STAGING_BUF;
+
+			err = add_piece(v, n, cap, (struct piece){
+				{ b[i].addr + off, len, SC_DEVMEM_DEVICE, (uint32_t)b[i].dev, 0 },
+				b[i].ctx->o.real, NULL });
+		}
+	return err;
+}
+
+static int add_globals(struct sc_cu_module *m, struct piece **v, size_t *n, size_t *cap)
+{
+	struct sc_cu_ctx *c = m->o.ctx ? m->o.ctx : sc_ctx_current();
+	int err = 0;
+
+	for (size_t g = 0; g < m->globals_n && !err && c; g++) {
+		if (m->globals[g].size > SC_CH_STAGING_BUF)
+			return sc_err(SELFCKPT_ECUDA, "module global '%s' (%zu bytes) is larger "
+				      "than a checkpoint can copy (%u bytes)", m->globals[g].name,
+				      m->globals[g].size, SC_CH_STAGING_BUF);
+		err = add_piece(v, n, cap, (struct piece){
+			{ m->globals[g].addr, m->globals[g].size, SC_DEVMEM_GLOBAL,
+			  (uint32_t)c->dev, 0 }, c->o.real, NULL });
+	}
+	return err;
+}
+
+static int add_array(const struct sc_cu_array *a, struct piece **v, size_t *n, size_t *cap)
+{
+	uint64_t off = 0, len;
+	int err = 0;
+
+	while (!err && off < a->bytes) {
+		if (!(len = sc_array_piece_len(a, off)))
+			return sc_err(SELFCKPT_ECUDA, "a CUDA array of %zu bytes has rows larger "
+				      "than a checkpoint can copy (%u bytes)", a->bytes,
+				      SC_CH_STAGING_BUF);
+		err = add_piece(v, n, cap, (struct piece){
+			{ (uint64_t)(uintptr_t)a, len, SC_DEVMEM_ARRAY,
+			  (uint32_t)(a->o.ctx ? a->o.ctx->dev : 0), off },
+			a->o.ctx ? a->o.ctx->o.real : sc_ctx_real(), a });
+		off += len;
+	}
+	return err;
+}
+
+/* Every arena block, every module global the application looked up, every array. */
+static int list_pieces(struct piece **v, size_t *n)
+{
+	size_t cap = 0;
+	int err;
+
 	*v = NULL;
 	*n = 0;
-	for (size_t i = 0; i < nb && !err; i++)
-		for (uint64_t off = 0; off < b[i].size && !err; off += SC_CH_STAGING_BUF)
-			err = add_piece(v, n, &cap, (struct piece){
-				b[i].addr + off, b[i].size - off < SC_CH_STAGING_BUF ?
-					b[i].size - off : SC_CH_STAGING_BUF,
-				b[i].ctx->o.real, SC_DEVMEM_DEVICE, (uint32_t)b[i].dev });
+	err = add_blocks(v, n, &cap);
 	for (struct sc_cu_obj *o = sc_obj_first(); o && !err; o = o->next) {
-		struct sc_cu_module *m = (struct sc_cu_module *)o;
-		struct sc_cu_ctx *c = o->ctx ? o->ctx : sc_ctx_current();
-
-		if (o->kind != SC_K_MODULE && o->kind != SC_K_LIBRARY)
-			continue;
-		for (size_t g = 0; g < m->globals_n && !err && c; g++)
-			if (m->globals[g].size <= SC_CH_STAGING_BUF)
-				err = add_piece(v, n, &cap, (struct piece){
-					m->globals[g].addr, m->globals[g].size, c->o.real,
-					SC_DEVMEM_GLOBAL, (uint32_t)c->dev });
+		if (o->kind == SC_K_MODULE || o->kind == SC_K_LIBRARY)
+			err = add_globals((struct sc_cu_module *)o, v, n, &cap);
+		else if (o->kind == SC_K_ARRAY)
+			err = add_array((struct sc_cu_array *)o, v, n, &cap);
 	}
 	return err;
 }
 
 static int write_host(struct sc_writer *w)
 {
+	struct sc_devmem d = { (uint64_t)(uintptr_t)sc_cu.base + SC_CH_HEAP_OFF, ck.host_len,
+			       SC_DEVMEM_HOST, 0, 0 };
 	uint8_t meta[SC_DEVMEM_META];
 
 	if (!ck.host_len)
 		return 0;
-	sc_devmem_encode(meta, (uint64_t)(uintptr_t)sc_cu.base + SC_CH_HEAP_OFF, ck.host_len,
-			 SC_DEVMEM_HOST, 0);
+	sc_devmem_encode(meta, &d);
 	return sc_writer_record(w, SC_REC_DEVMEM, SC_RF_REQUIRED, meta, sizeof(meta),
 				ck.host_copy, ck.host_len);
 }
@@ -294,8 +349,11 @@ static int write_records(struct sc_writer *w)
 		return 0;
 	if ((err = write_log(w)) < 0)
 		return err;
-	if ((err = list_pieces(&p, &n)) < 0)
-		return sc_err(-err, "no memory to plan the device memory of the checkpoint");
+	if ((err = list_pieces(&p, &n)) < 0) {
+		free(p);
+		return err == -ENOMEM ? sc_err(ENOMEM, "no memory to plan the device memory of "
+					       "the checkpoint") : err;
+	}
 	err = write_pieces(w, p, n);
 	free(p);
 	return err ? err : write_host(w);

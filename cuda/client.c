@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "core/sc_core.h"
+#include "core/sc_handoff.h"
 #include "cuda/cuda_internal.h"
 #include "format/sc_log.h"
 
@@ -164,19 +165,32 @@ static int spawn_child(void *arg)
 	_exit(127);
 }
 
-/* The environment without LD_PRELOAD: the proxy must load the real driver. */
+/*
+ * The proxy's environment: the program's, or at a restart selfckpt-restore's
+ * (the GPUs of the job that restores, CUDA_VISIBLE_DEVICES and all); never
+ * LD_PRELOAD, for the proxy must load the real driver.
+ */
 static char **proxy_environment(void)
 {
-	size_t n = 0, k = 0;
+	const char *block = (const char *)(uintptr_t)sc_handoff.env;
+	size_t n = 0, k = 0, len = sc_handoff.env_len;
 	char **env;
 
-	while (environ[n])
-		n++;
+	if (block && len)
+		for (size_t i = 0; i < len; i++)
+			n += block[i] == 0;
+	else
+		while (environ[n])
+			n++;
 	if (!(env = calloc(n + 1, sizeof(*env))))
 		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11))
-			env[k++] = environ[i];
+	for (size_t i = 0, off = 0; i < n; i++) {
+		const char *e = block && len ? block + off : environ[i];
+
+		off += strlen(e) + 1;
+		if (strncmp(e, "LD_PRELOAD=", 11))
+			env[k++] = (char *)e;
+	}
 	return env;
 }
 

@@ -7,7 +7,7 @@
  * reserved @40..63. Payload: per module, a 16-byte header (kind u32: 0 module,
  * 1 library; reserved u32; length u64) and the image, padded to 8 bytes.
  * DEVMEM meta (32 bytes): address u64 @0, length u64 @8, kind u32 @16, device
- * u32 @20, reserved u64 @24. Payload: the bytes.
+ * u32 @20, offset u64 @24 (arrays; zero otherwise). Payload: the bytes.
  */
 #include <string.h>
 
@@ -58,25 +58,26 @@ void sc_cuda_image_header_decode(const uint8_t *h, int *library, uint64_t *len)
 	*len = sc_get_le64(h + 8);
 }
 
-void sc_devmem_encode(uint8_t *m, uint64_t addr, uint64_t len, uint32_t kind, uint32_t dev)
+void sc_devmem_encode(uint8_t *m, const struct sc_devmem *d)
 {
 	memset(m, 0, SC_DEVMEM_META);
-	sc_put_le64(m, addr);
-	sc_put_le64(m + 8, len);
-	sc_put_le32(m + 16, kind);
-	sc_put_le32(m + 20, dev);
+	sc_put_le64(m, d->addr);
+	sc_put_le64(m + 8, d->len);
+	sc_put_le32(m + 16, d->kind);
+	sc_put_le32(m + 20, d->dev);
+	sc_put_le64(m + 24, d->kind == SC_DEVMEM_ARRAY ? d->offset : 0);
 }
 
-int sc_devmem_decode(const uint8_t *m, uint32_t meta_len, uint64_t *addr, uint64_t *len,
-		     uint32_t *kind, uint32_t *dev)
+int sc_devmem_decode(const uint8_t *m, uint32_t meta_len, struct sc_devmem *d)
 {
 	if (meta_len != SC_DEVMEM_META)
 		return -SELFCKPT_ELENGTH;
-	*addr = sc_get_le64(m);
-	*len = sc_get_le64(m + 8);
-	*kind = sc_get_le32(m + 16);
-	*dev = sc_get_le32(m + 20);
-	if (*kind > SC_DEVMEM_HOST)
+	d->addr = sc_get_le64(m);
+	d->len = sc_get_le64(m + 8);
+	d->kind = sc_get_le32(m + 16);
+	d->dev = sc_get_le32(m + 20);
+	d->offset = sc_get_le64(m + 24);
+	if (d->kind > SC_DEVMEM_ARRAY)
 		return -SELFCKPT_EUNKNOWN;
-	return sc_get_le64(m + 24) ? -SELFCKPT_ERESERVED : 0;
+	return d->offset && d->kind != SC_DEVMEM_ARRAY ? -SELFCKPT_ERESERVED : 0;
 }

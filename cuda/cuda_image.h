@@ -29,6 +29,8 @@ enum sc_devmem_kind {
 	SC_DEVMEM_DEVICE = 0, /* a piece of an arena block */
 	SC_DEVMEM_GLOBAL = 1, /* a module global */
 	SC_DEVMEM_HOST = 2,   /* the channel's pinned host heap */
+	SC_DEVMEM_ARRAY = 3,  /* rows of a CUDA array: address = the array's handle,
+			       * offset = where the rows start in the array's bytes */
 };
 
 static inline size_t sc_cuda_pad8(size_t n)
@@ -41,8 +43,13 @@ void sc_cuda_summary_encode(const struct sc_cuda_summary *s, uint8_t *meta);
 int sc_cuda_summary_decode(const uint8_t *meta, uint32_t len, struct sc_cuda_summary *s);
 void sc_cuda_image_header(uint8_t *h, int library, uint64_t len);
 void sc_cuda_image_header_decode(const uint8_t *h, int *library, uint64_t *len);
-void sc_devmem_encode(uint8_t *meta, uint64_t addr, uint64_t len, uint32_t kind, uint32_t dev);
-int sc_devmem_decode(const uint8_t *meta, uint32_t meta_len, uint64_t *addr, uint64_t *len,
-		     uint32_t *kind, uint32_t *dev);
+struct sc_devmem {
+	uint64_t addr, len;
+	uint32_t kind, dev;
+	uint64_t offset; /* arrays only */
+};
+
+void sc_devmem_encode(uint8_t *meta, const struct sc_devmem *d);
+int sc_devmem_decode(const uint8_t *meta, uint32_t meta_len, struct sc_devmem *d);
 
 #endif /* SC_CUDA_IMAGE_H */

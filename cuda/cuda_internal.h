@@ -172,6 +172,15 @@ struct sc_cu_texobj {
 	bool has_view;
 };
 
+/** sc_array_element_bytes() - bytes of one element of an array; 0 if not whole bytes. */
+size_t sc_array_element_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d);
+
+/** sc_array_piece_len() - bytes of the piece of @a that starts at @offset; 0: none. */
+uint64_t sc_array_piece_len(const struct sc_cu_array *a, uint64_t offset);
+/** sc_array_piece_copy() - the copy of one piece between @a and @host, either way. */
+bool sc_array_piece_copy(const struct sc_cu_array *a, uint64_t offset, uint64_t len,
+			 void *host, bool to_array, CUDA_MEMCPY3D *c);
+
 /** sc_obj_new() - a zeroed object of @size bytes, appended to the live list. */
 void *sc_obj_new(enum sc_cu_kind kind, size_t size, struct sc_cu_ctx *ctx);
 
@@ -259,8 +268,6 @@ void sc_cuda_hooks_install(void);
 void sc_cuda_checkpoint_done(int err);
 /** sc_cuda_restored() - bring the GPU state back in a restored process; 0 or -errno/-SC_E*. */
 int sc_cuda_restored(const char *image);
-/** sc_cuda_upload() - device and pinned memory from @image; contexts from @ctx_for. */
-int sc_cuda_upload(const char *image, struct sc_cu_ctx *(*ctx_for)(CUdevice));
 /** sc_cu_restart_channel() - a new channel at the old address, and a new proxy. */
 CUresult sc_cu_restart_channel(void);
 /** sc_module_send() - load an image in the proxy; its handle in *real. */

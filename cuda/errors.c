@@ -161,6 +161,7 @@ static const char *const op_names[SC_OP_COUNT] = {
 	OP(STREAM_CREATE), OP(STREAM_DESTROY), OP(STREAM_SYNC), OP(STREAM_QUERY),
 	OP(STREAM_WAIT), OP(EVENT_CREATE), OP(EVENT_RECORD), OP(EVENT_SYNC),
 	OP(EVENT_QUERY), OP(EVENT_ELAPSED), OP(EVENT_DESTROY),
+	OP(UPLOAD),
 };
 
 /* Indexed by the enum, so a request added to ops.h without a name here reads as such. */

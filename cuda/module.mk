@@ -5,14 +5,19 @@ CUDA_HOME ?= /usr/local/cuda
 CUDA_INCLUDE ?= $(CUDA_HOME)/include
 
 CUDA_LIB_SRCS := cuda/api_lock.c cuda/api_init.c cuda/api_ctx.c cuda/api_memory.c cuda/api_copy.c \
-	cuda/api_copy2d.c cuda/api_module.c cuda/api_stream.c cuda/api_array.c cuda/errors.c \
+	cuda/api_copy2d.c cuda/api_module.c cuda/api_stream.c cuda/api_array.c cuda/array_format.c cuda/array_data.c cuda/errors.c \
 	cuda/objects.c cuda/context.c cuda/arena.c cuda/host_heap.c cuda/client.c \
-	cuda/channel.c cuda/image.c cuda/cuda_image.c cuda/ckpt.c cuda/replay.c cuda/upload.c
+	cuda/channel.c cuda/image.c cuda/cuda_image.c cuda/ckpt.c cuda/replay.c
 LIB_SRCS += $(CUDA_LIB_SRCS)
+
+# The proxy reads images at a restart (proxy_upload.c): it has the format's code too.
+FORMAT_SRCS := $(filter format/%,$(LIB_SRCS))
+COMPRESS_SRCS := $(filter compress/%,$(LIB_SRCS))
 
 PROXY_SRCS := cuda/proxy_main.c cuda/proxy_dispatch.c cuda/proxy_driver.c \
 	cuda/proxy_ops_device.c cuda/proxy_ops_code.c cuda/proxy_ops_memory.c \
-	cuda/proxy_ops_stream.c cuda/channel.c
+	cuda/proxy_ops_stream.c cuda/proxy_upload.c cuda/array_format.c cuda/cuda_image.c \
+	cuda/channel.c $(FORMAT_SRCS) $(COMPRESS_SRCS)
 PROXY_OBJS := $(PROXY_SRCS:%.c=$(BUILD)/obj/proxy/%.o)
 PROXY := $(BUILD)/bin/selfckpt-gpu-proxy
 TOOLS += $(PROXY)
@@ -30,7 +35,7 @@ $(BUILD)/obj/proxy/%.o: %.c | $(DEPS_STAMP) $(CUDA_INCLUDE)/cuda.h
 
 $(PROXY): $(PROXY_OBJS)
 	$(Q)mkdir -p $(@D)
-	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ -ldl -lpthread
+	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ -lzstd -lxxhash -ldl -lpthread
 
 $(CUDA_INCLUDE)/cuda.h:
 	@echo "selfckpt: CUDA's header $@ is missing; set CUDA_HOME (default /usr/local/cuda)" >&2

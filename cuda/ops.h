@@ -86,6 +86,9 @@ enum sc_op {
 	SC_OP_EVENT_QUERY,      /* in a0 event */
 	SC_OP_EVENT_ELAPSED,    /* in a0 start, a1 end; out a0 milliseconds (float bits) */
 	SC_OP_EVENT_DESTROY,    /* in a0 event */
+	/* restart */
+	SC_OP_UPLOAD,           /* in a0 device, a1 with pinned host memory, a2 array pairs;
+				 * data pairs then the image path (proxy_upload.c) */
 	SC_OP_COUNT
 };
 

@@ -24,6 +24,7 @@ static void fill_handlers(void)
 	sc_proxy_ops_code(handlers);
 	sc_proxy_ops_memory(handlers);
 	sc_proxy_ops_stream(handlers);
+	sc_proxy_ops_upload(handlers);
 }
 
 void sc_proxy_reply_str(struct sc_ch_slot *s, const char *str)

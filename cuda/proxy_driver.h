@@ -33,7 +33,7 @@
 	X(cuSurfObjectDestroy) X(cuStreamCreateWithPriority) X(cuStreamDestroy) \
 	X(cuStreamSynchronize) X(cuStreamQuery) X(cuStreamWaitEvent) X(cuEventCreate) \
 	X(cuEventRecordWithFlags) X(cuEventSynchronize) X(cuEventQuery) X(cuEventElapsedTime) \
-	X(cuEventDestroy)
+	X(cuEventDestroy) X(cuEventRecord) X(cuArray3DGetDescriptor)
 
 #define SC_DRIVER_FIELD(name) __typeof__(&name) name;
 

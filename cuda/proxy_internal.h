@@ -19,6 +19,10 @@ void sc_proxy_ops_device(sc_proxy_op_fn *t);
 void sc_proxy_ops_code(sc_proxy_op_fn *t);
 void sc_proxy_ops_memory(sc_proxy_op_fn *t);
 void sc_proxy_ops_stream(sc_proxy_op_fn *t);
+void sc_proxy_ops_upload(sc_proxy_op_fn *t);
+
+/* The channel, mapped at the same address as in the application. */
+extern void *sc_proxy_channel;
 
 /** sc_proxy_reply_str() - put a NUL-terminated string in the reply's data. */
 void sc_proxy_reply_str(struct sc_ch_slot *s, const char *str);

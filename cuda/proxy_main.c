@@ -27,8 +27,11 @@
 
 #include "cuda/channel.h"
 #include "cuda/proxy_internal.h"
+#include "format/sc_log.h"
 
 #define SPIN_NS 50000 /* how long to poll for the next request before sleeping */
+
+void *sc_proxy_channel;
 
 static void fail_start(struct sc_ch_header *h, int status, const char *why)
 {
@@ -187,6 +190,8 @@ int main(int argc, char **argv)
 	make_layout_deterministic(argv);
 	signal(SIGPIPE, SIG_IGN);
 	base = map_channel(atoi(argv[1]), strtoull(argv[2], NULL, 0));
+	sc_proxy_channel = base;
+	sc_log_set_prefix("selfckpt-gpu-proxy");
 	h = sc_ch_header(base);
 	if (h->magic != SC_CH_MAGIC || h->version != SC_CH_VERSION)
 		fail_start(h, 0, "the channel has another version than this proxy");

@@ -12,6 +12,7 @@
  * the saved ones: a difference fails the restart with its name. Last, device
  * memory and pinned host memory are read back from the image.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,6 +279,65 @@ static int replay_objects(void)
 	return err ? err : check_globals();
 }
 
+/* Array handles for the proxy: the library's (in the image) and the driver's now. */
+static uint64_t *array_pairs(uint64_t *n)
+{
+	uint64_t cap = SC_CH_INLINE / 16 - 256, k = 0; /* leave room for the path */
+	uint64_t *v = malloc(cap * 16);
+
+	for (struct sc_cu_obj *o = sc_obj_first(); v && o; o = o->next)
+		if (o->kind == SC_K_ARRAY) {
+			if (k == cap) {
+				free(v);
+				sc_err(SELFCKPT_ECUDA, "restart: more than %llu CUDA arrays",
+				       (unsigned long long)cap);
+				return NULL;
+			}
+			v[2 * k] = (uint64_t)(uintptr_t)o;
+			v[2 * k + 1] = o->real;
+			k++;
+		}
+	*n = k;
+	return v;
+}
+
+/* The proxy reads the device memory of each device in use, then pinned memory. */
+static int upload(const char *image)
+{
+	char reason[SC_CH_INLINE];
+	uint64_t n = 0, *pairs = array_pairs(&n);
+	bool host_done = false;
+	int err = 0;
+
+	if (!pairs)
+		return -SELFCKPT_ECUDA;
+	for (struct sc_cu_obj *o = sc_obj_first(); o && !err; o = o->next) {
+		struct sc_cu_ctx *c = (struct sc_cu_ctx *)o;
+		struct sc_req r = { .op = SC_OP_UPLOAD, .ctx = o->real,
+				    .a = { (uint64_t)c->dev, !host_done, n }, .in = pairs,
+				    .in_len = (uint32_t)(n * 16), .in2 = image,
+				    .in2_len = (uint32_t)strlen(image) + 1, .out = reason,
+				    .out_cap = sizeof(reason) - 1 };
+		CUresult res;
+
+		if (o->kind != SC_K_CTX || context_on(c->dev) != c)
+			continue; /* one upload per device */
+		if (r.in2_len > SC_CH_INLINE - r.in_len) {
+			err = sc_err(ENAMETOOLONG, "restart: the image path is too long");
+			break;
+		}
+		res = sc_cu_call(&r);
+		reason[r.out_len] = 0;
+		if (res != CUDA_SUCCESS)
+			err = sc_err(SELFCKPT_ECUDA, "restart: device memory of device %d from '%s': "
+				     "%s%s%s", (int)c->dev, image, sc_cu_result_name(res),
+				     r.out_len ? ": " : "", r.out_len ? reason : "");
+		host_done = true;
+	}
+	free(pairs);
+	return err;
+}
+
 int sc_cuda_restored(const char *image)
 {
 	CUresult res;
@@ -292,7 +352,7 @@ int sc_cuda_restored(const char *image)
 		return cuda_failed("starting the GPU proxy", res);
 	err = replay_objects();
 	if (!err)
-		err = sc_cuda_upload(image, context_on);
+		err = upload(image);
 	sc_cuda_checkpoint_done(err);
 	return err;
 }

@@ -15,3 +15,4 @@ samples: $(SAMPLES)
 
 demo: all
 	$(Q)sh samples/demo.sh $(BUILD)
+include samples/cuda/module.mk

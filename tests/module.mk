@@ -11,9 +11,12 @@ TEST_SRCS := \
 	tests/core/test_pages.c \
 	tests/core/test_roundtrip.c \
 	tests/core/test_roundtrip_more.c \
+	tests/cuda/test_cuda_roundtrip.c \
+	tests/cuda/test_errors.c \
 	tests/format/test_golden.c \
 	tests/format/test_roundtrip.c \
 	tests/format/test_truncation.c
+include tests/softcuda/module.mk
 
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(BUILD)/tests/selfckpt-tests
@@ -117,6 +120,23 @@ $(PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c 
 	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(SC_CFLAGS) $(CFLAGS) -o $@ $< \
 		$(BUILD)/lib/libselfckpt.a $(SC_LDLIBS) -ldl
 
+# cuda_state: GPU state across a checkpoint, run on the software CUDA device (tests/softcuda)
+# through the proxy; its kernels are host functions in a library of their own.
+CUDA_PROG := $(BUILD)/tests/progs/cuda_state
+CUDA_PROG_KERNELS := $(BUILD)/tests/progs/libcuda-kernels.so
+test-progs: $(CUDA_PROG) $(CUDA_PROG_KERNELS)
+
+$(CUDA_PROG): tests/progs/cuda_state.c tests/progs/prog.h $(BUILD)/lib/libselfckpt.a \
+		| $(DEPS_STAMP) $(CUDA_INCLUDE)/cuda.h
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(SC_CFLAGS) -I$(CUDA_INCLUDE) $(CFLAGS) -o $@ $< \
+		$(BUILD)/lib/libselfckpt.a $(SC_LDLIBS) -ldl
+
+$(CUDA_PROG_KERNELS): tests/progs/cuda_kernels.c tests/softcuda/softcuda.h $(SOFTCUDA_LIB)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) -shared -fPIC -std=gnu11 -Wall -Wextra -Itests/softcuda $(CFLAGS) \
+		-o $@ $< -L$(BUILD)/tests -l:libsoftcuda.so.1 -Wl,-rpath,$(abspath $(BUILD)/tests)
+
 # bench-ckpt: checkpoint and restart of a whole process (ckpt-subject) against the write
 # floor and the read-back of its image; `make bench` runs it after bench-format. The subject
 # is checkpointed and restored, so it and everything here come from the plain build.
@@ -139,3 +159,4 @@ else
 bench-ckpt: $(BENCH_CKPT) $(CKPT_SUBJECT) $(BUILD)/bin/selfckpt-restore
 	$(Q)$(BENCH_CKPT) $(BENCH_ARGS)
 endif
+$(BUILD)/obj/tests/cuda/%.o: SC_CFLAGS += -I$(CUDA_INCLUDE)

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vecadd.c - the smallest CUDA sample: c = a + b on 2^20 floats, the module
+ * loaded from a file with cuModuleLoad().
+ *
+ * Each iteration adds b into the running vector (the output becomes the next
+ * input), copies the result back and prints its checksum, so the device
+ * memory carries the state a checkpoint must keep. All values are multiples
+ * of 1/4 well below 2^22: every sum is exact, on any device.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common.h"
+
+#define N (1 << 20)
+#define BLOCK 256
+
+int main(int argc, char **argv)
+{
+	struct sample s;
+	CUmodule mod;
+	CUfunction fn;
+	CUdeviceptr a, b, c;
+	size_t bytes = N * sizeof(float);
+	float *host = malloc(bytes), *step = malloc(bytes);
+	int n = N;
+
+	if (!host || !step) {
+		fprintf(stderr, "vecadd: out of memory\n");
+		return 1;
+	}
+	sample_init(&s, argc, argv, "vecadd", 0);
+	mod = sample_load_module(&s);
+	CHECK(cuModuleGetFunction(&fn, mod, "vec_add"));
+
+	for (int i = 0; i < N; i++) {
+		host[i] = (float)(i % 1000) * 0.5f;
+		step[i] = (float)(i % 7) * 0.25f - 0.75f;
+	}
+	CHECK(cuMemAlloc(&a, bytes));
+	CHECK(cuMemAlloc(&b, bytes));
+	CHECK(cuMemAlloc(&c, bytes));
+	CHECK(cuMemcpyHtoD(a, host, bytes));
+	CHECK(cuMemcpyHtoD(b, step, bytes));
+
+	for (long it = 1; it <= s.iters; it++) {
+		void *params[] = { &a, &b, &c, &n };
+		CUdeviceptr t;
+
+		CHECK(cuLaunchKernel(fn, (N + BLOCK - 1) / BLOCK, 1, 1, BLOCK, 1, 1, 0, NULL,
+				     params, NULL));
+		CHECK(cuMemcpyDtoH(host, c, bytes));
+		t = a; /* the sum is the next iteration's a */
+		a = c;
+		c = t;
+		sample_iteration_done(&s, it, sample_hash(SAMPLE_HASH_INIT, host, bytes));
+	}
+
+	CHECK(cuMemFree(a));
+	CHECK(cuMemFree(b));
+	CHECK(cuMemFree(c));
+	CHECK(cuModuleUnload(mod));
+	free(host);
+	free(step);
+	return sample_finish(&s);
+}

@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * softcuda_copy.c - memory copies and sets.
+ *
+ * Every stream runs synchronously, so the asynchronous forms do their work
+ * at once, in stream order, after checking the stream. A device side must
+ * lie in memory the device knows (with read or write access enabled, for VMM
+ * mappings); a host or unified side may be any memory of the process, and
+ * is checked only when it falls in memory the device knows.
+ */
+#include <sys/mman.h>
+#include <string.h>
+
+#include "softcuda_internal.h"
+
+enum sd_side {
+	SD_SIDE_HOST,		/* any address; checked where the device knows it */
+	SD_SIDE_DEVICE,		/* must be memory the device knows */
+};
+
+static CUresult side_check(uintptr_t p, size_t bytes, enum sd_side side, int prot)
+{
+	struct sd_region r;
+
+	if (!bytes)
+		return CUDA_SUCCESS;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (side == SD_SIDE_HOST && !sd_region_find(p, &r))
+		return CUDA_SUCCESS;
+	return sd_range_check(p, bytes, prot);
+}
+
+/* A current context and a valid stream, as every copy needs. */
+static CUresult copy_begin(CUstream stream)
+{
+	struct sd_ctx *ctx;
+	CUresult rc = sd_ctx_current(&ctx);
+
+	return rc ? rc : sd_stream_check(stream);
+}
+
+static CUresult copy_linear(uintptr_t dst, enum sd_side dst_side, uintptr_t src,
+			    enum sd_side src_side, size_t bytes, CUstream stream)
+{
+	CUresult rc = copy_begin(stream);
+
+	if (rc == CUDA_SUCCESS)
+		rc = side_check(dst, bytes, dst_side, PROT_WRITE);
+	if (rc == CUDA_SUCCESS)
+		rc = side_check(src, bytes, src_side, PROT_READ);
+	if (rc == CUDA_SUCCESS && bytes)
+		memmove((void *)dst, (const void *)src, bytes);
+	return rc;
+}
+
+#define SD_COPY(func, dst, dside, src, sside, bytes, stream)                             \
+	do {                                                                               \
+		CUresult rc_ = sd_enter(func);                                             \
+		return rc_ ? rc_ :                                                         \
+			     sd_leave(copy_linear((uintptr_t)(dst), dside, (uintptr_t)(src), \
+						  sside, bytes, stream));                  \
+	} while (0)
+
+CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+{
+	SD_COPY(__func__, dst, SD_SIDE_HOST, src, SD_SIDE_HOST, bytes, NULL);
+}
+
+CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
+{
+	SD_COPY(__func__, dst, SD_SIDE_HOST, src, SD_SIDE_HOST, bytes, stream);
+}
+
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes)
+{
+	SD_COPY(__func__, dst, SD_SIDE_DEVICE, src, SD_SIDE_HOST, bytes, NULL);
+}
+
+CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes,
+				   CUstream stream)
+{
+	SD_COPY(__func__, dst, SD_SIDE_DEVICE, src, SD_SIDE_HOST, bytes, stream);
+}
+
+CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes)
+{
+	SD_COPY(__func__, dst, SD_SIDE_HOST, src, SD_SIDE_DEVICE, bytes, NULL);
+}
+
+CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream stream)
+{
+	SD_COPY(__func__, dst, SD_SIDE_HOST, src, SD_SIDE_DEVICE, bytes, stream);
+}
+
+CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+{
+	SD_COPY(__func__, dst, SD_SIDE_DEVICE, src, SD_SIDE_DEVICE, bytes, NULL);
+}
+
+CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+				   CUstream stream)
+{
+	SD_COPY(__func__, dst, SD_SIDE_DEVICE, src, SD_SIDE_DEVICE, bytes, stream);
+}
+
+/* An array seen as its bytes, row after row, for the copies to and from arrays. */
+static CUresult array_bytes(CUarray handle, size_t offset, size_t bytes, uintptr_t *p)
+{
+	struct sd_array *a = sd_array_find(handle);
+
+	if (!a)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (offset > a->bytes || bytes > a->bytes - offset)
+		return CUDA_ERROR_INVALID_VALUE;
+	*p = (uintptr_t)a->data + offset;
+	return CUDA_SUCCESS;
+}
+
+static CUresult copy_to_array(CUarray dst, size_t offset, uintptr_t src, enum sd_side src_side,
+			      size_t bytes, CUstream stream)
+{
+	uintptr_t p;
+	CUresult rc = copy_begin(stream);
+
+	if (rc == CUDA_SUCCESS)
+		rc = array_bytes(dst, offset, bytes, &p);
+	return rc ? rc : copy_linear(p, SD_SIDE_HOST, src, src_side, bytes, stream);
+}
+
+static CUresult copy_from_array(uintptr_t dst, enum sd_side dst_side, CUarray src,
+				size_t offset, size_t bytes, CUstream stream)
+{
+	uintptr_t p;
+	CUresult rc = copy_begin(stream);
+
+	if (rc == CUDA_SUCCESS)
+		rc = array_bytes(src, offset, bytes, &p);
+	return rc ? rc : copy_linear(dst, dst_side, p, SD_SIDE_HOST, bytes, stream);
+}
+
+CUresult CUDAAPI cuMemcpyHtoA(CUarray dst, size_t offset, const void *src, size_t bytes)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc :
+		    sd_leave(copy_to_array(dst, offset, (uintptr_t)src, SD_SIDE_HOST, bytes, NULL));
+}
+
+CUresult CUDAAPI cuMemcpyHtoAAsync(CUarray dst, size_t offset, const void *src, size_t bytes,
+				   CUstream stream)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc :
+		    sd_leave(copy_to_array(dst, offset, (uintptr_t)src, SD_SIDE_HOST, bytes,
+					   stream));
+}
+
+CUresult CUDAAPI cuMemcpyDtoA(CUarray dst, size_t offset, CUdeviceptr src, size_t bytes)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(copy_to_array(dst, offset, src, SD_SIDE_DEVICE, bytes, NULL));
+}
+
+CUresult CUDAAPI cuMemcpyAtoH(void *dst, CUarray src, size_t offset, size_t bytes)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc :
+		    sd_leave(copy_from_array((uintptr_t)dst, SD_SIDE_HOST, src, offset, bytes,
+					     NULL));
+}
+
+CUresult CUDAAPI cuMemcpyAtoHAsync(void *dst, CUarray src, size_t offset, size_t bytes,
+				   CUstream stream)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc :
+		    sd_leave(copy_from_array((uintptr_t)dst, SD_SIDE_HOST, src, offset, bytes,
+					     stream));
+}
+
+CUresult CUDAAPI cuMemcpyAtoD(CUdeviceptr dst, CUarray src, size_t offset, size_t bytes)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc :
+		    sd_leave(copy_from_array(dst, SD_SIDE_DEVICE, src, offset, bytes, NULL));
+}
+
+CUresult CUDAAPI cuMemcpyAtoA(CUarray dst, size_t dst_offset, CUarray src, size_t src_offset,
+			      size_t bytes)
+{
+	uintptr_t p;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	rc = array_bytes(src, src_offset, bytes, &p);
+	if (rc == CUDA_SUCCESS)
+		rc = copy_to_array(dst, dst_offset, p, SD_SIDE_HOST, bytes, NULL);
+	return sd_leave(rc);
+}
+
+/* One end of a 2D or 3D copy, as CUDA_MEMCPY3D describes it. */
+struct sd_end {
+	CUmemorytype type;
+	uintptr_t host, device;
+	CUarray array;
+	size_t pitch, height;	/* bytes per row and rows per slice (linear memory) */
+	size_t x, y, z;		/* x in bytes */
+	/* resolved: */
+	unsigned char *base;	/* element (0, 0, 0) */
+};
+
+static CUresult end_array(struct sd_end *e, const CUDA_MEMCPY3D *c)
+{
+	struct sd_array *a = sd_array_find(e->array);
+
+	if (!a)
+		return CUDA_ERROR_INVALID_HANDLE;
+	e->pitch = a->width * a->elem;
+	e->height = a->height;
+	if (e->x > e->pitch || c->WidthInBytes > e->pitch - e->x || e->y > a->height ||
+	    c->Height > a->height - e->y || e->z > a->depth || c->Depth > a->depth - e->z)
+		return CUDA_ERROR_INVALID_VALUE;
+	e->base = a->data;
+	return CUDA_SUCCESS;
+}
+
+#define SD_COORD_MAX (1ULL << 48)	/* sums of coordinates below it cannot overflow */
+
+/* The byte offset of (x, y, z) from the element (0, 0, 0) of linear memory. */
+static int end_offset(const struct sd_end *e, size_t x, size_t y, size_t z, size_t *off)
+{
+	size_t slice, row;
+
+	if (__builtin_mul_overflow(e->pitch, e->height, &slice) ||
+	    __builtin_mul_overflow(slice, z, &slice) ||
+	    __builtin_mul_overflow(e->pitch, y, &row) ||
+	    __builtin_add_overflow(slice, row, off) || __builtin_add_overflow(*off, x, off))
+		return -1;
+	return 0;
+}
+
+/* Linear memory: the rows and slices must fit their pitches, the span the memory. */
+static CUresult end_linear(struct sd_end *e, const CUDA_MEMCPY3D *c, enum sd_side side,
+			   int prot)
+{
+	size_t first, last;
+
+	if (e->x >= SD_COORD_MAX || e->y >= SD_COORD_MAX || e->z >= SD_COORD_MAX ||
+	    c->WidthInBytes >= SD_COORD_MAX || c->Height >= SD_COORD_MAX ||
+	    c->Depth >= SD_COORD_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((c->Height > 1 || c->Depth > 1 || e->y) && e->pitch < e->x + c->WidthInBytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((c->Depth > 1 || e->z) && e->height < e->y + c->Height)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (end_offset(e, e->x, e->y, e->z, &first) ||
+	    end_offset(e, e->x + c->WidthInBytes, e->y + c->Height - 1, e->z + c->Depth - 1,
+		       &last) ||
+	    (uintptr_t)e->base + last < (uintptr_t)e->base)
+		return CUDA_ERROR_INVALID_VALUE;
+	return side_check((uintptr_t)e->base + first, last - first, side, prot);
+}
+
+static CUresult end_resolve(struct sd_end *e, const CUDA_MEMCPY3D *c, int prot)
+{
+	switch (e->type) {
+	case CU_MEMORYTYPE_ARRAY:
+		return end_array(e, c);
+	case CU_MEMORYTYPE_HOST:
+		e->base = (unsigned char *)e->host;
+		return e->base ? end_linear(e, c, SD_SIDE_HOST, prot) : CUDA_ERROR_INVALID_VALUE;
+	case CU_MEMORYTYPE_DEVICE:
+	case CU_MEMORYTYPE_UNIFIED:
+		e->base = (unsigned char *)e->device;
+		return e->base ? end_linear(e, c, e->type == CU_MEMORYTYPE_DEVICE ?
+					    SD_SIDE_DEVICE : SD_SIDE_HOST, prot) :
+				 CUDA_ERROR_INVALID_VALUE;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+static unsigned char *end_row(const struct sd_end *e, size_t row, size_t slice)
+{
+	return e->base + (e->z + slice) * e->pitch * e->height + (e->y + row) * e->pitch + e->x;
+}
+
+static CUresult copy_3d(const CUDA_MEMCPY3D *c, CUstream stream)
+{
+	struct sd_end src, dst;
+	size_t row, slice;
+	CUresult rc = copy_begin(stream);
+
+	if (rc)
+		return rc;
+	if (!c || c->reserved0 || c->reserved1 || c->srcLOD || c->dstLOD)
+		return CUDA_ERROR_INVALID_VALUE;
+	src = (struct sd_end){ c->srcMemoryType, (uintptr_t)c->srcHost, c->srcDevice, c->srcArray,
+			       c->srcPitch, c->srcHeight, c->srcXInBytes, c->srcY, c->srcZ, NULL };
+	dst = (struct sd_end){ c->dstMemoryType, (uintptr_t)c->dstHost, c->dstDevice, c->dstArray,
+			       c->dstPitch, c->dstHeight, c->dstXInBytes, c->dstY, c->dstZ, NULL };
+	if (!c->WidthInBytes || !c->Height || !c->Depth)
+		return CUDA_SUCCESS;
+	rc = end_resolve(&src, c, PROT_READ);
+	if (rc == CUDA_SUCCESS)
+		rc = end_resolve(&dst, c, PROT_WRITE);
+	if (rc)
+		return rc;
+	for (slice = 0; slice < c->Depth; slice++)
+		for (row = 0; row < c->Height; row++)
+			memmove(end_row(&dst, row, slice), end_row(&src, row, slice),
+				c->WidthInBytes);
+	return CUDA_SUCCESS;
+}
+
+static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream stream)
+{
+	CUDA_MEMCPY3D c3 = { 0 };
+
+	if (!c)
+		return copy_3d(NULL, stream);
+	c3.srcXInBytes = c->srcXInBytes;
+	c3.srcY = c->srcY;
+	c3.srcMemoryType = c->srcMemoryType;
+	c3.srcHost = c->srcHost;
+	c3.srcDevice = c->srcDevice;
+	c3.srcArray = c->srcArray;
+	c3.srcPitch = c->srcPitch;
+	c3.dstXInBytes = c->dstXInBytes;
+	c3.dstY = c->dstY;
+	c3.dstMemoryType = c->dstMemoryType;
+	c3.dstHost = c->dstHost;
+	c3.dstDevice = c->dstDevice;
+	c3.dstArray = c->dstArray;
+	c3.dstPitch = c->dstPitch;
+	c3.WidthInBytes = c->WidthInBytes;
+	c3.Height = c->Height;
+	c3.Depth = 1;
+	return copy_3d(&c3, stream);
+}
+
+CUresult CUDAAPI cuMemcpy2D(const CUDA_MEMCPY2D *copy)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(copy_2d(copy, NULL));
+}
+
+CUresult CUDAAPI cuMemcpy2DUnaligned(const CUDA_MEMCPY2D *copy)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(copy_2d(copy, NULL));
+}
+
+CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D *copy, CUstream stream)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(copy_2d(copy, stream));
+}
+
+CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D *copy)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(copy_3d(copy, NULL));
+}
+
+CUresult CUDAAPI cuMemcpy3DAsync(const CUDA_MEMCPY3D *copy, CUstream stream)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(copy_3d(copy, stream));
+}
+
+static void fill_row(unsigned char *row, unsigned value, unsigned elem, size_t width)
+{
+	size_t i;
+
+	if (elem == 1) {
+		memset(row, (int)value, width);
+		return;
+	}
+	for (i = 0; i < width; i++) {
+		if (elem == 2)
+			((uint16_t *)row)[i] = (uint16_t)value;
+		else
+			((uint32_t *)row)[i] = value;
+	}
+}
+
+/* width elements of elem bytes in each of height rows, pitch bytes apart. */
+static CUresult memset_2d(CUdeviceptr dst, size_t pitch, unsigned value, unsigned elem,
+			  size_t width, size_t height, CUstream stream)
+{
+	size_t row_bytes, span, row;
+	CUresult rc = copy_begin(stream);
+
+	if (rc)
+		return rc;
+	if (dst % elem)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!width || !height)
+		return CUDA_SUCCESS;
+	if (__builtin_mul_overflow(width, (size_t)elem, &row_bytes) ||
+	    (height > 1 && pitch < row_bytes) ||
+	    __builtin_mul_overflow(pitch, height - 1, &span) ||
+	    __builtin_add_overflow(span, row_bytes, &span))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = sd_range_check(dst, span, PROT_WRITE);
+	for (row = 0; rc == CUDA_SUCCESS && row < height; row++)
+		fill_row((unsigned char *)(uintptr_t)(dst + row * pitch), value, elem, width);
+	return rc;
+}
+
+#define SD_MEMSET(dst, pitch, value, elem, width, height, stream)                        \
+	do {                                                                               \
+		CUresult rc_ = sd_enter(__func__);                                         \
+		return rc_ ? rc_ :                                                         \
+			     sd_leave(memset_2d(dst, pitch, value, elem, width, height, stream)); \
+	} while (0)
+
+CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t n)
+{
+	SD_MEMSET(dst, n, value, 1, n, 1, NULL);
+}
+
+CUresult CUDAAPI cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t n)
+{
+	SD_MEMSET(dst, 2 * n, value, 2, n, 1, NULL);
+}
+
+CUresult CUDAAPI cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t n)
+{
+	SD_MEMSET(dst, 4 * n, value, 4, n, 1, NULL);
+}
+
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n,
+				 CUstream stream)
+{
+	SD_MEMSET(dst, n, value, 1, n, 1, stream);
+}
+
+CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t n,
+				  CUstream stream)
+{
+	SD_MEMSET(dst, 2 * n, value, 2, n, 1, stream);
+}
+
+CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n,
+				  CUstream stream)
+{
+	SD_MEMSET(dst, 4 * n, value, 4, n, 1, stream);
+}
+
+CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr dst, size_t pitch, unsigned char value, size_t width,
+			      size_t height)
+{
+	SD_MEMSET(dst, pitch, value, 1, width, height, NULL);
+}
+
+CUresult CUDAAPI cuMemsetD2D16(CUdeviceptr dst, size_t pitch, unsigned short value,
+			       size_t width, size_t height)
+{
+	SD_MEMSET(dst, pitch, value, 2, width, height, NULL);
+}
+
+CUresult CUDAAPI cuMemsetD2D32(CUdeviceptr dst, size_t pitch, unsigned int value, size_t width,
+			       size_t height)
+{
+	SD_MEMSET(dst, pitch, value, 4, width, height, NULL);
+}
+
+CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr dst, size_t pitch, unsigned char value,
+				   size_t width, size_t height, CUstream stream)
+{
+	SD_MEMSET(dst, pitch, value, 1, width, height, stream);
+}
+
+CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr dst, size_t pitch, unsigned short value,
+				    size_t width, size_t height, CUstream stream)
+{
+	SD_MEMSET(dst, pitch, value, 2, width, height, stream);
+}
+
+CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned int value,
+				    size_t width, size_t height, CUstream stream)
+{
+	SD_MEMSET(dst, pitch, value, 4, width, height, stream);
+}

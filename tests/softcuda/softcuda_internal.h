@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * softcuda_internal.h - state shared by the files of the software CUDA device.
+ *
+ * Every object the device hands out (context, module, stream, event, array,
+ * allocation, ...) starts with a struct sd_obj and sits on the list of its
+ * kind, so a handle is valid exactly when it is found there. One recursive
+ * mutex guards all of it: sd_enter() takes it and sd_leave() drops it. It is
+ * recursive because kernels run under it and call back into
+ * softcuda_tex2d_read() and softcuda_surf2d_write().
+ */
+#ifndef SOFTCUDA_INTERNAL_H
+#define SOFTCUDA_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/*
+ * The library is built with -fvisibility=hidden: what cuda.h and softcuda.h
+ * declare is exported, nothing else, so cuGetProcAddress() cannot find an
+ * internal function by accident.
+ */
+#pragma GCC visibility push(default)
+#include <cuda.h>
+#include "softcuda.h"
+/* cuda.h maps these two to their _v2 forms; the real driver exports both. */
+#undef cuDeviceGetUuid
+#undef cuEventElapsedTime
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
+CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent start, CUevent end);
+#pragma GCC visibility pop
+
+#define SD_MAX_DEVICES 8
+#define SD_DRIVER_VERSION 13000
+#define SD_GRANULARITY (2UL << 20)	/* VMM granularity, minimum and recommended */
+#define SD_ALLOC_ALIGN 256UL		/* cuMemAlloc and module globals */
+#define SD_PITCH_ALIGN 512UL		/* cuMemAllocPitch */
+#define SD_TEXTURE_ALIGN 512UL		/* CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT */
+#define SD_TEXTURE_PITCH_ALIGN 32UL	/* CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT */
+#define SD_SHARED_PER_BLOCK 49152	/* default dynamic shared memory limit */
+#define SD_SHARED_PER_BLOCK_OPTIN 232448
+#define SD_GLOBAL_BASE 0x6e0000000000UL
+#define SD_GLOBAL_REGION (1UL << 30)	/* address space for module globals */
+#define SD_NAME_MAX 128			/* kernel and global names, with the NUL */
+#define SD_MAX_PARAMS 256
+#define SD_PARAM_BYTES_MAX 32764	/* the kernel parameter limit since CUDA 12.1 */
+#define SD_PRIORITY_LEAST 0
+#define SD_PRIORITY_GREATEST (-5)
+
+#define SD_ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+
+enum sd_kind {
+	SD_CTX,
+	SD_DEAD_CTX,	/* destroyed contexts, kept so that stale handles never alias */
+	SD_MODULE,
+	SD_LIBRARY,
+	SD_STREAM,
+	SD_EVENT,
+	SD_ARRAY,
+	SD_ALLOC,	/* cuMemAlloc, cuMemAllocPitch, cuMemAllocHost, cuMemHostAlloc */
+	SD_HOSTREG,	/* cuMemHostRegister */
+	SD_PHYS,	/* cuMemCreate */
+	SD_RESERVE,	/* cuMemAddressReserve */
+	SD_MAPPING,	/* cuMemMap */
+	SD_TEX,
+	SD_SURF,
+	SD_KIND_N
+};
+
+struct sd_ctx;
+
+struct sd_obj {
+	struct sd_obj *next;
+	enum sd_kind kind;
+	struct sd_ctx *ctx;	/* owner: freed with it; NULL for device-wide objects */
+};
+
+#define sd_container(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+struct sd_ctx {
+	struct sd_obj obj;
+	int device;
+	unsigned flags;
+	int primary;
+	int refcount;		/* primary contexts: retains; active while > 0 */
+	size_t limits[CU_LIMIT_MAX];
+};
+
+struct sd_device {
+	size_t used;		/* bytes of device memory in use */
+	struct sd_ctx primary;
+};
+
+/* SOFTCUDA_FAIL and SOFTCUDA_CRASH: the nth call of a function fails or aborts. */
+struct sd_rule {
+	char name[64];
+	unsigned long nth;
+	unsigned long calls;
+	int crash;
+};
+
+#define SD_MAX_RULES 16
+
+struct sd_state {
+	int initialised;
+	int verbose;
+	int n_devices;
+	int cc_major, cc_minor;
+	size_t total_mem;
+	uintptr_t global_base;
+	size_t global_shift;
+	size_t global_used;	/* bump offset into the global region */
+	int global_mapped;
+	unsigned n_rules;
+	struct sd_rule rules[SD_MAX_RULES];
+	unsigned long long next_tex, next_surf, next_buffer_id;
+	struct sd_device devices[SD_MAX_DEVICES];
+	struct sd_obj *objs[SD_KIND_N];
+};
+
+extern struct sd_state sd;
+
+/* softcuda.c: entry, exit, objects, configuration. */
+CUresult sd_enter(const char *func);
+CUresult sd_leave(CUresult rc);
+void sd_lock(void);
+void sd_unlock(void);
+void sd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sd_obj_add(struct sd_obj *obj, enum sd_kind kind, struct sd_ctx *ctx);
+void sd_obj_del(struct sd_obj *obj);
+struct sd_obj *sd_obj_find(enum sd_kind kind, const void *handle);
+CUresult sd_device_check(CUdevice dev);
+CUresult sd_mem_charge(int device, size_t bytes);
+void sd_mem_uncharge(int device, size_t bytes);
+
+/* softcuda_ctx.c */
+CUresult sd_ctx_current(struct sd_ctx **ctx);
+void sd_ctx_free_objects(struct sd_ctx *ctx);
+
+/* softcuda_mem.c: what the device knows about an address. */
+struct sd_region {
+	uintptr_t base;
+	size_t size;
+	CUmemorytype type;	/* CU_MEMORYTYPE_DEVICE or CU_MEMORYTYPE_HOST */
+	int prot;		/* PROT_READ, PROT_WRITE */
+	int device;
+	struct sd_ctx *ctx;
+	unsigned long long id;
+	uintptr_t range_base;	/* the reservation of a VMM mapping, else base */
+	size_t range_size;
+};
+
+int sd_region_find(uintptr_t addr, struct sd_region *region);
+CUresult sd_range_check(uintptr_t addr, size_t bytes, int prot);
+void sd_alloc_free(struct sd_obj *obj);
+void sd_hostreg_free(struct sd_obj *obj);
+
+/* softcuda_vmm.c */
+int sd_mapping_region(uintptr_t addr, struct sd_region *region);
+int sd_reserve_region(uintptr_t addr, struct sd_region *region);
+
+/* softcuda_module.c: modules and libraries; softcuda_launch.c: their functions. */
+struct sd_module;
+
+struct sd_func {
+	struct sd_module *mod;
+	char name[SD_NAME_MAX];
+	softcuda_kernel_fn fn;
+	unsigned n_params;
+	unsigned param_size[SD_MAX_PARAMS];
+	unsigned param_offset[SD_MAX_PARAMS];
+	size_t param_bytes;	/* end of the last parameter */
+	int attrs[CU_FUNC_ATTRIBUTE_MAX];
+	CUfunc_cache cache;
+};
+
+/* A library's CUkernel: a handle of its own that leads to the function. */
+struct sd_kernel {
+	struct sd_func *func;
+};
+
+struct sd_global {
+	char name[SD_NAME_MAX];
+	uintptr_t addr;
+	size_t size;
+	unsigned long long id;
+};
+
+struct sd_module {
+	struct sd_obj obj;	/* ctx NULL: the module of a library */
+	int device;
+	int arch;		/* sm number the image asks for, 0 if any */
+	void *dl;		/* the kernel library */
+	struct sd_func *funcs;
+	unsigned n_funcs;
+	struct sd_kernel *kernels;	/* one per function */
+	struct sd_global *globals;
+	unsigned n_globals;
+};
+
+int sd_global_region(uintptr_t addr, struct sd_region *region);
+void sd_module_free(struct sd_obj *obj);
+struct sd_func *sd_func_find(CUfunction handle);
+struct sd_func *sd_kernel_find(CUkernel handle);
+
+/* softcuda_stream.c */
+CUresult sd_stream_check(CUstream stream);
+void sd_stream_free(struct sd_obj *obj);
+void sd_event_free(struct sd_obj *obj);
+
+/* softcuda_array.c */
+struct sd_array {
+	struct sd_obj obj;
+	CUDA_ARRAY3D_DESCRIPTOR desc;
+	size_t elem;		/* bytes per element: format size times channels */
+	size_t width, height, depth;	/* each at least 1 */
+	size_t bytes;
+	int device;
+	unsigned char *data;
+};
+
+struct sd_array *sd_array_find(CUarray handle);
+size_t sd_format_bytes(CUarray_format format);
+void sd_array_free(struct sd_obj *obj);
+void sd_tex_free(struct sd_obj *obj);
+void sd_surf_free(struct sd_obj *obj);
+
+#endif /* SOFTCUDA_INTERNAL_H */

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * softcuda_launch.c - functions and kernels: attributes, parameters, launch.
+ *
+ * A launch calls the kernel's host function once, in the calling thread,
+ * with the device lock held; it loops over the grid itself. Parameters reach
+ * it as kernelParams does, one pointer per parameter; a launch through
+ * `extra` gets pointers into the caller's buffer at the offsets the module
+ * text implies.
+ */
+#include <string.h>
+
+#include "softcuda_internal.h"
+
+#define SD_GRID_X_MAX 2147483647U
+#define SD_GRID_YZ_MAX 65535U
+#define SD_BLOCK_XY_MAX 1024U
+#define SD_BLOCK_Z_MAX 64U
+#define SD_BLOCK_THREADS_MAX 1024U
+#define SD_EXTRA_MAX 64		/* entries of an extra array we look at before giving up */
+
+/* A CUfunction, or a CUkernel passed where a CUfunction goes, as CUDA allows. */
+static struct sd_func *func_or_kernel(CUfunction handle)
+{
+	struct sd_func *f = sd_func_find(handle);
+
+	return f ? f : sd_kernel_find((CUkernel)handle);
+}
+
+static CUresult func_enter(const char *func, CUfunction handle, struct sd_func **f)
+{
+	CUresult rc = sd_enter(func);
+
+	if (rc)
+		return rc;
+	*f = sd_func_find(handle);
+	if (!*f)
+		return sd_leave(CUDA_ERROR_INVALID_HANDLE);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuFuncGetAttribute(int *value, CUfunction_attribute attr, CUfunction handle)
+{
+	struct sd_func *f;
+	CUresult rc = func_enter(__func__, handle, &f);
+
+	if (rc)
+		return rc;
+	if (!value || (unsigned)attr >= CU_FUNC_ATTRIBUTE_MAX)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	*value = f->attrs[attr];
+	return sd_leave(CUDA_SUCCESS);
+}
+
+/* Only what CUDA lets a caller set, within the ranges it allows. */
+static int attr_settable(CUfunction_attribute attr, int value)
+{
+	switch (attr) {
+	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+		return value >= 0 && value <= SD_SHARED_PER_BLOCK_OPTIN;
+	case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+		return value >= -1 && value <= 100;
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+		return value >= 0 && value <= 8;
+	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+		return value == 0 || value == 1;
+	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		return value >= CU_CLUSTER_SCHEDULING_POLICY_DEFAULT &&
+		       value <= CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING;
+	default:
+		return 0;
+	}
+}
+
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction handle, CUfunction_attribute attr, int value)
+{
+	struct sd_func *f;
+	CUresult rc = func_enter(__func__, handle, &f);
+
+	if (rc)
+		return rc;
+	if (!attr_settable(attr, value))
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	f->attrs[attr] = value;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction handle, CUfunc_cache config)
+{
+	struct sd_func *f;
+	CUresult rc = func_enter(__func__, handle, &f);
+
+	if (rc)
+		return rc;
+	if ((unsigned)config > CU_FUNC_CACHE_PREFER_EQUAL)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	f->cache = config;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuFuncGetParamInfo(CUfunction handle, size_t index, size_t *offset,
+				    size_t *size)
+{
+	struct sd_func *f;
+	CUresult rc = func_enter(__func__, handle, &f);
+
+	if (rc)
+		return rc;
+	if (index >= f->n_params)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	if (offset)
+		*offset = f->param_offset[index];
+	if (size)
+		*size = f->param_size[index];
+	return sd_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction handle)
+{
+	struct sd_func *f;
+	CUresult rc = func_enter(__func__, handle, &f);
+
+	if (rc)
+		return rc;
+	if (!name)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	*name = f->name;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuFuncGetModule(CUmodule *module, CUfunction handle)
+{
+	struct sd_func *f;
+	CUresult rc = func_enter(__func__, handle, &f);
+
+	if (rc)
+		return rc;
+	if (!module)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	*module = (CUmodule)f->mod;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+/* The function of a library kernel in the current context: one for all contexts here. */
+CUresult CUDAAPI cuKernelGetFunction(CUfunction *func, CUkernel kernel)
+{
+	struct sd_func *f;
+	struct sd_ctx *ctx;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	rc = sd_ctx_current(&ctx);
+	if (rc)
+		return sd_leave(rc);
+	f = sd_kernel_find(kernel);
+	if (!f)
+		return sd_leave(CUDA_ERROR_INVALID_HANDLE);
+	if (!func)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	*func = (CUfunction)f;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+static CUresult check_dims(const struct sd_func *f, const struct softcuda_launch *l)
+{
+	const unsigned *g = l->grid, *b = l->block;
+
+	if (!g[0] || !g[1] || !g[2] || !b[0] || !b[1] || !b[2])
+		return CUDA_ERROR_INVALID_VALUE;
+	if (g[0] > SD_GRID_X_MAX || g[1] > SD_GRID_YZ_MAX || g[2] > SD_GRID_YZ_MAX ||
+	    b[0] > SD_BLOCK_XY_MAX || b[1] > SD_BLOCK_XY_MAX || b[2] > SD_BLOCK_Z_MAX ||
+	    (unsigned long long)b[0] * b[1] * b[2] > SD_BLOCK_THREADS_MAX) {
+		sd_log("launch of %s: grid %ux%ux%u, block %ux%ux%u out of range", f->name, g[0],
+		       g[1], g[2], b[0], b[1], b[2]);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (l->shared_bytes > (unsigned)f->attrs[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES]) {
+		sd_log("launch of %s: %u bytes of shared memory, more than allowed", f->name,
+		       l->shared_bytes);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* CU_LAUNCH_PARAM_BUFFER_POINTER and _SIZE: one buffer holding every parameter. */
+static CUresult extra_params(const struct sd_func *f, void **extra, void **args)
+{
+	size_t *size = NULL;
+	char *buf = NULL;
+	unsigned i;
+
+	for (i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (i >= SD_EXTRA_MAX)
+			return CUDA_ERROR_INVALID_VALUE;
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			buf = extra[i + 1];
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+			size = extra[i + 1];
+		else
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (!f->n_params)
+		return CUDA_SUCCESS;
+	if (!buf || !size || *size < f->param_bytes) {
+		sd_log("launch of %s: parameter buffer missing or smaller than %zu bytes",
+		       f->name, f->param_bytes);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	for (i = 0; i < f->n_params; i++)
+		args[i] = buf + f->param_offset[i];
+	return CUDA_SUCCESS;
+}
+
+/* A module's functions run in its own context; a library's in any. */
+static CUresult launch_func(CUfunction handle, struct sd_func **out)
+{
+	struct sd_func *f = func_or_kernel(handle);
+	struct sd_ctx *ctx;
+	CUresult rc = sd_ctx_current(&ctx);
+
+	if (rc)
+		return rc;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (f->mod->obj.ctx && f->mod->obj.ctx != ctx) {
+		sd_log("launch of %s: its module belongs to another context", f->name);
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	*out = f;
+	return CUDA_SUCCESS;
+}
+
+static CUresult launch(CUfunction handle, const struct softcuda_launch *l, void **params,
+		       void **extra)
+{
+	void *args[SD_MAX_PARAMS];
+	struct sd_func *f;
+	CUresult rc = launch_func(handle, &f);
+
+	if (rc == CUDA_SUCCESS)
+		rc = check_dims(f, l);
+	if (rc == CUDA_SUCCESS)
+		rc = sd_stream_check((CUstream)l->stream);
+	if (rc)
+		return rc;
+	if ((params && extra) || (f->n_params && !params && !extra))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (extra) {
+		rc = extra_params(f, extra, args);
+		params = args;
+	}
+	if (rc == CUDA_SUCCESS)
+		f->fn(l, params);
+	return rc;
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y,
+				unsigned int grid_z, unsigned int block_x, unsigned int block_y,
+				unsigned int block_z, unsigned int shared_bytes, CUstream stream,
+				void **params, void **extra)
+{
+	struct softcuda_launch l = {
+		.grid = { grid_x, grid_y, grid_z },
+		.block = { block_x, block_y, block_z },
+		.shared_bytes = shared_bytes,
+		.stream = stream,
+	};
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(launch(f, &l, params, extra));
+}
