@@ -21,7 +21,7 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 SC_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-missing-field-initializers \
 	-fPIC -fvisibility=hidden -I. -Iformat -Icore -MMD -MP
-SC_LDLIBS := -lzstd -lxxhash -lpthread
+SC_LDLIBS := -lelf -lz -lzstd -lxxhash -lpthread
 
 # Processes that are checkpointed or restored (the restorer, the programs the
 # tests checkpoint, the preloaded library) cannot carry a sanitizer runtime:

@@ -6,6 +6,10 @@
  * metadata are checked even without --verify; sizes come from the index. The
  * index does not list the END record (the index itself): it lies between the
  * offset the reader reports for it and the trailer.
+ *
+ * An image of a CUDA program also gets a CUDA section: its GPU memory, from the
+ * cuda-log summary and the devmem records, and every module it loaded, with the
+ * architectures it has code for and its kernels (cuda/module_info.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,12 +23,16 @@
 #include <unistd.h>
 
 #include "cli/tool.h"
+#include "cuda/module_info.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"
 
 #define TOOL "selfckpt-inspect"
 #define THREADS_MAX 4096
+#define DEVMEM_KINDS (SC_DEVMEM_ARRAY + 1)
+#define DEVICES_MAX 64 /* device ordinals listed; a larger one is only counted */
+#define ARCHS_TEXT 1024
 
 struct options {
 	bool json, verify;
@@ -35,6 +43,14 @@ struct options {
 struct type_stat {
 	uint32_t type;
 	uint64_t count, raw, stored;
+};
+
+/* What the devmem records hold. */
+struct devmem_stat {
+	uint64_t records;
+	uint64_t bytes[DEVMEM_KINDS]; /* by enum sc_devmem_kind */
+	uint64_t devices;             /* bit d: device ordinal d holds memory */
+	uint64_t other_devices;       /* records of ordinals DEVICES_MAX and above */
 };
 
 struct inspection {
@@ -48,6 +64,9 @@ struct inspection {
 	size_t n_types;
 	uint64_t raw, stored;             /* sums over every record, END included */
 	bool verified;                    /* every chunk and checksum was checked */
+	bool has_cuda;                    /* the image has a cuda-log record */
+	struct sc_cuda_log cuda;
+	struct devmem_stat devmem;
 };
 
 /* ---- command line ---- */
@@ -67,7 +86,9 @@ static int print_help(void)
 {
 	fputs("Usage: " TOOL " [--json] [--verify] [--threads N] FILE\n"
 	      "Describe a selfckpt image: its header, then its records grouped by type with\n"
-	      "their payload size (raw) and the bytes they take in the file (stored).\n"
+	      "their payload size (raw) and the bytes they take in the file (stored); for a\n"
+	      "CUDA program, its GPU memory and the modules it loaded, with their kernels and\n"
+	      "the GPU architectures they have code for.\n"
 	      "FILE '-' reads standard input as a stream, which checks every checksum.\n"
 	      "\n"
 	      "  --json       print one JSON document (schema_version 1) instead of text\n"
@@ -79,7 +100,7 @@ static int print_help(void)
 	      "Exit status:\n"
 	      "  0   success\n"
 	      "  64  wrong command line\n"
-	      "  65  the image is corrupt or unsupported\n"
+	      "  65  the image (or a CUDA module in it) is corrupt or unsupported\n"
 	      "  66  FILE is missing or cannot be opened\n"
 	      "  74  another input or output error\n", stdout);
 	return fflush(stdout) ? SC_EXIT_IOERR : SC_EXIT_OK;
@@ -149,12 +170,54 @@ static int open_input(struct inspection *in)
 	return sc_reader_open(&in->r, in->opt->path, &ro);
 }
 
+static int add_devmem(struct inspection *in, const struct sc_record *rec)
+{
+	struct devmem_stat *st = &in->devmem;
+	struct sc_devmem d;
+	int err = sc_devmem_decode(rec->meta, rec->meta_len, &d);
+
+	if (err < 0)
+		return sc_err(-err, "devmem record %u of '%s' has damaged metadata (%u bytes): %s",
+			      rec->seq, sc_reader_name(in->r), rec->meta_len,
+			      selfckpt_strerror(err));
+	st->records++;
+	if (d.kind < DEVMEM_KINDS)
+		st->bytes[d.kind] += d.len;
+	if (d.kind == SC_DEVMEM_HOST)
+		return 0; /* host memory: its device field means nothing */
+	if (d.dev < DEVICES_MAX)
+		st->devices |= 1ull << d.dev;
+	else
+		st->other_devices++;
+	return 0;
+}
+
+/* The CUDA records: the log is read now (a stream passes once), devmem counted. */
+static int take_cuda(struct inspection *in, const struct sc_record *rec)
+{
+	int err;
+
+	if (rec->type == SC_REC_DEVMEM)
+		return add_devmem(in, rec);
+	if (rec->type != SC_REC_CUDA_LOG)
+		return 0;
+	if (in->has_cuda)
+		return sc_err(SELFCKPT_ELENGTH, "'%s' has a second cuda-log record (records %u and "
+			      "%u); a process has one", sc_reader_name(in->r), in->cuda.seq,
+			      rec->seq);
+	err = sc_cuda_log_read(in->r, rec, &in->cuda);
+	in->has_cuda = err == 0;
+	return err;
+}
+
 static int walk_records(struct inspection *in)
 {
 	struct sc_record rec;
 	int ret;
 
 	while ((ret = sc_reader_next(in->r, &rec)) == 1) {
+		if ((ret = take_cuda(in, &rec)) < 0)
+			return ret;
 		if (in->opt->verify && (ret = sc_reader_skip(in->r, true)) < 0)
 			return ret;
 	}
@@ -284,6 +347,82 @@ static void print_header(const struct inspection *in)
 	printf("flags         0x%llx\n\n", (unsigned long long)h->flags);
 }
 
+static void print_devices(const struct devmem_stat *st)
+{
+	bool first = true;
+
+	fputs("devices       ", stdout);
+	for (unsigned d = 0; d < DEVICES_MAX; d++) {
+		if (st->devices & 1ull << d) {
+			printf("%s%u", first ? "" : ", ", d);
+			first = false;
+		}
+	}
+	if (st->other_devices)
+		printf("%s%llu records on devices %d and above", first ? "" : "; ",
+		       (unsigned long long)st->other_devices, DEVICES_MAX);
+	else if (first)
+		fputs("none in the devmem records", stdout);
+	putchar('\n');
+}
+
+static void print_kernels(const struct sc_module_info *mi)
+{
+	fputs("       kernels  ", stdout);
+	if (!mi->kernels_n)
+		fputs(mi->kernels_partial ? "unknown (code compressed in a way not read here)"
+					  : "none", stdout);
+	for (size_t i = 0; i < mi->kernels_n; i++) {
+		fputs(i ? ", " : "", stdout);
+		sc_tool_print_text(stdout, mi->kernels[i]);
+	}
+	if (mi->kernels_n && mi->kernels_partial)
+		fputs(" (maybe more: some code is compressed in a way not read here)", stdout);
+	putchar('\n');
+}
+
+static void print_module(size_t i, const struct sc_cuda_module *m)
+{
+	char size[SC_TOOL_SIZE_BUF], archs[ARCHS_TEXT];
+
+	printf("  %-4zu %-8s %-7s %11s  ", i, m->library ? "library" : "module",
+	       sc_module_format_name(m->info.format), sc_tool_size(size, m->len));
+	if (m->err) {
+		fputs("damaged: ", stdout);
+		sc_tool_print_text(stdout, m->why);
+		putchar('\n');
+		return;
+	}
+	puts(sc_module_archs_text(&m->info, archs, sizeof(archs)));
+	if (m->info.format != SC_MODULE_UNKNOWN)
+		print_kernels(&m->info);
+}
+
+static void print_cuda(const struct inspection *in)
+{
+	const struct sc_cuda_summary *s = &in->cuda.sum;
+	const uint64_t *b = in->devmem.bytes;
+	char t[5][SC_TOOL_SIZE_BUF];
+
+	printf("\nCUDA (cuda-log record %u, log version %u)\n", in->cuda.seq, s->version);
+	printf("device memory %s mapped, %s stored (device %s, globals %s, arrays %s)\n",
+	       sc_tool_size(t[0], s->device_bytes),
+	       sc_tool_size(t[1], b[SC_DEVMEM_DEVICE] + b[SC_DEVMEM_GLOBAL] + b[SC_DEVMEM_ARRAY]),
+	       sc_tool_size(t[2], b[SC_DEVMEM_DEVICE]), sc_tool_size(t[3], b[SC_DEVMEM_GLOBAL]),
+	       sc_tool_size(t[4], b[SC_DEVMEM_ARRAY]));
+	printf("pinned host   %s, %s stored\n", sc_tool_size(t[0], s->host_bytes),
+	       sc_tool_size(t[1], b[SC_DEVMEM_HOST]));
+	printf("arena blocks  %u\ndevmem        %llu records\n", s->blocks,
+	       (unsigned long long)in->devmem.records);
+	print_devices(&in->devmem);
+	printf("modules       %zu\n", in->cuda.mods_n);
+	if (in->cuda.mods_n)
+		printf("  %-4s %-8s %-7s %11s  %s\n", "#", "kind", "format", "size",
+		       "architectures");
+	for (size_t i = 0; i < in->cuda.mods_n; i++)
+		print_module(i, &in->cuda.mods[i]);
+}
+
 static void print_text(const struct inspection *in)
 {
 	char a[SC_TOOL_SIZE_BUF], b[SC_TOOL_SIZE_BUF], label[32];
@@ -307,6 +446,8 @@ static void print_text(const struct inspection *in)
 	       SC_TRAILER_SIZE);
 	if (in->verified)
 		printf("verified: every checksum matches\n");
+	if (in->has_cuda)
+		print_cuda(in);
 }
 
 /* ---- JSON output ---- */
@@ -365,6 +506,89 @@ static void json_totals(const struct inspection *in)
 	       (unsigned long long)in->file_size);
 }
 
+static void json_archs(const struct sc_module_info *mi)
+{
+	char name[SC_MODULE_ARCH_NAME];
+
+	fputs("\"archs\": [", stdout);
+	for (size_t i = 0; i < mi->archs_n; i++) {
+		const struct sc_module_arch *a = &mi->archs[i];
+
+		printf("%s{\"name\": \"%s\", \"code\": \"%s\", \"major\": %u, \"minor\": %u, "
+		       "\"variant\": ", i ? ", " : "", sc_module_arch_name(a, name, sizeof(name)),
+		       sc_code_kind_name(a->code), a->major, a->minor);
+		if (a->variant)
+			printf("\"%c\"", a->variant);
+		else
+			fputs("null", stdout);
+		printf(", \"compressed\": %s}", a->compressed ? "true" : "false");
+	}
+	fputs("]", stdout);
+}
+
+static void json_module(size_t i, const struct sc_cuda_module *m, bool last)
+{
+	const struct sc_module_info *mi = &m->info;
+
+	printf("      {\"index\": %zu, \"kind\": \"%s\", \"format\": \"%s\", \"size\": %llu, ", i,
+	       m->library ? "library" : "module", sc_module_format_name(mi->format),
+	       (unsigned long long)m->len);
+	json_archs(mi);
+	fputs(", \"kernels\": [", stdout);
+	for (size_t k = 0; k < mi->kernels_n; k++) {
+		fputs(k ? ", " : "", stdout);
+		sc_tool_print_json_string(stdout, mi->kernels[k]);
+	}
+	printf("], \"kernels_complete\": %s, \"error\": ",
+	       !m->err && !mi->kernels_partial && mi->format != SC_MODULE_UNKNOWN ? "true"
+										    : "false");
+	if (m->err)
+		sc_tool_print_json_string(stdout, m->why);
+	else
+		fputs("null", stdout);
+	printf("}%s\n", last ? "" : ",");
+}
+
+static void json_devmem(const struct devmem_stat *st)
+{
+	bool first = true;
+
+	printf("    \"devmem\": {\"records\": %llu, \"device\": %llu, \"global\": %llu, "
+	       "\"array\": %llu, \"host\": %llu, \"devices\": [", (unsigned long long)st->records,
+	       (unsigned long long)st->bytes[SC_DEVMEM_DEVICE],
+	       (unsigned long long)st->bytes[SC_DEVMEM_GLOBAL],
+	       (unsigned long long)st->bytes[SC_DEVMEM_ARRAY],
+	       (unsigned long long)st->bytes[SC_DEVMEM_HOST]);
+	for (unsigned d = 0; d < DEVICES_MAX; d++) {
+		if (st->devices & 1ull << d) {
+			printf("%s%u", first ? "" : ", ", d);
+			first = false;
+		}
+	}
+	printf("], \"records_on_other_devices\": %llu},\n",
+	       (unsigned long long)st->other_devices);
+}
+
+/* "cuda": null for an image without a cuda-log record. */
+static void json_cuda(const struct inspection *in)
+{
+	const struct sc_cuda_summary *s = &in->cuda.sum;
+
+	if (!in->has_cuda) {
+		printf("  \"cuda\": null,\n");
+		return;
+	}
+	printf("  \"cuda\": {\n    \"record\": %u, \"log_version\": %u, \"device_bytes\": %llu, "
+	       "\"host_bytes\": %llu, \"blocks\": %u, \"channel\": %llu,\n", in->cuda.seq,
+	       s->version, (unsigned long long)s->device_bytes,
+	       (unsigned long long)s->host_bytes, s->blocks, (unsigned long long)s->channel);
+	json_devmem(&in->devmem);
+	printf("    \"modules\": [\n");
+	for (size_t i = 0; i < in->cuda.mods_n; i++)
+		json_module(i, &in->cuda.mods[i], i + 1 == in->cuda.mods_n);
+	printf("    ]\n  },\n");
+}
+
 static void print_json(const struct inspection *in)
 {
 	printf("{\n  \"schema_version\": 1,\n  \"file\": ");
@@ -377,6 +601,7 @@ static void print_json(const struct inspection *in)
 	json_record(in->n, &in->end, true);
 	printf("  ],\n");
 	json_totals(in);
+	json_cuda(in);
 	printf("  \"verified\": %s\n}\n", in->verified ? "true" : "false");
 }
 
@@ -397,6 +622,21 @@ static void close_input(struct inspection *in)
 {
 	sc_reader_free(in->r);
 	free(in->types);
+	sc_cuda_log_release(&in->cuda);
+}
+
+/* A module that could not be described makes the image damaged, once it is shown. */
+static int cuda_damage(const struct inspection *in)
+{
+	for (size_t i = 0; i < in->cuda.mods_n; i++) {
+		const struct sc_cuda_module *m = &in->cuda.mods[i];
+
+		if (m->err)
+			return sc_err(-m->err, "module %zu (%s) in cuda-log record %u of '%s' is "
+				      "damaged: %s", i, sc_module_format_name(m->info.format),
+				      in->cuda.seq, sc_reader_name(in->r), m->why);
+	}
+	return 0;
 }
 
 static int inspect(const struct options *opt)
@@ -418,6 +658,8 @@ static int inspect(const struct options *opt)
 			print_text(&in);
 		err = flush_stdout();
 	}
+	if (!err)
+		err = cuda_damage(&in);
 	close_input(&in);
 	return err;
 }

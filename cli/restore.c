@@ -41,7 +41,8 @@ static int usage(void)
 	      "  64  wrong command line\n"
 	      "  65  the image is corrupt or unsupported\n"
 	      "  66  IMAGE is missing or cannot be opened\n"
-	      "  69  this machine cannot take the image (another kernel's vDSO, a changed file)\n"
+	      "  69  this machine cannot take the image (another kernel's vDSO, a changed file,\n"
+	      "      no GPU that can run its CUDA modules)\n"
 	      "  74  another input or output error\n"
 	      "Once restored, the exit status is the restored program's.\n",
 	      stdout);
@@ -101,7 +102,7 @@ static int peek_pid(const char *path, pid_t *pid)
 
 	*pid = 0;
 	while (!err && (err = sc_reader_next(r, &rec)) == 1 && rec.type != SC_REC_PROCESS)
-		;
+		err = 0;
 	if (err == 1 && (err = sc_process_read(r, &rec, &p)) == 0) {
 		*pid = (pid_t)p.pid;
 		sc_process_free(&p);
@@ -126,6 +127,8 @@ int main(int argc, char **argv)
 	if (!o.new_ids && getenv("SELFCKPT_NEW_IDS"))
 		o.new_ids = !strcmp(getenv("SELFCKPT_NEW_IDS"), "1");
 	err = peek_pid(o.path, &pid);
+	if (!err)
+		err = sc_restore_cuda_check(o.path, o.threads);
 	if (err < 0)
 		return sc_tool_exit_code(err);
 	/* From here on, in the same-ids case, this is the process at the saved pid. */

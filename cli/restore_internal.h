@@ -5,6 +5,7 @@
  *   restore_load.c   read and check every record of the image
  *   restore_plan.c   where each mapping goes, the hole, premapping and filling
  *   restore_jump.c   the blob's arguments, the unmap list, the jump
+ *   restore_cuda.c   can this machine's GPUs run the CUDA modules of the image
  */
 #ifndef SC_RESTORE_INTERNAL_H
 #define SC_RESTORE_INTERNAL_H
@@ -81,5 +82,11 @@ int sc_same_ids_enter(pid_t pid);
 
 /* restore_jump.c */
 int sc_restore_jump(struct image *im, struct plan *p);
+
+/*
+ * restore_cuda.c: for an image with a cuda-log record, 0 when every GPU it used
+ * is here and can run each of its modules; -SELFCKPT_EHOST (reported) otherwise.
+ */
+int sc_restore_cuda_check(const char *path, unsigned threads);
 
 #endif /* SC_RESTORE_INTERNAL_H */

@@ -8,6 +8,7 @@
  * synchronised) before it takes the next, so a buffer is free again once its
  * request is done, while the application thread fills or drains the others.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "cuda/cuda_internal.h"
@@ -37,6 +38,40 @@ static CUresult copy_request(uint64_t dst, uint64_t src, size_t n, unsigned kind
 	return sync ? sc_cu_call(&r) : sc_cu_post(&r);
 }
 
+/* Bytes from @host to the end of the pinned piece it lies in. */
+static size_t piece_left(uint64_t host)
+{
+	uint64_t heap = (uint64_t)(uintptr_t)sc_cu.base + SC_CH_HEAP_OFF;
+
+	if (host < heap)
+		return SIZE_MAX; /* staging: one registration */
+	return SC_CH_HEAP_PIECE - (host - heap) % SC_CH_HEAP_PIECE;
+}
+
+/*
+ * A copy to or from channel memory. The heap is registered with the driver
+ * in pieces as it grows, and a copy may not cross from one registration to
+ * the next: such a copy goes as one request per piece, on the same stream,
+ * the last one synchronous when the call is.
+ */
+static CUresult channel_copy(uint64_t dst, uint64_t src, size_t n, unsigned kind, uint64_t st,
+			     bool sync)
+{
+	uint64_t host = kind == SC_COPY_HTOD ? src : dst;
+	CUresult res = CUDA_SUCCESS;
+
+	while (n && res == CUDA_SUCCESS) {
+		size_t len = n < piece_left(host) ? n : piece_left(host);
+
+		res = copy_request(dst, src, len, kind, st, sync && len == n);
+		dst += len;
+		src += len;
+		host += len;
+		n -= len;
+	}
+	return res;
+}
+
 static CUresult stage_to_device(CUdeviceptr dst, const char *src, size_t n, uint64_t st)
 {
 	uint32_t ticket[SC_CH_STAGING_BUFS];
@@ -54,7 +89,7 @@ static CUresult stage_to_device(CUdeviceptr dst, const char *src, size_t n, uint
 
 		if (busy[k] && (res = sc_cu_wait_ticket(ticket[k])) != CUDA_SUCCESS)
 			break;
-		memcpy(buf, src + off, len);
+		sc_cu_memcpy(buf, src + off, len);
 		res = sc_cu_post(&r);
 		ticket[k] = r.ticket;
 		busy[k] = true;
@@ -94,7 +129,7 @@ static CUresult stage_from_device(char *dst, CUdeviceptr src, size_t n, uint64_t
 			break;
 		size_t off = i * SC_CH_STAGING_BUF;
 
-		memcpy(dst + off, sc_ch_staging(sc_cu.base, i % SC_CH_STAGING_BUFS),
+		sc_cu_memcpy(dst + off, sc_ch_staging(sc_cu.base, i % SC_CH_STAGING_BUFS),
 		       n - off < SC_CH_STAGING_BUF ? n - off : SC_CH_STAGING_BUF);
 	}
 	return res;
@@ -112,7 +147,7 @@ static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, boo
 	if (!src || !dst)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (sc_cu_in_channel(src, n))
-		return copy_request(dst, (uint64_t)(uintptr_t)src, n, SC_COPY_HTOD, st, sync);
+		return channel_copy(dst, (uint64_t)(uintptr_t)src, n, SC_COPY_HTOD, st, sync);
 	pthread_mutex_lock(&sc_cu.staging_lock);
 	res = stage_to_device(dst, src, n, st);
 	pthread_mutex_unlock(&sc_cu.staging_lock);
@@ -131,7 +166,7 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, bool sync
 	if (!src || !dst)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (sc_cu_in_channel(dst, n))
-		return copy_request((uint64_t)(uintptr_t)dst, src, n, SC_COPY_DTOH, st, sync);
+		return channel_copy((uint64_t)(uintptr_t)dst, src, n, SC_COPY_DTOH, st, sync);
 	pthread_mutex_lock(&sc_cu.staging_lock);
 	res = stage_from_device(dst, src, n, st);
 	pthread_mutex_unlock(&sc_cu.staging_lock);

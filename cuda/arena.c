@@ -7,7 +7,7 @@
  * ones it moves). Inside it, the arena places physical allocations itself:
  * an allocation above SMALL_MAX gets memory of its own, rounded up to the
  * allocation granularity; smaller ones are carved out of slabs of one
- * granularity unit, one size class per slab. At a restart the same
+ * granularity unit, one size class per slab, which stay mapped once made. At a restart the same
  * reservation is made first and every block is mapped at the same address,
  * so every CUdeviceptr the application holds - in host memory, in device
  * memory, in kernel arguments - stays valid without any translation.
@@ -316,9 +316,10 @@ CUresult sc_arena_free(CUdeviceptr p)
 		if ((p - b->addr) % b->slab_class || !(b->used[i / 64] & 1ull << (i % 64))) {
 			res = CUDA_ERROR_INVALID_VALUE;
 		} else {
+			/* An empty slab stays: small allocations come and go in loops,
+			 * and mapping memory in the driver costs far more than keeping it. */
 			b->used[i / 64] &= ~(1ull << (i % 64));
-			if (--b->used_n == 0)
-				res = unmap_block(b);
+			b->used_n--;
 		}
 	}
 	pthread_mutex_unlock(&arena_lock);

@@ -80,7 +80,8 @@ struct sc_ch_header {
 	uint64_t base;        /* address both sides map it at */
 	uint32_t head;        /* next ticket */
 	uint32_t tail;        /* next ticket the proxy serves */
-	uint32_t doorbell;    /* bumped on every READY (futex word of the proxy) */
+	uint32_t doorbell;    /* bumped when a request is READY while the proxy sleeps
+			       * (futex word of the proxy) */
 	uint32_t proxy_sleeps;
 	uint32_t turn_waiters; /* callers waiting for a slot of a full ring */
 	int32_t sticky_error; /* first failure of an asynchronous request, or 0 */

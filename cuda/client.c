@@ -387,10 +387,12 @@ static void submit(struct sc_ch_slot *s, struct sc_req *r, uint32_t t)
 	if (r->in2_len)
 		memcpy(s->data + r->in_len, r->in2, r->in2_len);
 	s->len = r->in_len + r->in2_len;
-	__atomic_store_n(&s->state, SC_SLOT_READY, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&h->doorbell, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&h->proxy_sleeps, __ATOMIC_SEQ_CST))
+	__atomic_store_n(&s->state, SC_SLOT_READY, __ATOMIC_SEQ_CST);
+	/* The proxy re-checks the slot after it says it sleeps: ring only then. */
+	if (__atomic_load_n(&h->proxy_sleeps, __ATOMIC_SEQ_CST)) {
+		__atomic_add_fetch(&h->doorbell, 1, __ATOMIC_SEQ_CST);
 		sc_ch_wake(&h->doorbell);
+	}
 }
 
 static void release(struct sc_ch_slot *s, uint32_t t)

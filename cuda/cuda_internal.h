@@ -249,6 +249,9 @@ uint64_t sc_host_registered(void);
 /** sc_host_repin() - pin the same heap bytes in a new proxy (restart). */
 CUresult sc_host_repin(uint64_t ctx);
 
+/** sc_cu_memcpy() - memcpy on several threads when it is large (staging). */
+void sc_cu_memcpy(void *dst, const void *src, size_t n);
+
 /** sc_stream_real() - the proxy's stream for @s (default streams as they are). */
 uint64_t sc_stream_real(CUstream s, CUresult *res);
 

@@ -6,6 +6,11 @@
  * or mapping, so it can be checkpointed as plain memory.
  *
  *   selfckpt-gpu-proxy CHANNEL_FD CHANNEL_ADDRESS APP_PID
+ *   selfckpt-gpu-proxy --query
+ *
+ * --query prints one line per device, "device ORDINAL MAJOR.MINOR NAME", and
+ * exits 0; or the reason on standard error and exits 69 (EX_UNAVAILABLE) where
+ * there is no driver or no device. selfckpt-restore asks it before a restart.
  *
  * Its address-space layout is made deterministic (ASLR off, where the system
  * allows it): addresses the driver picks by itself, such as module globals,
@@ -174,6 +179,51 @@ static void serve(void *base)
 	}
 }
 
+#define QUERY_UNAVAILABLE 69
+
+static int query_failed(const char *call, CUresult r)
+{
+	const char *name = NULL;
+
+	sc_drv.cuGetErrorName(r, &name);
+	fprintf(stderr, "selfckpt-gpu-proxy: %s failed: %s\n", call, name ? name : "unknown error");
+	return QUERY_UNAVAILABLE;
+}
+
+/* The devices and their compute capabilities, for a restart to check its modules. */
+static int query_devices(const char *driver)
+{
+	int n = 0, major, minor;
+	char why[512], name[256];
+	CUresult r;
+	CUdevice d;
+
+	if (sc_driver_load(driver, why, sizeof(why)) < 0) {
+		fprintf(stderr, "selfckpt-gpu-proxy: %s\n", why);
+		return QUERY_UNAVAILABLE;
+	}
+	if ((r = sc_drv.cuInit(0)) != CUDA_SUCCESS)
+		return query_failed("cuInit", r);
+	if ((r = sc_drv.cuDeviceGetCount(&n)) != CUDA_SUCCESS)
+		return query_failed("cuDeviceGetCount", r);
+	if (n <= 0) {
+		fprintf(stderr, "selfckpt-gpu-proxy: the CUDA driver '%s' sees no device\n",
+			driver);
+		return QUERY_UNAVAILABLE;
+	}
+	for (int i = 0; i < n; i++) {
+		if ((r = sc_drv.cuDeviceGet(&d, i)) != CUDA_SUCCESS ||
+		    (r = sc_drv.cuDeviceGetAttribute(&major,
+				CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d)) != CUDA_SUCCESS ||
+		    (r = sc_drv.cuDeviceGetAttribute(&minor,
+				CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d)) != CUDA_SUCCESS ||
+		    (r = sc_drv.cuDeviceGetName(name, sizeof(name), d)) != CUDA_SUCCESS)
+			return query_failed("reading a device's properties", r);
+		printf("device %d %d.%d %s\n", i, major, minor, name);
+	}
+	return fflush(stdout) ? QUERY_UNAVAILABLE : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *driver = getenv("SELFCKPT_LIBCUDA");
@@ -182,6 +232,8 @@ int main(int argc, char **argv)
 	void *base;
 	CUresult r;
 
+	if (argc == 2 && !strcmp(argv[1], "--query"))
+		return query_devices(driver && *driver ? driver : "libcuda.so.1");
 	if (argc != 4) {
 		fprintf(stderr, "usage: selfckpt-gpu-proxy CHANNEL_FD CHANNEL_ADDRESS APP_PID\n"
 				"(started by libselfckpt at cuInit; not for interactive use)\n");

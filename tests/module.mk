@@ -17,6 +17,7 @@ TEST_SRCS := \
 	tests/format/test_roundtrip.c \
 	tests/format/test_truncation.c
 include tests/softcuda/module.mk
+include tests/cuda/fixtures/module.mk
 
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(BUILD)/tests/selfckpt-tests
@@ -160,3 +161,4 @@ bench-ckpt: $(BENCH_CKPT) $(CKPT_SUBJECT) $(BUILD)/bin/selfckpt-restore
 	$(Q)$(BENCH_CKPT) $(BENCH_ARGS)
 endif
 $(BUILD)/obj/tests/cuda/%.o: SC_CFLAGS += -I$(CUDA_INCLUDE)
+include tests/bench/cuda.mk

@@ -32,6 +32,8 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -85,6 +87,9 @@ struct driver {
 	CUdeviceptr out, dbuf;
 	void *pinned, *pageable;
 	unsigned blocks; /* of the compute kernel */
+	bool measuring;  /* a failed call ends the measurement, not the program */
+	jmp_buf fail;
+	char error[256]; /* the first failed call of a measurement */
 };
 
 struct opts {
@@ -119,10 +124,14 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* On failure: the driver, the call, the error name and the line, then exit 1. */
+/*
+ * On failure: the driver, the call, the error name and the line; then exit 1,
+ * or, within a measurement, back to it (run_measure), which reports the row as
+ * failed and goes on with the next.
+ */
 #define CK(d, call) check((d), (call), #call, __LINE__)
 
-static void check(const struct driver *d, CUresult res, const char *call, int line)
+static void check(struct driver *d, CUresult res, const char *call, int line)
 {
 	const char *name = NULL;
 
@@ -132,7 +141,11 @@ static void check(const struct driver *d, CUresult res, const char *call, int li
 		name = "unknown error";
 	fprintf(stderr, "bench-cuda: %s: %s failed: %s (%d) at line %d\n", d->name, call, name,
 		(int)res, line);
-	exit(1);
+	if (!d->measuring)
+		exit(1);
+	if (!d->error[0])
+		snprintf(d->error, sizeof(d->error), "%s: %.120s failed: %s", d->name, call, name);
+	longjmp(d->fail, 1);
 }
 
 /* ---- the two drivers ---- */
@@ -354,35 +367,53 @@ static const struct measure measures[] = {
 
 /* ---- report ---- */
 
-static void print_row(const struct measure *m, double native, double selfckpt)
+/* How selfckpt's figure compares with the native one, against the target. */
+static bool judge(const struct measure *m, double native, double selfckpt, char *cmp,
+		  char *target, size_t n)
 {
-	char cmp[32], target[32];
-	bool ok;
-
 	switch (m->judge) {
 	case TIME_DIFF:
-		ok = selfckpt - native <= m->target;
-		snprintf(cmp, sizeof(cmp), "%+.2f us", selfckpt - native);
-		snprintf(target, sizeof(target), "<= +%.2f us", m->target);
-		break;
+		snprintf(cmp, n, "%+.2f us", selfckpt - native);
+		snprintf(target, n, "<= +%.2f us", m->target);
+		return selfckpt - native <= m->target;
 	case TIME_RATIO:
-		ok = selfckpt / native <= m->target;
-		snprintf(cmp, sizeof(cmp), "x%.3f", selfckpt / native);
-		snprintf(target, sizeof(target), "<= x%.2f", m->target);
-		break;
+		snprintf(cmp, n, "x%.3f", selfckpt / native);
+		snprintf(target, n, "<= x%.2f", m->target);
+		return selfckpt / native <= m->target;
 	case TIME_BELOW:
-		ok = selfckpt / native < m->target;
-		snprintf(cmp, sizeof(cmp), "x%.3f", selfckpt / native);
-		snprintf(target, sizeof(target), "< x%.2f", m->target);
-		break;
+		snprintf(cmp, n, "x%.3f", selfckpt / native);
+		snprintf(target, n, "< x%.2f", m->target);
+		return selfckpt / native < m->target;
 	default:
-		ok = selfckpt / native >= m->target;
-		snprintf(cmp, sizeof(cmp), "x%.3f", selfckpt / native);
-		snprintf(target, sizeof(target), ">= x%.2f", m->target);
-		break;
+		snprintf(cmp, n, "x%.3f", selfckpt / native);
+		snprintf(target, n, ">= x%.2f", m->target);
+		return selfckpt / native >= m->target;
 	}
-	printf("%-28s %-5s %12.2f %12.2f %12s %12s  %s\n", m->name, m->unit, native, selfckpt,
-	       cmp, target, ok ? "PASS" : "MISS");
+}
+
+/* A figure, or "failed" when a call of any run of it failed (@err). */
+static const char *figure(char *buf, size_t n, double v, const char *err)
+{
+	if (err[0])
+		snprintf(buf, n, "failed");
+	else
+		snprintf(buf, n, "%.2f", v);
+	return buf;
+}
+
+static void print_row(const struct measure *m, const double med[2], char err[2][256])
+{
+	char cmp[32], target[32], a[32], b[32];
+	bool ok = judge(m, med[0], med[1], cmp, target, sizeof(cmp));
+
+	if (err[0][0] || err[1][0])
+		snprintf(cmp, sizeof(cmp), "-");
+	printf("%-28s %-5s %12s %12s %12s %12s  %s\n", m->name, m->unit,
+	       figure(a, sizeof(a), med[0], err[0]), figure(b, sizeof(b), med[1], err[1]), cmp,
+	       target, ok && !err[0][0] && !err[1][0] ? "PASS" : "MISS");
+	for (int i = 0; i < 2; i++)
+		if (err[i][0])
+			printf("%-28s   %s\n", "", err[i]);
 }
 
 static void print_header(const struct driver *native, const struct opts *o)
@@ -396,7 +427,7 @@ static void print_header(const struct driver *native, const struct opts *o)
 				     native->dev);
 	native->cuDeviceGetAttribute(&cc[1], CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
 				     native->dev);
-	printf("bench-cuda: %s (sm_%d%d), driver API %d.%d, %u runs\n", name, cc[0], cc[1],
+	printf("bench-cuda: %s (sm_%d%d), driver API %d.%d, runs: %u\n", name, cc[0], cc[1],
 	       version / 1000, version % 1000 / 10, o->runs);
 	printf("  native:   %s\n  selfckpt: %s\n  module:   %s\n", native->path, o->selfckpt,
 	       o->module);
@@ -405,7 +436,7 @@ static void print_header(const struct driver *native, const struct opts *o)
 
 static void print_notes(const struct driver *native, const struct opts *o)
 {
-	printf("\nmedians of %u runs; compare: selfckpt / native, or selfckpt - native\n"
+	printf("\nmedians of the runs (%u); compare: selfckpt / native, or selfckpt - native\n"
 	       "compute-bound: %d launches of %u x %d threads, %d FMA rounds of 8 chains each, "
 	       "one sync\nlaunches: %d empty launches (1 x 32) then one sync; sync calls: "
 	       "%d in a row\ncopies: %zu MiB, %d times each way after one untimed; "
@@ -517,11 +548,24 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 	}
 }
 
+/* One measurement on one driver; NAN when a call failed. */
+static double run_measure(const struct measure *m, struct driver *d, const struct opts *o)
+{
+	volatile double v = NAN;
+
+	d->measuring = true;
+	if (!setjmp(d->fail))
+		v = m->run(d, o, compute_iters);
+	d->measuring = false;
+	return v;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
 	struct driver drv[2] = { { .name = "native" }, { .name = "selfckpt" } };
-	double v[N_MEASURES][2][MAX_RUNS];
+	static double v[N_MEASURES][2][MAX_RUNS];
+	static char err[N_MEASURES][2][256];
 
 	parse_opts(&o, argc, argv);
 	strcpy(drv[0].path, o.libcuda);
@@ -542,16 +586,23 @@ int main(int argc, char **argv)
 			for (int k = 0; k < 2; k++) {
 				int i = (int)(r + (unsigned)k) % 2; /* who goes first alternates */
 
-				v[m][i][r] = measures[m].run(&drv[i], &o, compute_iters);
+				v[m][i][r] = run_measure(&measures[m], &drv[i], &o);
+				if (isnan(v[m][i][r]) && !err[m][i][0])
+					memcpy(err[m][i], drv[i].error, sizeof(err[m][i]));
+				drv[i].error[0] = '\0';
 			}
 		}
 	}
 
 	printf("\n%-28s %-5s %12s %12s %12s %12s  %s\n", "measurement", "unit", "native",
 	       "selfckpt", "compare", "target", "");
-	for (size_t m = 0; m < N_MEASURES; m++)
-		print_row(&measures[m], bench_median(v[m][0], o.runs),
-			  bench_median(v[m][1], o.runs));
+	for (size_t m = 0; m < N_MEASURES; m++) {
+		double med[2];
+
+		for (int i = 0; i < 2; i++)
+			med[i] = err[m][i][0] ? NAN : bench_median(v[m][i], o.runs);
+		print_row(&measures[m], med, err[m]);
+	}
 	print_notes(&drv[0], &o);
 	release_driver(&drv[1]);
 	release_driver(&drv[0]);

@@ -17,8 +17,7 @@ SOFTCUDA_SRCS := \
 	tests/softcuda/softcuda_stream.c \
 	tests/softcuda/softcuda_vmm.c
 SOFTCUDA_HDRS := tests/softcuda/softcuda.h tests/softcuda/softcuda_internal.h
-# Hidden by default: the library exports what cuda.h and softcuda.h declare, nothing else.
-SOFTCUDA_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -I$(CUDA_INCLUDE) -fvisibility=hidden
+SOFTCUDA_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -I$(CUDA_INCLUDE)
 SOFTCUDA_LIB := $(BUILD)/tests/libsoftcuda.so.1
 SOFTCUDA_KERNELS := $(BUILD)/tests/libsoftcuda-testkernels.so
 
@@ -27,10 +26,12 @@ $(BUILD)/obj/tests/softcuda/%.o: SC_CFLAGS += -I$(CUDA_INCLUDE)
 
 test-progs: $(SOFTCUDA_LIB) $(SOFTCUDA_KERNELS)
 
+# Hidden by default, the device exports what cuda.h and softcuda.h declare and nothing else.
 $(SOFTCUDA_LIB): $(SOFTCUDA_SRCS) $(SOFTCUDA_HDRS)
 	$(Q)mkdir -p $(@D)
-	$(call quiet,LD,$@)$(CC) -shared -fPIC $(CPPFLAGS) $(SOFTCUDA_CFLAGS) $(CFLAGS) \
-		-Wl,-soname,libsoftcuda.so.1 $(LDFLAGS) -o $@ $(SOFTCUDA_SRCS) -ldl -lpthread
+	$(call quiet,LD,$@)$(CC) -shared -fPIC $(CPPFLAGS) $(SOFTCUDA_CFLAGS) -fvisibility=hidden \
+		$(CFLAGS) -Wl,-soname,libsoftcuda.so.1 $(LDFLAGS) -o $@ $(SOFTCUDA_SRCS) \
+		-ldl -lpthread
 
 # The kernels call softcuda_tex2d_read() and friends: they need the device, found by its
 # soname among the libraries already loaded, or next to them.

@@ -249,6 +249,7 @@ static CUresult configure(void)
 {
 	unsigned long devices, mib, base, shift;
 
+	sd.n_rules = 0;
 	sd.verbose = getenv("SOFTCUDA_VERBOSE") && atoi(getenv("SOFTCUDA_VERBOSE")) > 0;
 	if (env_ulong("SOFTCUDA_DEVICES", 10, 1, &devices) || devices > SD_MAX_DEVICES)
 		return bad_config("SOFTCUDA_DEVICES");

@@ -374,7 +374,11 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
 	return sd_leave(CUDA_SUCCESS);
 }
 
-/* Frees everything the primary context owns; it is inactive until retained again. */
+/*
+ * Frees everything the primary context owns and resets its flags and limits.
+ * It does not release it: those who retained it go on using it, fresh, and
+ * release it as before.
+ */
 CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
 {
 	struct sd_ctx *ctx;
@@ -387,8 +391,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
 		return sd_leave(rc);
 	ctx = &sd.devices[dev].primary;
 	sd_ctx_free_objects(ctx);
-	ctx->refcount = 0;
-	ctx->flags = 0;
+	ctx_init(ctx, dev, 0, 1);
 	return sd_leave(CUDA_SUCCESS);
 }
 

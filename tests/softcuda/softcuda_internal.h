@@ -150,6 +150,7 @@ struct sd_region {
 	unsigned long long id;
 	uintptr_t range_base;	/* the reservation of a VMM mapping, else base */
 	size_t range_size;
+	int vmm;		/* a VMM mapping: its neighbours in the reservation continue it */
 };
 
 int sd_region_find(uintptr_t addr, struct sd_region *region);

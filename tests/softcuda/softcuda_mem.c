@@ -379,6 +379,7 @@ static void region_set(struct sd_region *r, uintptr_t base, size_t size, CUmemor
 	r->device = device;
 	r->ctx = ctx;
 	r->id = id;
+	r->vmm = 0;
 }
 
 static int alloc_region(uintptr_t addr, struct sd_region *r)
@@ -415,18 +416,19 @@ int sd_region_find(uintptr_t addr, struct sd_region *region)
 }
 
 /*
- * [addr, addr + bytes) must lie in memory the device knows, with the access
- * asked for; adjacent regions may share it (VMM mappings side by side).
+ * [addr, addr + bytes) must lie in one piece of memory the device knows, with
+ * the access asked for; only VMM mappings side by side in one reservation may
+ * share a range, as they do for the real driver.
  */
 CUresult sd_range_check(uintptr_t addr, size_t bytes, int prot)
 {
-	uintptr_t end = addr + bytes;
+	uintptr_t end = addr + bytes, reservation = 0;
 	struct sd_region r;
 
 	if (end < addr)
 		return CUDA_ERROR_INVALID_VALUE;
 	while (addr < end) {
-		if (!sd_region_find(addr, &r)) {
+		if (!sd_region_find(addr, &r) || (reservation && r.range_base != reservation)) {
 			sd_log("address 0x%lx is not device memory", (unsigned long)addr);
 			return CUDA_ERROR_INVALID_VALUE;
 		}
@@ -435,6 +437,12 @@ CUresult sd_range_check(uintptr_t addr, size_t bytes, int prot)
 			       (unsigned long)addr);
 			return CUDA_ERROR_INVALID_VALUE;
 		}
+		if (end - r.base > r.size && !r.vmm) {
+			sd_log("range 0x%lx+%zu runs past its allocation", (unsigned long)addr,
+			       bytes);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		reservation = r.range_base;
 		addr = r.base + r.size;
 	}
 	return CUDA_SUCCESS;
@@ -458,6 +466,14 @@ CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdevicep
 	if (size)
 		*size = r.size;
 	return sd_leave(CUDA_SUCCESS);
+}
+
+static unsigned access_flags(int prot)
+{
+	if (prot & PROT_WRITE)
+		return CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+	return prot & PROT_READ ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ :
+				  CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
 }
 
 /* Attributes of an address that is mapped to memory. Booleans are unsigned int. */
@@ -493,9 +509,7 @@ static CUresult pointer_attr(void *data, CUpointer_attribute attr, uintptr_t ptr
 		*(size_t *)data = r->size;
 		break;
 	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
-		*(unsigned *)data = r->prot & PROT_WRITE ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE :
-				    r->prot & PROT_READ ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ :
-				    CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
+		*(unsigned *)data = access_flags(r->prot);
 		break;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
 	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:

@@ -85,8 +85,9 @@ static struct sd_reserve *reserve_holding(uintptr_t addr, size_t size)
 
 	for (obj = sd.objs[SD_RESERVE]; obj; obj = obj->next) {
 		struct sd_reserve *r = sd_container(obj, struct sd_reserve, obj);
+		size_t offset = addr - r->base;
 
-		if (addr >= r->base && addr - r->base < r->size && size <= r->size - (addr - r->base))
+		if (addr >= r->base && offset < r->size && size <= r->size - offset)
 			return r;
 	}
 	return NULL;
@@ -461,6 +462,7 @@ int sd_mapping_region(uintptr_t addr, struct sd_region *region)
 	region->device = m->phys->device;
 	region->ctx = NULL;
 	region->id = m->phys->id;
+	region->vmm = 1;
 	return 1;
 }
 

@@ -99,14 +99,42 @@ static void *lib;
 		cr_assert_eq(r_, err, "%s: %d, expected %s", #call, (int)r_, #err);   \
 	} while (0)
 
-static const char *build_path(char *buf, const char *rel)
+/*
+ * Forked children must not assert: Criterion reports every assertion to the
+ * runner, and a child that shares the parent's channel hangs there. They use
+ * the try_ forms, which return -1 instead.
+ */
+static int try_build_path(char *buf, const char *rel)
 {
 	const char *build = getenv("SELFCKPT_BUILD");
 	char rel_path[PATH_MAX];
 
 	snprintf(rel_path, sizeof(rel_path), "%s/%s", build ? build : "build", rel);
-	cr_assert_not_null(realpath(rel_path, buf), "no %s", rel_path);
+	return realpath(rel_path, buf) ? 0 : -1;
+}
+
+static const char *build_path(char *buf, const char *rel)
+{
+	cr_assert_eq(try_build_path(buf, rel), 0, "no %s", rel);
 	return buf;
+}
+
+#define SD_TRY_LOAD(fn)                          \
+	cu.fn = dlsym(lib, SD_STR(fn));          \
+	if (!cu.fn)                              \
+		return -1;
+
+static int try_load(void)
+{
+	char path[PATH_MAX];
+
+	if (try_build_path(path, "tests/libsoftcuda.so.1"))
+		return -1;
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return -1;
+	SD_API(SD_TRY_LOAD)
+	return 0;
 }
 
 static void load(void)
@@ -303,6 +331,13 @@ Test(softcuda, primary_context_lifecycle)
 	CU_OK(cu.cuDevicePrimaryCtxRetain(&a, 0));
 	CU_OK(cu.cuCtxSynchronize());
 	CU_ERR(cu.cuMemFree(p), CUDA_ERROR_INVALID_VALUE);
+	/* A reset frees everything but keeps the context retained and usable. */
+	CU_OK(cu.cuMemAlloc(&p, 64));
+	CU_OK(cu.cuDevicePrimaryCtxReset(0));
+	CU_OK(cu.cuDevicePrimaryCtxGetState(0, &flags, &active));
+	cr_assert(active == 1 && flags == 0);
+	CU_ERR(cu.cuMemFree(p), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cu.cuDevicePrimaryCtxRelease(0));
 }
 
 Test(softcuda, created_contexts_push_and_pop)
@@ -608,20 +643,23 @@ Test(softcuda, linear_copies)
 	CU_ERR(cu.cuMemcpyHtoDAsync(a, in, 8, s), CUDA_ERROR_INVALID_HANDLE);
 }
 
-Test(softcuda, pitched_2d_and_3d_copies)
-{
-	enum { W = 10, H = 6, D = 3 };
-	float host[D][H][W], back[D][H][W];
-	CUDA_MEMCPY2D c2 = { 0 };
-	CUDA_MEMCPY3D c3 = { 0 };
-	CUDA_ARRAY3D_DESCRIPTOR ad = { W, H, D, CU_AD_FORMAT_FLOAT, 1, 0 };
-	CUdeviceptr dev;
-	size_t pitch;
-	CUarray arr;
+enum { W = 10, H = 6, D = 3 };
 
-	start();
+static void fill(float host[D][H][W])
+{
 	for (int i = 0; i < D * H * W; i++)
 		(&host[0][0][0])[i] = (float)i;
+}
+
+Test(softcuda, pitched_2d_copies)
+{
+	float host[D][H][W], back[D][H][W] = { 0 };
+	CUDA_MEMCPY2D c2 = { 0 };
+	CUdeviceptr dev;
+	size_t pitch;
+
+	start();
+	fill(host);
 	CU_OK(cu.cuMemAllocPitch(&dev, &pitch, W * sizeof(float), H, 4));
 	c2.srcMemoryType = CU_MEMORYTYPE_HOST;
 	c2.srcHost = host[1];
@@ -635,39 +673,71 @@ Test(softcuda, pitched_2d_and_3d_copies)
 	cr_assert_eq(((float *)(uintptr_t)(dev + 2 * pitch))[3], host[1][2][3]);
 	c2.dstPitch = W;
 	CU_ERR(cu.cuMemcpy2D(&c2), CUDA_ERROR_INVALID_VALUE);
+	c2.dstPitch = pitch;
+	c2.Height = H + 1;
+	CU_ERR(cu.cuMemcpy2D(&c2), CUDA_ERROR_INVALID_VALUE);
 	/* Back, a sub-rectangle, through the unaligned and asynchronous forms. */
-	memset(back, 0, sizeof(back));
 	c2 = (CUDA_MEMCPY2D){ .srcXInBytes = 4, .srcY = 1, .srcMemoryType = CU_MEMORYTYPE_DEVICE,
 			      .srcDevice = dev, .srcPitch = pitch,
 			      .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = back[0],
 			      .dstPitch = W * sizeof(float), .WidthInBytes = 8, .Height = 2 };
 	CU_OK(cu.cuMemcpy2DUnaligned(&c2));
 	cr_assert(back[0][0][0] == host[1][1][1] && back[0][1][1] == host[1][2][2]);
+	c2.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+	c2.dstDevice = (CUdeviceptr)(uintptr_t)back[2];
 	CU_OK(cu.cuMemcpy2DAsync(&c2, NULL));
-	/* Host to a 3D array and back. */
+	cr_assert_eq(back[2][1][0], host[1][2][1]);
+	c2.dstMemoryType = (CUmemorytype)9;
+	CU_ERR(cu.cuMemcpy2D(&c2), CUDA_ERROR_INVALID_VALUE);
+}
+
+Test(softcuda, copies_3d_through_arrays_and_pitched_memory)
+{
+	float host[D][H][W], back[D][H][W] = { 0 };
+	CUDA_ARRAY3D_DESCRIPTOR ad = { W, H, D, CU_AD_FORMAT_FLOAT, 1, 0 };
+	CUDA_MEMCPY3D c3 = { 0 };
+	CUdeviceptr dev;
+	CUarray arr;
+
+	start();
+	fill(host);
 	CU_OK(cu.cuArray3DCreate(&arr, &ad));
-	c3.srcMemoryType = CU_MEMORYTYPE_HOST;
-	c3.srcHost = host;
-	c3.srcPitch = W * sizeof(float);
-	c3.srcHeight = H;
-	c3.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-	c3.dstArray = arr;
-	c3.WidthInBytes = W * sizeof(float);
-	c3.Height = H;
-	c3.Depth = D;
+	CU_OK(cu.cuMemAlloc(&dev, 512 * H * D));
+	/* Host to a pitched device volume (512-byte rows), then to the array. */
+	c3 = (CUDA_MEMCPY3D){ .srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host,
+			      .srcPitch = W * sizeof(float), .srcHeight = H,
+			      .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = dev,
+			      .dstPitch = 512, .dstHeight = H,
+			      .WidthInBytes = W * sizeof(float), .Height = H, .Depth = D };
 	CU_OK(cu.cuMemcpy3D(&c3));
-	memset(back, 0, sizeof(back));
+	cr_assert_eq(((float *)(uintptr_t)(dev + (2 * H + 5) * 512))[7], host[2][5][7]);
+	c3 = (CUDA_MEMCPY3D){ .srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = dev,
+			      .srcPitch = 512, .srcHeight = H,
+			      .dstMemoryType = CU_MEMORYTYPE_ARRAY, .dstArray = arr,
+			      .WidthInBytes = W * sizeof(float), .Height = H, .Depth = D };
+	CU_OK(cu.cuMemcpy3D(&c3));
 	c3 = (CUDA_MEMCPY3D){ .srcMemoryType = CU_MEMORYTYPE_ARRAY, .srcArray = arr,
 			      .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = back,
 			      .dstPitch = W * sizeof(float), .dstHeight = H,
 			      .WidthInBytes = W * sizeof(float), .Height = H, .Depth = D };
 	CU_OK(cu.cuMemcpy3DAsync(&c3, NULL));
 	cr_assert_eq(memcmp(host, back, sizeof(host)), 0);
-	c3.Depth = D + 1;
+	/* One element from the middle of the volume, by its coordinates. */
+	c3.srcXInBytes = 4 * sizeof(float);
+	c3.srcY = 3;
+	c3.srcZ = 1;
+	c3.WidthInBytes = sizeof(float);
+	c3.Height = c3.Depth = 1;
+	CU_OK(cu.cuMemcpy3D(&c3));
+	cr_assert_eq(back[0][0][0], host[1][3][4]);
+	c3.srcZ = D;
 	CU_ERR(cu.cuMemcpy3D(&c3), CUDA_ERROR_INVALID_VALUE);
-	c3.Depth = D;
+	c3.srcZ = 0;
 	c3.srcArray = (CUarray)&c3;
 	CU_ERR(cu.cuMemcpy3D(&c3), CUDA_ERROR_INVALID_HANDLE);
+	c3.srcArray = arr;
+	c3.reserved0 = &c3;
+	CU_ERR(cu.cuMemcpy3D(&c3), CUDA_ERROR_INVALID_VALUE);
 }
 
 Test(softcuda, array_linear_copies)
@@ -933,8 +1003,8 @@ static void globals_child(int fd, const char *shift)
 
 	if (shift)
 		setenv("SOFTCUDA_GLOBAL_SHIFT", shift, 1);
-	load();
-	if (cu.cuInit(0) || cu.cuDevicePrimaryCtxRetain(&ctx, 0) || cu.cuCtxSetCurrent(ctx))
+	if (try_load() || cu.cuInit(0) || cu.cuDevicePrimaryCtxRetain(&ctx, 0) ||
+	    cu.cuCtxSetCurrent(ctx))
 		_exit(1);
 	for (int i = 0; i < 2; i++) {
 		if (cu.cuModuleLoadData(&m, text) ||
@@ -964,7 +1034,7 @@ static void globals_in_child(const char *shift, CUdeviceptr addr[4])
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
 }
 
-Test(softcuda, module_globals_are_deterministic_across_processes)
+Test(softcuda, module_globals_are_deterministic_across_processes, .timeout = 30)
 {
 	CUdeviceptr first[4], second[4], shifted[4];
 
@@ -981,65 +1051,104 @@ Test(softcuda, module_globals_are_deterministic_across_processes)
 		cr_assert_eq(shifted[i], first[i] + 4096);
 }
 
-Test(softcuda, arrays_textures_and_surfaces)
+#define AW 4
+#define AH 3
+
+static const CUDA_TEXTURE_DESC point_clamp = {
+	.addressMode = { CU_TR_ADDRESS_MODE_CLAMP, CU_TR_ADDRESS_MODE_CLAMP },
+	.filterMode = CU_TR_FILTER_MODE_POINT,
+};
+
+/* A float array of AW x AH holding 0, 1, 2, ... (with SURFACE_LDST: a surface can use it). */
+static CUarray float_array(int surface)
 {
-	enum { W = 4, H = 3 };
-	CUDA_ARRAY3D_DESCRIPTOR sd = { W, H, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SURFACE_LDST };
-	CUDA_ARRAY_DESCRIPTOR td = { W, H, CU_AD_FORMAT_FLOAT, 1 };
-	CUDA_RESOURCE_DESC res = { .resType = CU_RESOURCE_TYPE_ARRAY }, got_res;
-	CUDA_TEXTURE_DESC tdesc = { .addressMode = { CU_TR_ADDRESS_MODE_CLAMP,
-						     CU_TR_ADDRESS_MODE_CLAMP },
-				    .filterMode = CU_TR_FILTER_MODE_POINT }, got_desc;
+	CUDA_ARRAY3D_DESCRIPTOR desc = { AW, AH, 0, CU_AD_FORMAT_FLOAT, 1,
+					 surface ? CUDA_ARRAY3D_SURFACE_LDST : 0 };
+	float in[AW * AH];
+	CUarray arr;
+
+	for (int i = 0; i < AW * AH; i++)
+		in[i] = (float)i;
+	CU_OK(cu.cuArray3DCreate(&arr, &desc));
+	CU_OK(cu.cuMemcpyHtoA(arr, 0, in, sizeof(in)));
+	return arr;
+}
+
+static CUDA_RESOURCE_DESC array_res(CUarray arr)
+{
+	return (CUDA_RESOURCE_DESC){ .resType = CU_RESOURCE_TYPE_ARRAY, .res.array.hArray = arr };
+}
+
+Test(softcuda, texture_and_surface_objects_count_from_one)
+{
+	CUDA_RESOURCE_DESC res, got_res;
+	CUDA_TEXTURE_DESC got_desc;
 	CUDA_ARRAY3D_DESCRIPTOR got3;
-	float in[H][W], out[H][W], v;
 	CUtexObject tex, tex2, tex3;
+	CUsurfObject surf, surf2;
+	CUarray plain, lds;
+
+	start();
+	plain = float_array(0);
+	lds = float_array(1);
+	CU_OK(cu.cuArray3DGetDescriptor(&got3, lds));
+	cr_assert(got3.Flags == CUDA_ARRAY3D_SURFACE_LDST && got3.Height == AH && !got3.Depth);
+	res = array_res(plain);
+	CU_OK(cu.cuTexObjectCreate(&tex, &res, &point_clamp, NULL));
+	CU_OK(cu.cuTexObjectCreate(&tex2, &res, &point_clamp, NULL));
+	cr_assert(tex == 1 && tex2 == 2, "texture objects %llu %llu", tex, tex2);
+	CU_ERR(cu.cuSurfObjectCreate(&surf, &res), CUDA_ERROR_INVALID_VALUE);
+	res = array_res(lds);
+	CU_OK(cu.cuSurfObjectCreate(&surf, &res));
+	CU_OK(cu.cuSurfObjectCreate(&surf2, &res));
+	cr_assert(surf == 1 && surf2 == 2, "surface objects %llu %llu", surf, surf2);
+	CU_OK(cu.cuTexObjectGetResourceDesc(&got_res, tex));
+	cr_assert(got_res.resType == CU_RESOURCE_TYPE_ARRAY && got_res.res.array.hArray == plain);
+	CU_OK(cu.cuTexObjectGetTextureDesc(&got_desc, tex));
+	cr_assert_eq(got_desc.filterMode, CU_TR_FILTER_MODE_POINT);
+	/* A destroyed object's number is not handed out again. */
+	CU_OK(cu.cuTexObjectDestroy(tex));
+	CU_ERR(cu.cuTexObjectDestroy(tex), CUDA_ERROR_INVALID_HANDLE);
+	CU_ERR(cu.cuTexObjectGetTextureDesc(&got_desc, tex), CUDA_ERROR_INVALID_HANDLE);
+	CU_OK(cu.cuTexObjectCreate(&tex3, &res, &point_clamp, NULL));
+	cr_assert_eq(tex3, 3);
+	CU_OK(cu.cuSurfObjectDestroy(surf));
+	CU_ERR(cu.cuSurfObjectDestroy(surf), CUDA_ERROR_INVALID_HANDLE);
+}
+
+Test(softcuda, kernels_read_textures_and_write_surfaces)
+{
+	CUDA_RESOURCE_DESC res;
+	CUtexObject tex;
 	CUsurfObject surf;
 	CUarray src, dst;
 	CUfunction f;
-	int w = W, h = H;
+	float out[AW * AH], v;
+	int w = AW, h = AH;
 
 	start();
-	for (int i = 0; i < W * H; i++)
-		(&in[0][0])[i] = (float)i;
-	CU_OK(cu.cuArrayCreate(&src, &td));
-	CU_OK(cu.cuArray3DCreate(&dst, &sd));
-	CU_OK(cu.cuArray3DGetDescriptor(&got3, dst));
-	cr_assert(got3.Flags == CUDA_ARRAY3D_SURFACE_LDST && got3.Height == H && !got3.Depth);
-	CU_OK(cu.cuMemcpyHtoA(src, 0, in, sizeof(in)));
-	res.res.array.hArray = src;
-	CU_OK(cu.cuTexObjectCreate(&tex, &res, &tdesc, NULL));
-	CU_OK(cu.cuTexObjectCreate(&tex2, &res, &tdesc, NULL));
-	cr_assert(tex == 1 && tex2 == 2, "texture objects %llu %llu", tex, tex2);
-	CU_ERR(cu.cuSurfObjectCreate(&surf, &res), CUDA_ERROR_INVALID_VALUE);
-	res.res.array.hArray = dst;
+	src = float_array(0);
+	dst = float_array(1);
+	res = array_res(src);
+	CU_OK(cu.cuTexObjectCreate(&tex, &res, &point_clamp, NULL));
+	res = array_res(dst);
 	CU_OK(cu.cuSurfObjectCreate(&surf, &res));
-	cr_assert_eq(surf, 1);
 	CU_OK(cu.cuModuleGetFunction(&f, load_module(TEST_KERNELS), "tex_to_surf"));
 	void *args[] = { &tex, &surf, &w, &h };
 	CU_OK(cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
 	CU_OK(cu.cuMemcpyAtoH(out, dst, 0, sizeof(out)));
-	for (int i = 0; i < W * H; i++)
-		cr_assert_float_eq((&out[0][0])[i], (float)i + 1.0f, 1e-6);
+	for (int i = 0; i < AW * AH; i++)
+		cr_assert_float_eq(out[i], (float)i + 1.0f, 1e-6);
 	/* Reads clamp to the edge; a wrong element size or a write outside fails. */
 	cr_assert_eq(cu.softcuda_tex2d_read(tex, 99, -5, &v, sizeof(v)), 0);
-	cr_assert_float_eq(v, in[0][W - 1], 1e-6);
+	cr_assert_float_eq(v, (float)(AW - 1), 1e-6);
 	cr_assert_eq(cu.softcuda_tex2d_read(tex, 0, 0, &v, 2), -1);
 	cr_assert_eq(cu.softcuda_tex2d_read(77, 0, 0, &v, sizeof(v)), -1);
-	cr_assert_eq(cu.softcuda_surf2d_write(surf, W, 0, &v, sizeof(v)), -1);
-	CU_OK(cu.cuTexObjectGetResourceDesc(&got_res, tex));
-	cr_assert(got_res.resType == CU_RESOURCE_TYPE_ARRAY && got_res.res.array.hArray == src);
-	CU_OK(cu.cuTexObjectGetTextureDesc(&got_desc, tex));
-	cr_assert_eq(got_desc.filterMode, CU_TR_FILTER_MODE_POINT);
-	CU_OK(cu.cuTexObjectDestroy(tex));
-	CU_ERR(cu.cuTexObjectDestroy(tex), CUDA_ERROR_INVALID_HANDLE);
-	CU_ERR(cu.cuTexObjectGetTextureDesc(&got_desc, tex), CUDA_ERROR_INVALID_HANDLE);
-	CU_OK(cu.cuTexObjectCreate(&tex3, &res, &tdesc, NULL));
-	cr_assert_eq(tex3, 3);
-	CU_OK(cu.cuSurfObjectDestroy(surf));
-	CU_ERR(cu.cuSurfObjectDestroy(surf), CUDA_ERROR_INVALID_HANDLE);
+	cr_assert_eq(cu.softcuda_surf2d_write(surf, AW, 0, &v, sizeof(v)), -1);
+	cr_assert_eq(cu.softcuda_surf2d_write(surf, 0, -1, &v, sizeof(v)), -1);
 	CU_OK(cu.cuArrayDestroy(src));
 	CU_ERR(cu.cuArrayDestroy(src), CUDA_ERROR_INVALID_HANDLE);
-	cr_assert_eq(cu.softcuda_tex2d_read(tex2, 0, 0, &v, sizeof(v)), -1);
+	cr_assert_eq(cu.softcuda_tex2d_read(tex, 0, 0, &v, sizeof(v)), -1);
 }
 
 Test(softcuda, pitch2d_and_linear_textures)
@@ -1261,8 +1370,8 @@ Test(softcuda, get_proc_address)
 	cr_assert(fn == (void *)cu.cuMemAlloc && status == CU_GET_PROC_ADDRESS_SUCCESS);
 	CU_OK(cu.cuGetProcAddress("cuCtxCreate", &fn, 13000, 0, &status));
 	cr_assert_eq(fn, (void *)cu.cuCtxCreate);
-	CU_OK(cu.cuGetProcAddress("cuInit", &fn, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
-				  &status));
+	CU_OK(cu.cuGetProcAddress("cuInit", &fn, 12000,
+				  CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status));
 	cr_assert_eq(fn, (void *)cu.cuInit);
 	CU_ERR(cu.cuGetProcAddress("cuCtxCreate", &fn, 12000, 0, &status), CUDA_ERROR_NOT_FOUND);
 	cr_assert(fn == NULL && status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
@@ -1286,28 +1395,40 @@ Test(softcuda, fault_injection)
 	CU_OK(cu.cuMemCreate(&h, GRAN, &vmm_prop, 0));
 }
 
-Test(softcuda, crash_injection)
+/* In a fresh child: the second launch aborts the process; returning is a failure. */
+static void crash_child(void)
+{
+	char kernels[PATH_MAX], text[2 * PATH_MAX];
+	CUdeviceptr counter;
+	unsigned one = 1;
+	void *args[] = { &counter, &one };
+	CUcontext ctx;
+	CUfunction f;
+	CUmodule m;
+
+	setenv("SOFTCUDA_CRASH", "cuLaunchKernel:2", 1);
+	if (try_load() || try_build_path(kernels, "tests/libsoftcuda-testkernels.so"))
+		_exit(1);
+	snprintf(text, sizeof(text), "SOFTCUDA-MODULE 1\nlibrary %s\n%s", kernels, TEST_KERNELS);
+	if (cu.cuInit(0) || cu.cuDevicePrimaryCtxRetain(&ctx, 0) || cu.cuCtxSetCurrent(ctx) ||
+	    cu.cuModuleLoadData(&m, text) || cu.cuModuleGetFunction(&f, m, "add_to") ||
+	    cu.cuMemAlloc(&counter, sizeof(unsigned)))
+		_exit(2);
+	if (cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL))
+		_exit(3);
+	cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
+	_exit(4);
+}
+
+Test(softcuda, crash_injection, .timeout = 30)
 {
 	int status;
 	pid_t pid;
 
 	pid = fork();
 	cr_assert_geq(pid, 0);
-	if (!pid) {
-		CUfunction f;
-		unsigned *counter;
-		unsigned one = 1;
-
-		setenv("SOFTCUDA_CRASH", "cuLaunchKernel:2", 1);
-		start();
-		CU_OK(cu.cuModuleGetFunction(&f, load_module(TEST_KERNELS), "add_to"));
-		CU_OK(cu.cuMemAlloc((CUdeviceptr *)&counter, sizeof(*counter)));
-		void *args[] = { &counter, &one };
-		if (cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL))
-			_exit(1);
-		cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
-		_exit(2);
-	}
+	if (!pid)
+		crash_child();
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "status %#x", status);
 }
