@@ -4,18 +4,23 @@
  *
  * At a restart the proxy, not the application, reads the DEVMEM records: the
  * reader's threads and buffers then live here, and the restored process is
- * left exactly as it was saved. Each piece is read and checked into a
- * staging buffer of the channel (pinned) and copied to the GPU on a stream of
- * the proxy's own, with an event per buffer, so reading the next pieces
- * overlaps the copies. Pinned host memory is read straight into the channel.
+ * left exactly as it was saved. Several workers share the records (the image
+ * is read from the page cache at many GB/s only by several threads at once):
+ * each has a reader of its own, a staging buffer of the channel (pinned) and a
+ * stream; it reads and checks a piece into its buffer, copies it to the GPU,
+ * and waits for that copy only when it needs the buffer again. Pinned host
+ * memory is read straight into the channel.
  *
  * Request: a0 device ordinal whose records to take, a1 1 to take the pinned
  * host memory too, a2 number of array pairs; data: a2 x (u64 the library's
  * array handle, u64 the driver's), then the image path, NUL-terminated.
  * Reply on failure: data holds the reason.
  */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda/cuda_image.h"
 #include "cuda/cuda_internal.h"
@@ -23,24 +28,39 @@
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 
+#define WORKERS_MAX SC_CH_STAGING_BUFS
+
 struct upload {
 	struct sc_ch_slot *s;
-	struct sc_reader *r;
-	void *base;                      /* the channel */
-	const uint64_t *arrays;          /* pairs */
+	const char *path;
+	CUcontext ctx;
+	const uint64_t *arrays;  /* pairs */
 	uint64_t arrays_n;
-	CUstream stream;
-	CUevent done[SC_CH_STAGING_BUFS];
-	bool busy[SC_CH_STAGING_BUFS];
-	unsigned next;
+	size_t *records;         /* indexes of the DEVMEM records */
+	size_t records_n;
+	size_t next;             /* next entry of records[] to take (atomic) */
+	pthread_mutex_t lock;    /* the first failure */
+	CUresult result;
+	char why[512];
 };
 
-static CUresult fail(struct upload *u, CUresult r, const char *fmt, const char *what)
-{
-	char msg[512];
+struct worker {
+	struct upload *u;
+	unsigned id;
+	struct sc_reader *r;
+	CUstream stream;
+	CUevent done;
+	bool busy;
+};
 
-	snprintf(msg, sizeof(msg), fmt, what);
-	sc_proxy_reply_str(u->s, msg);
+static CUresult failed(struct upload *u, CUresult r, const char *why)
+{
+	pthread_mutex_lock(&u->lock);
+	if (u->result == CUDA_SUCCESS) {
+		u->result = r;
+		snprintf(u->why, sizeof(u->why), "%s", why);
+	}
+	pthread_mutex_unlock(&u->lock);
 	return r;
 }
 
@@ -53,18 +73,19 @@ static CUarray array_real(const struct upload *u, uint64_t handle)
 }
 
 /* The copy of a staged piece to its place: device memory, or rows of an array. */
-static CUresult issue(struct upload *u, const struct sc_devmem *d, void *buf)
+static CUresult issue(struct worker *w, const struct sc_devmem *d, void *buf)
 {
 	CUDA_ARRAY3D_DESCRIPTOR ad;
 	CUDA_MEMCPY3D c;
 	CUarray a;
-	size_t row;
+	size_t row, rows;
 
 	if (d->kind != SC_DEVMEM_ARRAY)
-		return sc_drv.cuMemcpyHtoDAsync(d->addr, buf, d->len, u->stream);
-	if (!(a = array_real(u, d->addr)) || sc_drv.cuArray3DGetDescriptor(&ad, a))
+		return sc_drv.cuMemcpyHtoDAsync(d->addr, buf, d->len, w->stream);
+	if (!(a = array_real(w->u, d->addr)) || sc_drv.cuArray3DGetDescriptor(&ad, a))
 		return CUDA_ERROR_INVALID_HANDLE;
 	row = sc_array_element_bytes(&ad) * ad.Width;
+	rows = ad.Height ? ad.Height : 1;
 	if (!row || d->len % row || d->offset % row)
 		return CUDA_ERROR_INVALID_VALUE;
 	memset(&c, 0, sizeof(c));
@@ -74,101 +95,155 @@ static CUresult issue(struct upload *u, const struct sc_devmem *d, void *buf)
 	c.srcHeight = d->len / row;
 	c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
 	c.dstArray = a;
-	c.dstY = d->offset / row % (ad.Height ? ad.Height : 1);
-	c.dstZ = d->offset / row / (ad.Height ? ad.Height : 1);
+	c.dstY = d->offset / row % rows;
+	c.dstZ = d->offset / row / rows;
 	c.WidthInBytes = row;
 	c.Height = d->len / row;
 	c.Depth = 1;
-	return sc_drv.cuMemcpy3DAsync(&c, u->stream);
+	return sc_drv.cuMemcpy3DAsync(&c, w->stream);
 }
 
-static CUresult to_device(struct upload *u, const struct sc_record *rec,
+static CUresult to_device(struct worker *w, const struct sc_record *rec,
 			  const struct sc_devmem *d)
 {
-	unsigned k = u->next;
-	void *buf = sc_ch_staging(u->base, k);
+	void *buf = sc_ch_staging(sc_proxy_channel, w->id);
 	CUresult r;
-	int err;
 
 	if (d->len > SC_CH_STAGING_BUF || rec->raw_len != d->len)
-		return fail(u, CUDA_ERROR_INVALID_VALUE, "%s: a device memory record of the wrong "
-			    "size", sc_reader_name(u->r));
-	if (u->busy[k] && (r = sc_drv.cuEventSynchronize(u->done[k])) != CUDA_SUCCESS)
-		return r;
-	if ((err = sc_reader_read(u->r, buf, d->len)) < 0)
-		return fail(u, CUDA_ERROR_FILE_NOT_FOUND, "%s", selfckpt_last_error());
-	if ((r = issue(u, d, buf)) != CUDA_SUCCESS ||
-	    (r = sc_drv.cuEventRecord(u->done[k], u->stream)) != CUDA_SUCCESS)
-		return r;
-	u->busy[k] = true;
-	u->next = (k + 1) % SC_CH_STAGING_BUFS;
+		return failed(w->u, CUDA_ERROR_INVALID_VALUE, "a device memory record of the "
+			      "wrong size");
+	if (w->busy && (r = sc_drv.cuEventSynchronize(w->done)) != CUDA_SUCCESS)
+		return failed(w->u, r, "copying to the GPU");
+	if (sc_reader_read(w->r, buf, d->len) < 0)
+		return failed(w->u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error());
+	if ((r = issue(w, d, buf)) != CUDA_SUCCESS ||
+	    (r = sc_drv.cuEventRecord(w->done, w->stream)) != CUDA_SUCCESS)
+		return failed(w->u, r, "copying to the GPU");
+	w->busy = true;
 	return CUDA_SUCCESS;
 }
 
-static CUresult to_host(struct upload *u, const struct sc_record *rec,
+static CUresult to_host(struct worker *w, const struct sc_record *rec,
 			const struct sc_devmem *d)
 {
-	struct sc_ch_header *h = sc_ch_header(u->base);
-	uint64_t heap = (uint64_t)(uintptr_t)u->base + SC_CH_HEAP_OFF;
+	struct sc_ch_header *h = sc_ch_header(sc_proxy_channel);
+	uint64_t heap = (uint64_t)(uintptr_t)sc_proxy_channel + SC_CH_HEAP_OFF;
 
+	if (!w->u->s->a[1])
+		return CUDA_SUCCESS; /* another device's request takes it */
 	if (d->addr != heap || d->len > h->size - SC_CH_HEAP_OFF || rec->raw_len != d->len)
-		return fail(u, CUDA_ERROR_INVALID_VALUE, "%s: pinned host memory that is not where "
-			    "the channel is", sc_reader_name(u->r));
-	if (sc_reader_read(u->r, (void *)(uintptr_t)d->addr, d->len) < 0)
-		return fail(u, CUDA_ERROR_FILE_NOT_FOUND, "%s", selfckpt_last_error());
+		return failed(w->u, CUDA_ERROR_INVALID_VALUE, "pinned host memory that is not "
+			      "where the channel is");
+	if (sc_reader_read(w->r, (void *)(uintptr_t)d->addr, d->len) < 0)
+		return failed(w->u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error());
 	return CUDA_SUCCESS;
 }
 
-static CUresult upload_records(struct upload *u)
+static CUresult one_record(struct worker *w, size_t index)
 {
 	struct sc_record rec;
-	CUresult r = CUDA_SUCCESS;
-	int got;
+	struct sc_devmem d;
 
-	while (r == CUDA_SUCCESS && (got = sc_reader_next(u->r, &rec)) == 1) {
-		struct sc_devmem d;
+	if (sc_reader_seek(w->r, index) < 0 || sc_reader_next(w->r, &rec) != 1)
+		return failed(w->u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error());
+	if (sc_devmem_decode(rec.meta, rec.meta_len, &d) < 0)
+		return failed(w->u, CUDA_ERROR_INVALID_VALUE, "a damaged device memory record");
+	if (d.kind == SC_DEVMEM_HOST)
+		return to_host(w, &rec, &d);
+	return d.dev == w->u->s->a[0] ? to_device(w, &rec, &d) : CUDA_SUCCESS;
+}
 
-		if (rec.type != SC_REC_DEVMEM)
-			continue;
-		if (sc_devmem_decode(rec.meta, rec.meta_len, &d) < 0)
-			return fail(u, CUDA_ERROR_INVALID_VALUE, "%s: a damaged device memory "
-				    "record", sc_reader_name(u->r));
-		if (d.kind == SC_DEVMEM_HOST)
-			r = u->s->a[1] ? to_host(u, &rec, &d) : CUDA_SUCCESS;
-		else if (d.dev == u->s->a[0])
-			r = to_device(u, &rec, &d);
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct upload *u = w->u;
+	struct sc_read_opts o = { .threads = 1 };
+	CUresult r = sc_drv.cuCtxSetCurrent(u->ctx);
+
+	if (r == CUDA_SUCCESS)
+		r = sc_drv.cuStreamCreateWithPriority(&w->stream, CU_STREAM_NON_BLOCKING, 0);
+	if (r == CUDA_SUCCESS)
+		r = sc_drv.cuEventCreate(&w->done, CU_EVENT_DISABLE_TIMING);
+	if (r != CUDA_SUCCESS)
+		failed(u, r, "preparing the copies");
+	else if (sc_reader_open(&w->r, u->path, &o) < 0)
+		failed(u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error());
+	while (w->r && __atomic_load_n(&u->result, __ATOMIC_RELAXED) == CUDA_SUCCESS) {
+		size_t i = __atomic_fetch_add(&u->next, 1, __ATOMIC_RELAXED);
+
+		if (i >= u->records_n || one_record(w, u->records[i]) != CUDA_SUCCESS)
+			break;
 	}
-	if (r == CUDA_SUCCESS && got < 0)
-		return fail(u, CUDA_ERROR_FILE_NOT_FOUND, "%s", selfckpt_last_error());
-	return r;
+	if (w->stream && (r = sc_drv.cuStreamSynchronize(w->stream)) != CUDA_SUCCESS)
+		failed(u, r, "copying to the GPU");
+	if (w->done)
+		sc_drv.cuEventDestroy(w->done);
+	if (w->stream)
+		sc_drv.cuStreamDestroy(w->stream);
+	sc_reader_free(w->r);
+	return NULL;
+}
+
+/* Which records hold memory: from the index, without reading any payload. */
+static CUresult list_records(struct upload *u)
+{
+	const struct sc_index_entry *e;
+	struct sc_reader *r;
+	size_t n;
+
+	if (sc_reader_open(&r, u->path, NULL) < 0 || sc_reader_index(r, &e, &n) < 0) {
+		sc_reader_free(r);
+		return failed(u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error());
+	}
+	u->records = calloc(n ? n : 1, sizeof(*u->records));
+	for (size_t i = 0; u->records && i < n; i++)
+		if (e[i].type == SC_REC_DEVMEM)
+			u->records[u->records_n++] = i;
+	sc_reader_free(r);
+	return u->records ? CUDA_SUCCESS : failed(u, CUDA_ERROR_OUT_OF_MEMORY, "no memory");
+}
+
+static unsigned workers_for(size_t records)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned n = cpus > WORKERS_MAX ? WORKERS_MAX : cpus > 1 ? (unsigned)cpus : 1;
+
+	return records < n ? (records ? (unsigned)records : 1) : n;
 }
 
 static CUresult op_upload(struct sc_ch_slot *s)
 {
-	struct upload u = { .s = s, .base = sc_proxy_channel };
+	struct upload u = { .s = s, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct worker w[WORKERS_MAX];
+	pthread_t t[WORKERS_MAX];
 	uint64_t pairs = s->a[2];
-	const char *path = (const char *)s->data + pairs * 16;
-	CUresult r, r2;
+	unsigned n, started = 0;
 
 	if (pairs > SC_CH_INLINE / 16 || s->len <= pairs * 16 || s->data[s->len - 1])
 		return CUDA_ERROR_INVALID_VALUE;
 	u.arrays = (const uint64_t *)s->data;
 	u.arrays_n = pairs;
-	if (sc_reader_open(&u.r, path, NULL) < 0)
-		return fail(&u, CUDA_ERROR_FILE_NOT_FOUND, "%s", selfckpt_last_error());
-	r = sc_drv.cuStreamCreateWithPriority(&u.stream, CU_STREAM_NON_BLOCKING, 0);
-	for (unsigned k = 0; r == CUDA_SUCCESS && k < SC_CH_STAGING_BUFS; k++)
-		r = sc_drv.cuEventCreate(&u.done[k], CU_EVENT_DISABLE_TIMING);
-	if (r == CUDA_SUCCESS)
-		r = upload_records(&u);
-	r2 = u.stream ? sc_drv.cuStreamSynchronize(u.stream) : CUDA_SUCCESS;
-	for (unsigned k = 0; k < SC_CH_STAGING_BUFS; k++)
-		if (u.done[k])
-			sc_drv.cuEventDestroy(u.done[k]);
-	if (u.stream)
-		sc_drv.cuStreamDestroy(u.stream);
-	sc_reader_free(u.r);
-	return r != CUDA_SUCCESS ? r : r2;
+	u.path = (const char *)s->data + pairs * 16;
+	u.ctx = (CUcontext)(uintptr_t)s->ctx;
+	if (list_records(&u) == CUDA_SUCCESS) {
+		n = workers_for(u.records_n);
+		memset(w, 0, sizeof(w));
+		for (unsigned i = 0; i < n; i++) {
+			w[i] = (struct worker){ .u = &u, .id = i };
+			if (pthread_create(&t[i], NULL, work, &w[i]) == 0)
+				started++;
+			else
+				break;
+		}
+		if (!started)
+			failed(&u, CUDA_ERROR_OPERATING_SYSTEM, "cannot start the upload threads");
+		for (unsigned i = 0; i < started; i++)
+			pthread_join(t[i], NULL);
+	}
+	free(u.records);
+	if (u.result != CUDA_SUCCESS)
+		sc_proxy_reply_str(s, u.why);
+	return u.result;
 }
 
 void sc_proxy_ops_upload(sc_proxy_op_fn *t)
