@@ -28,6 +28,7 @@ struct sc_pool {
 	bool stopping;			/* sc_pool_free() was called */
 	unsigned threads;		/* tasks that can run at once */
 	unsigned started;		/* worker threads running */
+	int take_signal;		/* one signal the workers leave unblocked, or 0 */
 	pthread_t workers[];		/* @started of them; none with one thread */
 };
 
@@ -117,6 +118,8 @@ static int pool_start(struct sc_pool *pool)
 	sigfillset(&mask);
 	for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
 		sigdelset(&mask, faults[i]);
+	if (pool->take_signal)
+		sigdelset(&mask, pool->take_signal);
 	pthread_sigmask(SIG_SETMASK, &mask, &old);
 	while (pool->started < pool->threads) {
 		err = pthread_create(&pool->workers[pool->started], NULL, pool_worker, pool);
@@ -152,6 +155,11 @@ err_lock:
 
 int sc_pool_new(struct sc_pool **out, unsigned threads)
 {
+	return sc_pool_new_taking(out, threads, 0);
+}
+
+int sc_pool_new_taking(struct sc_pool **out, unsigned threads, int take_signal)
+{
 	struct sc_pool *pool;
 	size_t workers;
 	int err;
@@ -164,6 +172,7 @@ int sc_pool_new(struct sc_pool **out, unsigned threads)
 	if (!pool)
 		return -ENOMEM;
 	pool->threads = threads;
+	pool->take_signal = take_signal;
 	err = pool_init_sync(pool);
 	if (err) {
 		free(pool);

@@ -105,6 +105,13 @@ struct sc_task {
  */
 int sc_pool_new(struct sc_pool **out, unsigned threads);
 
+/**
+ * sc_pool_new_taking() - as sc_pool_new(), with workers that take @take_signal:
+ * a pool that lives on while the process is checkpointed must let its workers
+ * be stopped like any other thread (core's stop signal).
+ */
+int sc_pool_new_taking(struct sc_pool **out, unsigned threads, int take_signal);
+
 /** sc_pool_free() - stop the workers after the queued tasks ran; NULL is a no-op. */
 void sc_pool_free(struct sc_pool *pool);
 

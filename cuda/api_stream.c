@@ -390,6 +390,8 @@ static CUresult event_record(CUevent h, CUstream st, unsigned flags)
 		res = stream_target(st, &real, &ctx);
 	if (res == CUDA_SUCCESS)
 		res = post(SC_OP_EVENT_RECORD, ctx, e->o.real, real, flags);
+	if (res == CUDA_SUCCESS)
+		e->recorded = true;
 	sc_cu_leave();
 	return res;
 }

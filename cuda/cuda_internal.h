@@ -156,6 +156,7 @@ struct sc_cu_stream {
 struct sc_cu_event {
 	struct sc_cu_obj o;
 	unsigned flags;
+	bool recorded;  /* a restart records it again, so it is complete, as it was */
 };
 
 struct sc_cu_array {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "compress/sc_compress.h"
+#include "core/sc_trigger.h"
 #include "cuda/cuda_internal.h"
 
 #define WORKERS_MAX 4
@@ -30,7 +31,8 @@ static void start_pool(void)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned n = cpus > WORKERS_MAX ? WORKERS_MAX : cpus > 1 ? (unsigned)cpus : 1;
 
-	if (n > 1 && sc_pool_new(&pool, n) < 0)
+	/* the workers stay: a checkpoint must be able to stop them */
+	if (n > 1 && sc_pool_new_taking(&pool, n, sc_stop_signal()) < 0)
 		pool = NULL;
 }
 

@@ -212,6 +212,9 @@ static int replay_object(struct sc_cu_obj *o)
 	case SC_K_EVENT:
 		res = call(SC_OP_EVENT_CREATE, ctx, ((struct sc_cu_event *)o)->flags, 0, 0,
 			   &o->real);
+		/* Every stream was idle at the checkpoint: its events had completed. */
+		if (res == CUDA_SUCCESS && ((struct sc_cu_event *)o)->recorded)
+			res = call(SC_OP_EVENT_RECORD, ctx, o->real, 0, 0, NULL);
 		break;
 	case SC_K_ARRAY: {
 		struct sc_cu_array *a = (struct sc_cu_array *)o;
