@@ -59,6 +59,8 @@ LIB_A := $(BUILD)/lib/libselfckpt.a
 LIB_SO := $(BUILD)/lib/libselfckpt.so.$(SONAME_MAJOR)
 LIB_SRCS :=
 LIB_SO_SRCS :=
+# In the static archive only (the tools use it, a preloaded library must not need libelf).
+LIB_A_SRCS :=
 TOOLS :=
 include compress/module.mk
 include format/module.mk
@@ -70,6 +72,7 @@ include tests/module.mk
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_SO_OBJS := $(LIB_SO_SRCS:%.c=$(BUILD)/obj/%.o)
+LIB_A_OBJS := $(LIB_A_SRCS:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all lib tools samples test demo bench fuzz install clean deps test-deps
 all: lib tools samples
@@ -96,14 +99,14 @@ $(BUILD)/obj/%_rt.o: %_rt.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(SC_RT_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(LIB_A): $(LIB_OBJS)
+$(LIB_A): $(LIB_OBJS) $(LIB_A_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 $(LIB_SO): $(LIB_OBJS) $(LIB_SO_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) -shared -Wl,-soname,libselfckpt.so.$(SONAME_MAJOR) \
-		$(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
+		$(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ -Wl,--as-needed $(SC_LDLIBS)
 
 $(BUILD)/lib/libselfckpt.so: $(LIB_SO)
 	$(Q)ln -sf libselfckpt.so.$(SONAME_MAJOR) $@
