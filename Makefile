@@ -61,6 +61,7 @@ LIB_SRCS :=
 LIB_SO_SRCS :=
 # In the static archive only (the tools use it, a preloaded library must not need libelf).
 LIB_A_SRCS :=
+LIB_EXTRA_OBJS := # generated sources' objects, in both libraries
 TOOLS :=
 include compress/module.mk
 include format/module.mk
@@ -70,7 +71,7 @@ include cli/module.mk
 include samples/module.mk
 include tests/module.mk
 
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_EXTRA_OBJS)
 LIB_SO_OBJS := $(LIB_SO_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_A_OBJS := $(LIB_A_SRCS:%.c=$(BUILD)/obj/%.o)
 

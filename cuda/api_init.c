@@ -35,6 +35,12 @@ CUresult sc_cu_unsupported(const char *name)
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* The generated entry points (unsupported.h): a Driver API function not implemented. */
+int sc_cu_unsupported_call(const char *name)
+{
+	return (int)sc_cu_unsupported(name);
+}
+
 SC_CU_API CUresult CUDAAPI cuInit(unsigned int flags)
 {
 	CUresult r = CUDA_SUCCESS;

@@ -4,7 +4,7 @@
 CUDA_HOME ?= /usr/local/cuda
 CUDA_INCLUDE ?= $(CUDA_HOME)/include
 
-CUDA_LIB_SRCS := cuda/api_lock.c cuda/api_init.c cuda/api_ctx.c cuda/api_memory.c cuda/api_copy.c \
+CUDA_LIB_SRCS := cuda/api_lock.c cuda/api_init.c cuda/api_proc.c cuda/api_ctx.c cuda/api_memory.c cuda/api_copy.c \
 	cuda/api_copy2d.c cuda/api_module.c cuda/api_stream.c cuda/api_array.c cuda/array_format.c cuda/array_data.c cuda/errors.c \
 	cuda/objects.c cuda/context.c cuda/par_copy.c cuda/arena.c cuda/host_heap.c cuda/client.c \
 	cuda/channel.c cuda/image.c cuda/cuda_image.c cuda/ckpt.c cuda/replay.c
@@ -22,6 +22,20 @@ PROXY_SRCS := cuda/proxy_main.c cuda/proxy_dispatch.c cuda/proxy_driver.c \
 PROXY_OBJS := $(PROXY_SRCS:%.c=$(BUILD)/obj/proxy/%.o)
 PROXY := $(BUILD)/bin/selfckpt-gpu-proxy
 TOOLS += $(PROXY)
+
+# Every other function of cuda.h gets an entry point that says it is not supported.
+CUDA_LIB_OBJS := $(CUDA_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+UNSUPPORTED_C := $(BUILD)/gen/cuda/unsupported.c
+UNSUPPORTED_O := $(BUILD)/obj/gen/cuda/unsupported.o
+LIB_EXTRA_OBJS += $(UNSUPPORTED_O)
+
+$(UNSUPPORTED_C): cuda/gen-unsupported.sh $(CUDA_LIB_OBJS) | $(CUDA_INCLUDE)/cuda.h
+	$(Q)mkdir -p $(@D)
+	$(call quiet,GEN,$@)sh cuda/gen-unsupported.sh '$(CC)' $(CUDA_INCLUDE) $@ $(CUDA_LIB_OBJS)
+
+$(UNSUPPORTED_O): $(UNSUPPORTED_C) cuda/unsupported.h
+	$(Q)mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(SC_CFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(CUDA_LIB_SRCS:%.c=$(BUILD)/obj/%.o): SC_CFLAGS += -I$(CUDA_INCLUDE)
 $(CUDA_LIB_SRCS:%.c=$(BUILD)/obj/%.o): | $(CUDA_INCLUDE)/cuda.h
