@@ -63,7 +63,7 @@ static CUresult array_create(CUarray *ph, const CUDA_ARRAY3D_DESCRIPTOR *d)
 	if ((res = array_bytes(d, &bytes)) != CUDA_SUCCESS)
 		return res;
 	if (!c)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	if (!(a = sc_obj_new(SC_K_ARRAY, sizeof(*a), c))) {
@@ -209,7 +209,7 @@ static CUresult value_create(enum sc_cu_kind kind, uint64_t *out, const CUDA_RES
 	CUresult rc;
 
 	if (!c)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	if ((rc = sc_cu_enter()) != CUDA_SUCCESS)
 		return rc;
 	pthread_mutex_lock(&value_lock);

@@ -118,7 +118,7 @@ static CUresult stream_target(CUstream h, struct copy *cp)
 
 	if (!h || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
 		if (!sc_ctx_current())
-			return CUDA_ERROR_INVALID_CONTEXT;
+			return sc_ctx_missing();
 		cp->stream = (uint64_t)(uintptr_t)h;
 		cp->ctx = sc_ctx_real();
 		return CUDA_SUCCESS;

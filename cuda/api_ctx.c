@@ -174,7 +174,7 @@ SC_CU_API CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
 	CUresult res;
 
 	if (!c || c->primary)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	res = simple(SC_OP_CTX_DESTROY, 0, c->o.real, 0, NULL, NULL);
@@ -191,7 +191,7 @@ SC_CU_API CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
 	struct sc_cu_ctx *c = sc_obj_get(ctx, SC_K_CTX);
 
 	if (ctx && !c)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	sc_ctx_set_current(c);
 	return CUDA_SUCCESS;
 }
@@ -209,7 +209,7 @@ SC_CU_API CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx)
 	struct sc_cu_ctx *c = sc_obj_get(ctx, SC_K_CTX);
 
 	if (!c)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	return sc_ctx_push(c) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -218,7 +218,7 @@ SC_CU_API CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx)
 	struct sc_cu_ctx *c = sc_ctx_current();
 
 	if (!c)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	sc_ctx_pop();
 	if (pctx)
 		*pctx = (CUcontext)c;
@@ -232,7 +232,7 @@ SC_CU_API CUresult CUDAAPI cuCtxGetDevice(CUdevice *dev)
 	if (!dev)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!c)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	*dev = c->dev;
 	return CUDA_SUCCESS;
 }
@@ -244,7 +244,7 @@ SC_CU_API CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)
 	if (!flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!c)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	*flags = c->flags;
 	return CUDA_SUCCESS;
 }
@@ -254,7 +254,7 @@ SC_CU_API CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int *versi
 	if (!version)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (ctx && !sc_obj_get(ctx, SC_K_CTX))
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	*version = 3020; /* what CUDA reports for every context made with the current API */
 	return CUDA_SUCCESS;
 }
@@ -268,7 +268,7 @@ SC_CU_API CUresult CUDAAPI cuCtxSynchronize(void)
 		return res;
 	if (!sc_ctx_current()) {
 		sc_cu_leave();
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	}
 	res = simple(SC_OP_CTX_SYNC, sc_ctx_real(), 0, 0, NULL, NULL);
 	sticky = sc_cu_take_sticky();
@@ -282,7 +282,7 @@ SC_CU_API CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value)
 	CUresult res;
 
 	if (!c)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	res = simple(SC_OP_CTX_SET_LIMIT, c->o.real, (uint64_t)limit, value, NULL, NULL);
@@ -302,7 +302,7 @@ SC_CU_API CUresult CUDAAPI cuCtxGetLimit(size_t *value, CUlimit limit)
 	if (!value)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!sc_ctx_current())
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	res = simple(SC_OP_CTX_GET_LIMIT, sc_ctx_real(), (uint64_t)limit, 0, &v, NULL);
@@ -335,7 +335,7 @@ SC_CU_API CUresult CUDAAPI cuMemGetInfo(size_t *free_bytes, size_t *total)
 	if (!free_bytes || !total)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!sc_ctx_current())
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	res = simple(SC_OP_MEM_GET_INFO, sc_ctx_real(), 0, 0, &f, &t);

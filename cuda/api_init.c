@@ -12,6 +12,16 @@
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool initialised;
 
+bool sc_cu_initialised(void)
+{
+	return initialised;
+}
+
+CUresult sc_ctx_missing(void)
+{
+	return initialised ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_NOT_INITIALIZED;
+}
+
 CUresult sc_cu_enter(void)
 {
 	if (!initialised)

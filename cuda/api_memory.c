@@ -26,7 +26,7 @@ SC_CU_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytes)
 	if (!dptr || !bytes)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!c)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	res = sc_arena_alloc(c, bytes, dptr);
@@ -82,7 +82,7 @@ SC_CU_API CUresult CUDAAPI cuMemAllocHost(void **pp, size_t bytes)
 	if (!pp)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!sc_ctx_current())
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	res = sc_host_alloc(bytes, pp);

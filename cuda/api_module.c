@@ -53,7 +53,7 @@ static CUresult load_image(const void *image, size_t len, unsigned kind, void **
 	uint64_t real = 0;
 
 	if (kind == SC_IMG_MODULE && !c)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	res = sc_module_send(image, len, kind, c ? c->o.real : 0, &real);
@@ -307,7 +307,7 @@ SC_CU_API CUresult CUDAAPI cuLibraryGetModule(CUmodule *module, CUlibrary librar
 	if (!l)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!sc_ctx_current())
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	r.ctx = sc_ctx_real();
@@ -419,7 +419,7 @@ SC_CU_API CUresult CUDAAPI cuKernelGetFunction(CUfunction *pfunc, CUkernel kerne
 	if (!k)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!sc_ctx_current())
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	/* The kernel launches as it is; its handle serves as the function. */
 	*pfunc = (CUfunction)k;
 	return CUDA_SUCCESS;

@@ -10,11 +10,12 @@
  * needs a CUDA version the caller did not ask for; with per-thread default
  * streams, the _ptsz/_ptds variant comes first.
  */
-#include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda/cuda_internal.h"
+#include "cuda/unsupported.h"
 #include "format/sc_log.h"
 
 /* Versioned symbols whose parameters changed: the caller must ask for that version. */
@@ -26,16 +27,16 @@ static const struct {
 	{ "cuEventElapsedTime_v2", 12080 },
 };
 
-static void *self(void)
+static int by_name(const void *key, const void *entry)
 {
-	static void *handle;
-	Dl_info info;
+	return strcmp(key, ((const struct sc_cu_proc *)entry)->name);
+}
 
-	if (handle)
-		return handle;
-	if (dladdr((void *)self, &info) && info.dli_fname)
-		handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-	return handle ? handle : RTLD_DEFAULT;
+static void *find(const char *sym)
+{
+	const struct sc_cu_proc *p = bsearch(sym, sc_cu_procs, sc_cu_procs_n, sizeof(*p), by_name);
+
+	return p ? p->fn : NULL;
 }
 
 static bool version_ok(const char *sym, int version)
@@ -57,11 +58,11 @@ static void *lookup(const char *name, int version, bool per_thread, bool *too_ne
 	for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
 		for (size_t s = 0; per_thread && s < 2; s++) {
 			snprintf(sym, sizeof(sym), "%s%s%s", name, versions[v], streams[s]);
-			if ((fn = dlsym(self(), sym)) && version_ok(sym, version))
+			if ((fn = find(sym)) && version_ok(sym, version))
 				return fn;
 		}
 		snprintf(sym, sizeof(sym), "%s%s", name, versions[v]);
-		if (!(fn = dlsym(self(), sym)))
+		if (!(fn = find(sym)))
 			continue;
 		if (version_ok(sym, version))
 			return fn;

@@ -43,7 +43,7 @@ static CUresult stream_target(CUstream h, uint64_t *real, uint64_t *ctx)
 
 	if (default_stream(h)) {
 		if (!sc_ctx_current())
-			return CUDA_ERROR_INVALID_CONTEXT;
+			return sc_ctx_missing();
 		*real = (uint64_t)(uintptr_t)h;
 		*ctx = sc_ctx_real();
 		return CUDA_SUCCESS;
@@ -116,7 +116,7 @@ static CUresult stream_create(CUstream *ph, unsigned flags, int priority)
 	if (!ph || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!c)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	res = clamp_priority(c, &priority);
@@ -304,7 +304,7 @@ static CUresult stream_ctx(CUstream h, CUcontext *pctx)
 	if (!s && !default_stream(h))
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!(c = s ? s->o.ctx : sc_ctx_current()))
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	*pctx = (CUcontext)c;
 	return CUDA_SUCCESS;
 }
@@ -356,7 +356,7 @@ SC_CU_API CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	if (!phEvent || (Flags & ~(unsigned)EVENT_FLAGS))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!c)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	if (!(e = sc_obj_new(SC_K_EVENT, sizeof(*e), c))) {

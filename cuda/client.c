@@ -3,9 +3,8 @@
  * client.c - the application's end of the channel: starting the proxy,
  * sending requests, noticing when the proxy is gone.
  *
- * The proxy is started with a raw clone() and no exit signal: the
- * application's own wait() and SIGCHLD handling never see it; waitpid() with
- * __WCLONE tells us when it died. It gets the application's environment without
+ * The proxy is started through a middle process, so it is no child of the
+ * application: the program's own wait() and SIGCHLD handling never see it. It gets the application's environment without
  * LD_PRELOAD, so the driver it loads is never shadowed by this library.
  */
 #include <dlfcn.h>
@@ -147,6 +146,9 @@ struct spawn {
 	char *const *argv, *const *envp;
 	int memfd;
 	int exec_errno;
+	char *stack;       /* the proxy's own until it execs */
+	size_t stack_len;
+	pid_t proxy;
 };
 
 /* Runs on its own stack, sharing our memory until it execs: no libc state. */
@@ -166,6 +168,43 @@ static int spawn_child(void *arg)
 }
 
 /*
+ * The proxy is no child of the application: a child that execs becomes an
+ * ordinary one, which the program's own wait() could reap and whose death
+ * would raise SIGCHLD in the program. This middle process starts the proxy
+ * and exits at once; the proxy goes to init (or the nearest subreaper).
+ */
+static int spawn_middle(void *arg)
+{
+	struct spawn *s = arg;
+
+	s->proxy = clone(spawn_child, s->stack + s->stack_len, CLONE_VM | CLONE_VFORK | SIGCHLD,
+			 s);
+	if (s->proxy < 0)
+		s->exec_errno = errno;
+	_exit(0);
+}
+
+/*
+ * Scratch memory for starting the proxy, also at a restart: mapped and
+ * unmapped, so that the restored process keeps the heap it was saved with.
+ */
+static void *scratch_alloc(size_t len)
+{
+	void *p = mmap(NULL, len + 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	*(size_t *)p = len + 16;
+	return (char *)p + 16;
+}
+
+static void scratch_free(void *p)
+{
+	if (p)
+		munmap((char *)p - 16, *(size_t *)((char *)p - 16));
+}
+
+/*
  * The proxy's environment: the program's, or at a restart selfckpt-restore's
  * (the GPUs of the job that restores, CUDA_VISIBLE_DEVICES and all); never
  * LD_PRELOAD, for the proxy must load the real driver.
@@ -182,7 +221,7 @@ static char **proxy_environment(void)
 	else
 		while (environ[n])
 			n++;
-	if (!(env = calloc(n + 1, sizeof(*env))))
+	if (!(env = scratch_alloc((n + 1) * sizeof(*env))))
 		return NULL;
 	for (size_t i = 0, off = 0; i < n; i++) {
 		const char *e = block && len ? block + off : environ[i];
@@ -210,24 +249,46 @@ static int spawn_proxy(void)
 	snprintf(fd_arg, sizeof(fd_arg), "3");
 	snprintf(addr_arg, sizeof(addr_arg), "0x%llx", (unsigned long long)(uintptr_t)sc_cu.base);
 	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)getpid());
-	if (!(envp = proxy_environment()) || !(stack = malloc(stack_len))) {
-		free(envp);
+	if (!(envp = proxy_environment()) || !(stack = scratch_alloc(2 * stack_len))) {
+		scratch_free(envp);
 		return sc_err(ENOMEM, "out of memory starting the GPU proxy");
 	}
 	s.envp = envp;
-	pid = clone(spawn_child, stack + stack_len, CLONE_VM | CLONE_VFORK, &s);
+	s.stack = stack + stack_len;
+	s.stack_len = stack_len;
+	/* no exit signal: the program never hears of the middle process */
+	pid = clone(spawn_middle, stack + stack_len, CLONE_VM | CLONE_VFORK, &s);
 	err = errno;
-	free(stack);
-	free(envp);
+	if (pid > 0)
+		waitpid(pid, NULL, __WALL);
+	scratch_free(stack);
+	scratch_free(envp);
 	if (pid < 0)
 		return sc_err(err, "cannot start the GPU proxy '%s': %s", path, strerror(err));
-	if (s.exec_errno) {
-		waitpid(pid, NULL, __WCLONE);
+	if (s.exec_errno)
 		return sc_err(s.exec_errno, "cannot run the GPU proxy '%s': %s", path,
 			      strerror(s.exec_errno));
-	}
-	sc_cu.proxy = pid;
+	sc_cu.proxy = s.proxy;
 	return 0;
+}
+
+/* Gone, or a zombie its new parent has not reaped yet. */
+static bool process_ended(pid_t pid)
+{
+	char path[64], buf[512], *end;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	end = strrchr(buf, ')');
+	return end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
 }
 
 /*
@@ -236,19 +297,13 @@ static int spawn_proxy(void)
  */
 static bool proxy_gone(void)
 {
-	int st = 0;
-
 	if (sc_cu.dead)
 		return true;
-	if (waitpid(sc_cu.proxy, &st, __WCLONE | WNOHANG) != sc_cu.proxy)
+	if (!process_ended(sc_cu.proxy))
 		return false;
 	sc_cu.dead = true;
-	if (WIFSIGNALED(st))
-		sc_log(SC_LOG_ERROR, "the GPU proxy (pid %d) was killed by signal %d: every "
-		       "later CUDA call fails", (int)sc_cu.proxy, WTERMSIG(st));
-	else
-		sc_log(SC_LOG_ERROR, "the GPU proxy (pid %d) exited: every later CUDA call fails",
-		       (int)sc_cu.proxy);
+	sc_log(SC_LOG_ERROR, "the GPU proxy (pid %d) ended: every later CUDA call fails",
+	       (int)sc_cu.proxy);
 	return true;
 }
 

@@ -290,6 +290,15 @@ void sc_cu_unlock_read(void);
 void sc_cu_lock_write(void);
 void sc_cu_unlock_write(void);
 
+/** sc_cu_initialised() - has cuInit succeeded? */
+bool sc_cu_initialised(void);
+
+/**
+ * sc_ctx_missing() - what a call that needs a current context answers without
+ * one: CUDA_ERROR_INVALID_CONTEXT, or before cuInit CUDA_ERROR_NOT_INITIALIZED.
+ */
+CUresult sc_ctx_missing(void);
+
 /** sc_cu_enter() - take the lock; CUDA_SUCCESS, or why no call can be made. */
 CUresult sc_cu_enter(void);
 void sc_cu_leave(void);

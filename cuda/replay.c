@@ -285,13 +285,12 @@ static int replay_objects(void)
 /* Array handles for the proxy: the library's (in the image) and the driver's now. */
 static uint64_t *array_pairs(uint64_t *n)
 {
-	uint64_t cap = SC_CH_INLINE / 16 - 256, k = 0; /* leave room for the path */
-	uint64_t *v = malloc(cap * 16);
+	static uint64_t v[SC_CH_INLINE / 16 - 256]; /* leave room for the path */
+	uint64_t cap = sizeof(v) / 16, k = 0;
 
-	for (struct sc_cu_obj *o = sc_obj_first(); v && o; o = o->next)
+	for (struct sc_cu_obj *o = sc_obj_first(); o; o = o->next)
 		if (o->kind == SC_K_ARRAY) {
 			if (k == cap) {
-				free(v);
 				sc_err(SELFCKPT_ECUDA, "restart: more than %llu CUDA arrays",
 				       (unsigned long long)cap);
 				return NULL;
@@ -337,7 +336,6 @@ static int upload(const char *image)
 				     r.out_len ? ": " : "", r.out_len ? reason : "");
 		host_done = true;
 	}
-	free(pairs);
 	return err;
 }
 

@@ -19,4 +19,13 @@ int sc_cu_unsupported_call(const char *name);
 		return sc_cu_unsupported_call(#sym);              \
 	}
 
+/* The generated table of every Driver API entry point the library has. */
+struct sc_cu_proc {
+	const char *name;
+	void *fn;
+};
+
+extern const struct sc_cu_proc sc_cu_procs[];
+extern const unsigned long sc_cu_procs_n;
+
 #endif /* SC_CUDA_UNSUPPORTED_H */

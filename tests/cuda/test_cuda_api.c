@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Driver API as libselfckpt serves it, called in the test process and
+ * forwarded to a real GPU proxy that loads the software CUDA device
+ * (tests/softcuda; a test double: it proves nothing about GPUs). Each test
+ * runs in a process of its own, with its own proxy.
+ */
+#include <criterion/criterion.h>
+#include <cuda.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char kernels[4096];
+
+static void use_software_device(void)
+{
+	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
+	char path[4096], real[4096];
+
+	snprintf(path, sizeof(path), "%s/tests/libsoftcuda.so.1", build);
+	cr_assert(realpath(path, real), "no software device at %s: run make test-progs", path);
+	setenv("SELFCKPT_LIBCUDA", real, 1);
+	snprintf(path, sizeof(path), "%s/bin/selfckpt-gpu-proxy", build);
+	cr_assert(realpath(path, real), "no GPU proxy at %s", path);
+	setenv("SELFCKPT_PROXY", real, 1);
+	snprintf(path, sizeof(path), "%s/tests/progs/libcuda-kernels.so", build);
+	cr_assert(realpath(path, kernels), "no kernel library at %s", path);
+}
+
+TestSuite(cuda_api, .init = use_software_device, .timeout = 60);
+
+#define OK(call) cr_assert_eq((call), CUDA_SUCCESS, "%s", #call)
+
+static CUcontext start(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+
+	OK(cuInit(0));
+	OK(cuDeviceGet(&dev, 0));
+	OK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	OK(cuCtxSetCurrent(ctx));
+	return ctx;
+}
+
+static CUmodule load(CUfunction *step)
+{
+	char text[1024];
+	CUmodule m;
+
+	snprintf(text, sizeof(text), "SOFTCUDA-MODULE 1\nlibrary %s\nkernel step 8 8 8\n"
+		 "kernel chase 8\nglobal counter 4\n", kernels);
+	OK(cuModuleLoadData(&m, text));
+	OK(cuModuleGetFunction(step, m, "step"));
+	return m;
+}
+
+Test(cuda_api, calls_before_cuinit_fail)
+{
+	CUdeviceptr p;
+	int n;
+
+	cr_assert_eq(cuMemAlloc(&p, 64), CUDA_ERROR_NOT_INITIALIZED);
+	cr_assert_eq(cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED);
+	cr_assert_eq(cuInit(1), CUDA_ERROR_INVALID_VALUE);
+}
+
+Test(cuda_api, unsupported_calls_say_so)
+{
+	CUdriverProcAddressQueryResult st;
+	CUresult (*graph_launch)(void *, void *);
+	CUdeviceptr p;
+	void *fn;
+
+	start();
+	cr_assert_eq(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_SUPPORTED);
+	OK(cuGetProcAddress("cuGraphLaunch", (void **)&graph_launch, 13000, 0, &st));
+	cr_assert_eq(st, CU_GET_PROC_ADDRESS_SUCCESS);
+	cr_assert_eq(graph_launch(NULL, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	OK(cuGetProcAddress("cuMemAlloc", &fn, 13000, 0, &st));
+	cr_assert_eq(fn, (void *)cuMemAlloc, "cuGetProcAddress must give the library's own");
+	cr_assert_eq(cuGetProcAddress("cuNoSuchCall", &fn, 13000, 0, &st), CUDA_ERROR_NOT_FOUND);
+	cr_assert_eq(st, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+}
+
+Test(cuda_api, device_pointers_come_from_the_arena)
+{
+	CUdeviceptr small, big, base;
+	size_t size;
+	unsigned type;
+
+	start();
+	OK(cuMemAlloc(&small, 100));
+	OK(cuMemAlloc(&big, 5u << 20));
+	cr_assert_eq(small % 256, 0, "cuMemAlloc alignment");
+	cr_assert_geq(small, 0x40000000000ull, "arena address 0x%llx", (unsigned long long)small);
+	OK(cuMemGetAddressRange(&base, &size, big + 4096));
+	cr_assert_eq(base, big);
+	cr_assert_geq(size, 5u << 20);
+	OK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, small));
+	cr_assert_eq(type, CU_MEMORYTYPE_DEVICE);
+	OK(cuMemFree(small));
+	cr_assert_eq(cuMemFree(small), CUDA_ERROR_INVALID_VALUE, "a second free is refused");
+	OK(cuMemFree(big));
+}
+
+Test(cuda_api, pinned_and_pageable_copies)
+{
+	size_t n = 40u << 20; /* five staging buffers and more */
+	uint8_t *pinned, *pageable = malloc(n), *back = malloc(n);
+	CUdeviceptr d;
+
+	start();
+	cr_assert(pageable && back);
+	OK(cuMemAllocHost((void **)&pinned, n));
+	for (size_t i = 0; i < n; i++)
+		pageable[i] = (uint8_t)(i * 7 + i / 4096);
+	OK(cuMemAlloc(&d, n));
+	OK(cuMemcpyHtoD(d, pageable, n));
+	OK(cuMemcpyDtoH(pinned, d, n));
+	cr_assert_eq(memcmp(pinned, pageable, n), 0, "pageable in, pinned out");
+	memset(pinned, 0x5a, n);
+	OK(cuMemcpyHtoD(d, pinned, n));
+	OK(cuMemcpyDtoH(back, d, n));
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(back[i], 0x5a, "pinned in, pageable out: byte %zu", i);
+	OK(cuMemFreeHost(pinned));
+	free(pageable);
+	free(back);
+}
+
+struct worker {
+	CUdevice dev;
+	int id;
+	int ok;
+};
+
+/* Each thread: its own context, memory, stream and launches. */
+static void *thread_work(void *arg)
+{
+	struct worker *w = arg;
+	CUcontext ctx;
+	CUstream s;
+	CUfunction step;
+	CUdeviceptr a, counter;
+	size_t csize;
+	uint32_t host[256], got[256], c = 0;
+	uint64_t n = 256;
+	void *params[] = { &a, &n, &counter };
+	CUmodule m;
+
+	if (cuCtxCreate(&ctx, NULL, 0, w->dev) != CUDA_SUCCESS)
+		return NULL;
+	m = load(&step);
+	if (cuModuleGetGlobal(&counter, &csize, m, "counter") || cuStreamCreate(&s, 0) ||
+	    cuMemAlloc(&a, sizeof(host)))
+		return NULL;
+	for (int i = 0; i < 256; i++)
+		host[i] = (uint32_t)(i + w->id * 1000);
+	cuMemcpyHtoD(a, host, sizeof(host));
+	for (int k = 0; k < 50; k++)
+		cuLaunchKernel(step, 1, 1, 1, 1, 1, 1, 0, s, params, NULL);
+	if (cuStreamSynchronize(s) || cuMemcpyDtoH(got, a, sizeof(got)) ||
+	    cuMemcpyDtoH(&c, counter, 4))
+		return NULL;
+	for (int k = 0; k < 50; k++)
+		for (int i = 0; i < 256; i++)
+			host[i] = host[i] * 1664525u + 1013904223u;
+	w->ok = !memcmp(host, got, sizeof(got)) && c == 50;
+	cuCtxDestroy(ctx);
+	return NULL;
+}
+
+Test(cuda_api, threads_with_contexts_of_their_own)
+{
+	struct worker w[4];
+	pthread_t t[4];
+
+	start();
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){ 0, i, 0 };
+		cr_assert_eq(pthread_create(&t[i], NULL, thread_work, &w[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert(w[i].ok, "thread %d computed wrong results", i);
+	}
+}
+
+/* The proxy's pid: the process whose command line names this one as its application. */
+static pid_t find_proxy(pid_t app)
+{
+	char want[32], path[64], cmd[256];
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	pid_t found = 0;
+
+	snprintf(want, sizeof(want), "%d", (int)app);
+	while (d && (e = readdir(d)) && !found) {
+		FILE *f;
+		size_t n;
+
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		n = fread(cmd, 1, sizeof(cmd) - 1, f);
+		fclose(f);
+		cmd[n] = 0;
+		/* selfckpt-gpu-proxy\0FD\0ADDRESS\0PID\0 */
+		if (!strcmp(cmd, "selfckpt-gpu-proxy")) {
+			const char *arg = cmd;
+
+			for (int i = 0; i < 3 && arg < cmd + n; i++)
+				arg += strlen(arg) + 1;
+			if (arg < cmd + n && !strcmp(arg, want))
+				found = atoi(e->d_name);
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static bool gone_within(pid_t pid, int ms)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	for (int i = 0; i < ms / 10; i++) {
+		FILE *f;
+		char state = 0, buf[512];
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if (!(f = fopen(path, "r")))
+			return true;
+		if (fgets(buf, sizeof(buf), f) && strrchr(buf, ')'))
+			state = strrchr(buf, ')')[2];
+		fclose(f);
+		if (state == 'Z' || state == 'X')
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+Test(cuda_api, the_proxy_never_outlives_its_application)
+{
+	int ready[2];
+	pid_t app, proxy;
+	char c;
+
+	cr_assert_eq(pipe(ready), 0);
+	app = fork();
+	if (app == 0) { /* no assertions here: Criterion reports from one process */
+		CUdevice dev;
+
+		close(ready[0]);
+		if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS)
+			_exit(1);
+		write(ready[1], "r", 1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	cr_assert_eq(read(ready[0], &c, 1), 1, "the application did not start CUDA");
+	proxy = find_proxy(app);
+	cr_assert_gt(proxy, 0, "no proxy for application %d", (int)app);
+	kill(app, SIGKILL);
+	waitpid(app, NULL, 0);
+	cr_assert(gone_within(proxy, 5000), "the proxy %d outlived its application", (int)proxy);
+}
+
+/* A proxy that dies: every later call fails, and the application can still end. */
+Test(cuda_api, a_dead_proxy_fails_every_later_call)
+{
+	CUfunction step;
+	CUdeviceptr a, counter;
+	size_t cs;
+	uint64_t n = 1;
+	void *params[] = { &a, &n, &counter };
+	CUmodule m;
+	CUresult r;
+
+	setenv("SOFTCUDA_CRASH", "cuLaunchKernel:2", 1);
+	start();
+	m = load(&step);
+	OK(cuModuleGetGlobal(&counter, &cs, m, "counter"));
+	OK(cuMemAlloc(&a, 64));
+	OK(cuLaunchKernel(step, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+	cuLaunchKernel(step, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL); /* the proxy aborts */
+	r = cuCtxSynchronize();
+	cr_assert_neq(r, CUDA_SUCCESS, "a synchronise after the proxy died succeeded");
+	cr_assert_eq(cuMemAlloc(&a, 64), CUDA_ERROR_DEVICE_UNAVAILABLE);
+	cr_assert_eq(cuCtxSynchronize(), CUDA_ERROR_DEVICE_UNAVAILABLE);
+}
