@@ -13,10 +13,12 @@ TEST_SRCS := \
 	tests/core/test_roundtrip_more.c \
 	tests/cuda/test_cuda_api.c \
 	tests/cuda/test_cuda_roundtrip.c \
+	tests/cuda/test_cuda_samples.c \
 	tests/cuda/test_errors.c \
 	tests/format/test_golden.c \
 	tests/format/test_roundtrip.c \
-	tests/format/test_truncation.c
+	tests/format/test_truncation.c \
+	tests/format/test_writer.c
 include tests/softcuda/module.mk
 include tests/cuda/fixtures/module.mk
 
@@ -121,6 +123,11 @@ $(PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c 
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(SC_CFLAGS) $(CFLAGS) -o $@ $< \
 		$(BUILD)/lib/libselfckpt.a $(SC_LDLIBS) -ldl
+
+# The CUDA samples on the software device (tests/cuda/test_cuda_samples.c), where nvcc is.
+ifneq ($(shell command -v $(NVCC) 2> /dev/null),)
+test-progs: cuda-samples cuda-soft-samples
+endif
 
 # cuda_state: GPU state across a checkpoint, run on the software CUDA device (tests/softcuda)
 # through the proxy; its kernels are host functions in a library of their own.

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CUDA samples (samples/cuda) on the software CUDA device: each checkpointed
+ * by selfckpt_save(), by SIGUSR1 and by SIGUSR2 (unmodified, -lcuda builds
+ * under selfckpt-run), killed, restored twice, checkpointed again once
+ * restored - samples/cuda/gpu-test.sh --soft, one sample per test. On a GPU
+ * the same script runs as `make gpu-test`; here the device is a test double.
+ * The samples need nvcc to build; without it these tests are skipped, saying so.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void run_sample(const char *name)
+{
+	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
+	char prog[4096], cmd[8192];
+	FILE *p;
+	int status;
+
+	snprintf(prog, sizeof(prog), "%s/samples/cuda/%s", build, name);
+	if (access(prog, X_OK) != 0)
+		cr_skip_test("%s is not built (no nvcc?): make cuda-samples cuda-soft-samples",
+			     prog);
+	snprintf(cmd, sizeof(cmd), "GPU_TEST_SAMPLES=%s sh samples/cuda/gpu-test.sh %s --soft 2>&1",
+		 name, build);
+	p = popen(cmd, "r");
+	cr_assert(p, "cannot run %s", cmd);
+	{
+		static char out[1 << 16];
+		size_t n = fread(out, 1, sizeof(out) - 1, p);
+
+		out[n] = 0;
+		status = pclose(p);
+		cr_assert_eq(status, 0, "gpu-test.sh --soft for %s failed:\n%s", name, out);
+	}
+}
+
+TestSuite(cuda_samples, .timeout = 300);
+
+Test(cuda_samples, vecadd)
+{
+	run_sample("vecadd");
+}
+
+Test(cuda_samples, matmul)
+{
+	run_sample("matmul");
+}
+
+Test(cuda_samples, texrotate)
+{
+	run_sample("texrotate");
+}
+
+Test(cuda_samples, solver)
+{
+	run_sample("solver");
+}
