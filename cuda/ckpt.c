@@ -11,7 +11,8 @@
  * write:   the resource summary (CUDA_LOG), then device memory in pieces of
  *          one staging buffer (DEVMEM), each copied by the proxy into the
  *          channel while earlier pieces are being compressed and written;
- *          all-zero pieces are left out. Then the pinned host memory.
+ *          all-zero pieces are left out (found by the GPU itself where the
+ *          proxy can, else on the host). Then the pinned host memory.
  * done:    let the application's CUDA calls go on.
  *
  * The rest of what a restart needs - contexts, modules, functions, streams,
@@ -171,6 +172,7 @@ struct piece {
 	struct sc_devmem d;
 	uint64_t ctx;
 	const struct sc_cu_array *array; /* SC_DEVMEM_ARRAY */
+	bool has_data;                   /* the GPU found a non-zero byte in it */
 };
 
 static int write_piece(struct sc_writer *w, const struct piece *p, const void *buf)
@@ -178,7 +180,7 @@ static int write_piece(struct sc_writer *w, const struct piece *p, const void *b
 	uint8_t meta[SC_DEVMEM_META];
 
 	/* Fresh blocks are cleared at a restart: all-zero pieces need no bytes. */
-	if (p->d.kind == SC_DEVMEM_DEVICE && sc_page_is_zero(buf, p->d.len))
+	if (p->d.kind == SC_DEVMEM_DEVICE && !p->has_data && sc_page_is_zero(buf, p->d.len))
 		return 0;
 	sc_devmem_encode(meta, &p->d);
 	return sc_writer_record(w, SC_REC_DEVMEM, SC_RF_REQUIRED, meta, sizeof(meta), buf,
@@ -254,21 +256,45 @@ static int add_piece(struct piece **v, size_t *n, size_t *cap, struct piece p)
 	return 0;
 }
 
+/*
+ * Which pieces of a block hold data, asked of the GPU (proxy_zero.c): pieces
+ * it finds all zero are neither copied nor written. NULL where the proxy has
+ * no scan (every piece is copied, and checked on the host).
+ */
+static const uint8_t *nonzero_map(const struct sc_cu_block *b, uint8_t *map, size_t cap)
+{
+	struct sc_req r = { .op = SC_OP_NONZERO, .ctx = b->ctx->o.real,
+			    .a = { b->addr, b->size, SC_CH_STAGING_BUF }, .out = map,
+			    .out_cap = (uint32_t)cap };
+	size_t pieces = (b->size + SC_CH_STAGING_BUF - 1) / SC_CH_STAGING_BUF;
+
+	if ((pieces + 7) / 8 > cap || sc_cu_call(&r) != CUDA_SUCCESS || r.out_len * 8 < pieces)
+		return NULL;
+	return map;
+}
+
 static int add_blocks(struct piece **v, size_t *n, size_t *cap)
 {
+	static uint8_t map[SC_CH_INLINE];
 	size_t nb;
 	struct sc_cu_block *b = sc_arena_blocks(&nb);
 	int err = 0;
 
-	for (size_t i = 0; i < nb && !err; i++)
-		for (uint64_t off = 0; off < b[i].size && !err; off += SC_CH_STAGING_BUF) {
+	for (size_t i = 0; i < nb && !err; i++) {
+		const uint8_t *nz = nonzero_map(&b[i], map, sizeof(map));
+
+		for (uint64_t off = 0, k = 0; off < b[i].size && !err;
+		     off += SC_CH_STAGING_BUF, k++) {
 			uint64_t len = b[i].size - off < SC_CH_STAGING_BUF ? b[i].size - off :
 									       SC_CH_STAGING_BUF;
 
+			if (nz && !(nz[k / 8] & (1u << (k % 8))))
+				continue;
 			err = add_piece(v, n, cap, (struct piece){
 				{ b[i].addr + off, len, SC_DEVMEM_DEVICE, (uint32_t)b[i].dev, 0 },
-				b[i].ctx->o.real, NULL });
+				b[i].ctx->o.real, NULL, nz != NULL });
 		}
+	}
 	return err;
 }
 
@@ -284,7 +310,7 @@ static int add_globals(struct sc_cu_module *m, struct piece **v, size_t *n, size
 				      m->globals[g].size, SC_CH_STAGING_BUF);
 		err = add_piece(v, n, cap, (struct piece){
 			{ m->globals[g].addr, m->globals[g].size, SC_DEVMEM_GLOBAL,
-			  (uint32_t)c->dev, 0 }, c->o.real, NULL });
+			  (uint32_t)c->dev, 0 }, c->o.real, NULL, true });
 	}
 	return err;
 }
@@ -302,7 +328,7 @@ static int add_array(const struct sc_cu_array *a, struct piece **v, size_t *n, s
 		err = add_piece(v, n, cap, (struct piece){
 			{ (uint64_t)(uintptr_t)a, len, SC_DEVMEM_ARRAY,
 			  (uint32_t)(a->o.ctx ? a->o.ctx->dev : 0), off },
-			a->o.ctx ? a->o.ctx->o.real : sc_ctx_real(), a });
+			a->o.ctx ? a->o.ctx->o.real : sc_ctx_real(), a, true });
 		off += len;
 	}
 	return err;

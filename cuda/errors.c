@@ -162,6 +162,7 @@ static const char *const op_names[SC_OP_COUNT] = {
 	OP(STREAM_WAIT), OP(EVENT_CREATE), OP(EVENT_RECORD), OP(EVENT_SYNC),
 	OP(EVENT_QUERY), OP(EVENT_ELAPSED), OP(EVENT_DESTROY),
 	OP(UPLOAD),
+	OP(NONZERO),
 };
 
 /* Indexed by the enum, so a request added to ops.h without a name here reads as such. */

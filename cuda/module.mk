@@ -17,7 +17,7 @@ COMPRESS_SRCS := $(filter compress/%,$(LIB_SRCS))
 
 PROXY_SRCS := cuda/proxy_main.c cuda/proxy_dispatch.c cuda/proxy_driver.c \
 	cuda/proxy_ops_device.c cuda/proxy_ops_code.c cuda/proxy_ops_memory.c \
-	cuda/proxy_ops_stream.c cuda/proxy_upload.c cuda/array_format.c cuda/cuda_image.c \
+	cuda/proxy_ops_stream.c cuda/proxy_upload.c cuda/proxy_zero.c cuda/array_format.c cuda/cuda_image.c \
 	cuda/channel.c $(FORMAT_SRCS) $(COMPRESS_SRCS)
 PROXY_OBJS := $(PROXY_SRCS:%.c=$(BUILD)/obj/proxy/%.o)
 PROXY := $(BUILD)/bin/selfckpt-gpu-proxy
@@ -47,6 +47,24 @@ $(BUILD)/obj/proxy/%.o: %.c | $(DEPS_STAMP) $(CUDA_INCLUDE)/cuda.h
 	$(Q)mkdir -p $(@D)
 	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(PROXY_CFLAGS) -I$(CUDA_INCLUDE) $(CFLAGS) \
 		-c -o $@ $<
+
+# The zero-scan kernel, as PTX inside the proxy, where nvcc is; without it the
+# library checks device memory for zeros on the host.
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+ifneq ($(shell command -v $(NVCC) 2> /dev/null),)
+ZERO_SCAN_PTX := $(BUILD)/gen/cuda/zero_scan.ptx
+ZERO_SCAN_O := $(BUILD)/obj/proxy/cuda/zero_scan.o
+PROXY_OBJS += $(ZERO_SCAN_O)
+$(BUILD)/obj/proxy/cuda/proxy_zero.o: PROXY_CFLAGS += -DSC_ZERO_SCAN
+
+$(ZERO_SCAN_PTX): cuda/zero_scan.cu
+	$(Q)mkdir -p $(@D)
+	$(call quiet,NVCC,$<)$(NVCC) -ptx -arch=compute_75 -o $@ $<
+
+$(ZERO_SCAN_O): cuda/zero_scan.S $(ZERO_SCAN_PTX)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,AS,$@)$(CC) -c -DZERO_SCAN_PTX='"$(ZERO_SCAN_PTX)"' -o $@ $<
+endif
 
 $(PROXY): $(PROXY_OBJS)
 	$(Q)mkdir -p $(@D)

@@ -89,6 +89,9 @@ enum sc_op {
 	/* restart */
 	SC_OP_UPLOAD,           /* in a0 device, a1 with pinned host memory, a2 array pairs;
 				 * data pairs then the image path (proxy_upload.c) */
+	/* checkpoint */
+	SC_OP_NONZERO,          /* in a0 device address, a1 length, a2 piece size; out data
+				 * bitmap of the pieces holding data (proxy_zero.c) */
 	SC_OP_COUNT
 };
 

@@ -25,6 +25,12 @@ static void fill_handlers(void)
 	sc_proxy_ops_memory(handlers);
 	sc_proxy_ops_stream(handlers);
 	sc_proxy_ops_upload(handlers);
+	sc_proxy_ops_zero(handlers);
+}
+
+void sc_proxy_note_current(uint64_t ctx)
+{
+	current_ctx = ctx;
 }
 
 void sc_proxy_reply_str(struct sc_ch_slot *s, const char *str)

@@ -33,7 +33,8 @@
 	X(cuSurfObjectDestroy) X(cuStreamCreateWithPriority) X(cuStreamDestroy) \
 	X(cuStreamSynchronize) X(cuStreamQuery) X(cuStreamWaitEvent) X(cuEventCreate) \
 	X(cuEventRecordWithFlags) X(cuEventSynchronize) X(cuEventQuery) X(cuEventElapsedTime) \
-	X(cuEventDestroy) X(cuEventRecord) X(cuArray3DGetDescriptor)
+	X(cuEventDestroy) X(cuEventRecord) X(cuArray3DGetDescriptor) \
+	X(cuMemAlloc) X(cuMemFree)
 
 #define SC_DRIVER_FIELD(name) __typeof__(&name) name;
 

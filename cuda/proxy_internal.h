@@ -20,9 +20,18 @@ void sc_proxy_ops_code(sc_proxy_op_fn *t);
 void sc_proxy_ops_memory(sc_proxy_op_fn *t);
 void sc_proxy_ops_stream(sc_proxy_op_fn *t);
 void sc_proxy_ops_upload(sc_proxy_op_fn *t);
+void sc_proxy_ops_zero(sc_proxy_op_fn *t);
+
+/** sc_proxy_zero_prepare() - the zero scan of a new context (@ctx current). */
+void sc_proxy_zero_prepare(CUcontext ctx);
+/** sc_proxy_zero_forget() - @ctx was destroyed or reset. */
+void sc_proxy_zero_forget(CUcontext ctx);
 
 /* The channel, mapped at the same address as in the application. */
 extern void *sc_proxy_channel;
+
+/** sc_proxy_note_current() - a handler made @ctx current itself. */
+void sc_proxy_note_current(uint64_t ctx);
 
 /** sc_proxy_reply_str() - put a NUL-terminated string in the reply's data. */
 void sc_proxy_reply_str(struct sc_ch_slot *s, const char *str);

@@ -8,6 +8,15 @@
 
 #define CTX(v) ((CUcontext)(uintptr_t)(v))
 
+/* A new context: made current for the zero scan's set-up, which needs one. */
+static void prepare(CUcontext c)
+{
+	if (sc_drv.cuCtxSetCurrent(c) != CUDA_SUCCESS)
+		return;
+	sc_proxy_note_current((uint64_t)(uintptr_t)c);
+	sc_proxy_zero_prepare(c);
+}
+
 static CUresult op_driver_version(struct sc_ch_slot *s)
 {
 	int v = 0;
@@ -79,16 +88,31 @@ static CUresult op_pctx_retain(struct sc_ch_slot *s)
 	CUresult r = sc_drv.cuDevicePrimaryCtxRetain(&c, (CUdevice)s->a[0]);
 
 	s->a[0] = (uint64_t)(uintptr_t)c;
+	if (r == CUDA_SUCCESS)
+		prepare(c);
 	return r;
+}
+
+static void forget_primary(CUdevice dev)
+{
+	CUcontext c = NULL;
+
+	/* the primary context's handle stays; what was in it is gone */
+	if (sc_drv.cuDevicePrimaryCtxRetain(&c, dev) == CUDA_SUCCESS) {
+		sc_proxy_zero_forget(c);
+		sc_drv.cuDevicePrimaryCtxRelease(dev);
+	}
 }
 
 static CUresult op_pctx_release(struct sc_ch_slot *s)
 {
+	forget_primary((CUdevice)s->a[0]);
 	return sc_drv.cuDevicePrimaryCtxRelease((CUdevice)s->a[0]);
 }
 
 static CUresult op_pctx_reset(struct sc_ch_slot *s)
 {
+	forget_primary((CUdevice)s->a[0]);
 	return sc_drv.cuDevicePrimaryCtxReset((CUdevice)s->a[0]);
 }
 
@@ -114,12 +138,18 @@ static CUresult op_ctx_create(struct sc_ch_slot *s)
 	CUresult r = sc_drv.cuCtxCreate(&c, NULL, (unsigned)s->a[0], (CUdevice)s->a[1]);
 
 	s->a[0] = (uint64_t)(uintptr_t)c;
+	if (r == CUDA_SUCCESS)
+		prepare(c);
 	return r;
 }
 
 static CUresult op_ctx_destroy(struct sc_ch_slot *s)
 {
-	return sc_drv.cuCtxDestroy(CTX(s->a[0]));
+	CUresult r = sc_drv.cuCtxDestroy(CTX(s->a[0]));
+
+	if (r == CUDA_SUCCESS)
+		sc_proxy_zero_forget(CTX(s->a[0]));
+	return r;
 }
 
 static CUresult op_ctx_sync(struct sc_ch_slot *s)
