@@ -844,10 +844,13 @@ static void print_targets(const struct opts *o, const struct results *res)
 	snprintf(f, sizeof(f), "x%.3f (%.2f vs %.2f GB/s)", ckpt / flr, ckpt, flr);
 	printf("%-40s %-34s >= x%-10.2f %s\n", "whole checkpoint / write floor", f,
 	       TARGET_CKPT_FLOOR, mark(ckpt >= TARGET_CKPT_FLOOR * flr));
-	snprintf(f, sizeof(f), "%.2f GB/s (%.3f s; net %.2f)", up, rnd[M_RESTART],
-		 gbs(o->bytes, rr));
+	/* The upload is the restart's time beyond that of the same program with no
+	 * device memory (process restore, proxy start, cuInit): that one is printed too. */
+	snprintf(f, sizeof(f), "%.2f GB/s (%.3f s)", gbs(o->bytes, rr), rr);
 	printf("%-40s %-34s >= %-11.0f %s\n", "restart upload, GB/s", f, TARGET_RESTART_GBS,
-	       mark(up >= TARGET_RESTART_GBS));
+	       mark(rr > 0 && gbs(o->bytes, rr) >= TARGET_RESTART_GBS));
+	snprintf(f, sizeof(f), "%.2f GB/s (%.3f s)", up, rnd[M_RESTART]);
+	printf("%-40s %-34s    %-11s %s\n", "  whole restart, device bytes / time", f, "", "");
 	snprintf(f, sizeof(f), "%+.3f s = %.1f%% of random's", zc, rc > 0 ? 100 * zc / rc : 0);
 	printf("%-40s %-34s <= %-11s %s\n", "all-zero: checkpoint time over none", f, "5%",
 	       mark(rc > 0 && zc <= TARGET_ZERO_SHARE * rc));
