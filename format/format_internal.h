@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * format_internal.h - layout helpers shared by the writer and the reader.
+ * format_internal.h - layout helpers shared by the writer and the reader, and
+ * the interface between the writer's two halves.
  */
 #ifndef SC_FORMAT_INTERNAL_H
 #define SC_FORMAT_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "format/sc_format.h"
@@ -39,5 +41,67 @@ static inline uint32_t sc_chunk_raw_len(uint64_t raw_len, unsigned shift, uint64
 
 	return (uint32_t)(left < (1ull << shift) ? left : (1ull << shift));
 }
+
+/*
+ * The writer's output (writer_out.c): the chunk pipeline, the descriptor and
+ * the whole-file checksum. Bytes are given in image order; every function
+ * returns 0 or the output's sticky error, reported once with the file's name.
+ */
+struct sc_wout;
+struct sc_wout_slot;
+
+/**
+ * sc_wout_new() - an output on @fd: a worker pool of @threads (0 = all CPUs)
+ * compressing chunks of at most @chunk_size bytes at @level.
+ * @name: the file's name for messages; borrowed, it must outlive the output.
+ *
+ * A regular file that is not O_APPEND is written by offset, from its current
+ * position on, and left positioned at the image's end by sc_wout_finish();
+ * any other descriptor is written in order with write() and never seeked.
+ */
+int sc_wout_new(struct sc_wout **out, int fd, const char *name, unsigned threads, int level,
+		size_t chunk_size);
+
+/** sc_wout_free() - wait for every task, release everything; NULL is a no-op. */
+void sc_wout_free(struct sc_wout *o);
+
+/** sc_wout_put() - the next @n bytes of the image, copied or written before return. */
+int sc_wout_put(struct sc_wout *o, const void *p, size_t n);
+
+/**
+ * sc_wout_slot() - a slot for the next chunk, waiting for one when all are in
+ * use. The slot before it must have been given to sc_wout_submit().
+ */
+int sc_wout_slot(struct sc_wout *o, struct sc_wout_slot **slot);
+
+/** sc_wout_stage() - @s's buffer of chunk_size bytes, for a chunk gathered from pieces. */
+uint8_t *sc_wout_stage(struct sc_wout *o, struct sc_wout_slot *s);
+
+/**
+ * sc_wout_submit() - compress @len raw bytes at @raw in @s; the chunk follows
+ * the bytes given before it. @raw must stay unchanged until sc_wout_release()
+ * or sc_wout_finish() has returned (or the output has failed).
+ */
+void sc_wout_submit(struct sc_wout *o, struct sc_wout_slot *s, const void *raw, size_t len);
+
+/**
+ * sc_wout_release() - every chunk submitted is retired (sc_wout_offset() is
+ * final) and no task reads a byte given to sc_wout_submit() any more: the last
+ * chunks still waiting for a writer may have been copied for that, so writes
+ * can still be in flight. An error they meet is returned by a later call.
+ */
+int sc_wout_release(struct sc_wout *o);
+
+/** sc_wout_finish() - wait for every write, write what is buffered: all bytes are out. */
+int sc_wout_finish(struct sc_wout *o);
+
+/** sc_wout_cancel() - fail the output with @err (reported already) and stop every task. */
+void sc_wout_cancel(struct sc_wout *o, int err);
+
+/** sc_wout_offset() - image bytes given so far: the offset of the next one. */
+uint64_t sc_wout_offset(const struct sc_wout *o);
+
+/** sc_wout_digest() - XXH3-64 of every byte given so far. */
+uint64_t sc_wout_digest(const struct sc_wout *o);
 
 #endif /* SC_FORMAT_INTERNAL_H */

@@ -162,7 +162,9 @@ void sc_write_opts_init(struct sc_write_opts *o);
 /**
  * sc_writer_new() - start an image on @fd and write its header.
  * @out: receives the writer.
- * @fd: any writable descriptor, a pipe too: the writer never seeks.
+ * @fd: any writable descriptor, a pipe too: a pipe is written in order; a regular
+ *      file (not O_APPEND) is written at each chunk's offset, from pool threads
+ *      (SELFCKPT_WRITERS of them at once, default 1), with the same result.
  * @name: the file's name, for messages.
  * @o: options, NULL for defaults.
  *
