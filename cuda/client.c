@@ -472,22 +472,18 @@ static CUresult check_request(const struct sc_req *r)
 CUresult sc_cu_call(struct sc_req *r)
 {
 	CUresult res = check_request(r);
-	struct sc_ch_header *h;
 	struct sc_ch_slot *s;
-	uint32_t t, dummy = 0;
+	uint32_t t;
 
 	if (res != CUDA_SUCCESS)
 		return res;
-	h = sc_ch_header(sc_cu.base);
 	if (!(s = acquire(&t)))
 		return CUDA_ERROR_DEVICE_UNAVAILABLE;
 	r->flags &= ~SC_MSG_ASYNC;
 	submit(s, r, t);
-	(void)h;
-	if (!wait_word(&s->state, SC_SLOT_READY, &s->waiting)) {
-		(void)dummy;
+	/* a dead proxy leaves the slot taken: nothing will use the channel again */
+	if (!wait_word(&s->state, SC_SLOT_READY, &s->waiting))
 		return CUDA_ERROR_DEVICE_UNAVAILABLE;
-	}
 	res = (CUresult)s->result;
 	memcpy(r->a, s->a, sizeof(r->a));
 	r->out_len = 0;
