@@ -23,6 +23,9 @@ static void run_sample(const char *name)
 	if (access(prog, X_OK) != 0)
 		cr_skip_test("%s is not built (no nvcc?): make cuda-samples cuda-soft-samples",
 			     prog);
+	cr_assert_eq(access("samples/cuda/gpu-test.sh", R_OK), 0,
+		     "samples/cuda/gpu-test.sh not found: run the tests from the source tree "
+		     "(make test does)");
 	snprintf(cmd, sizeof(cmd), "GPU_TEST_SAMPLES=%s sh samples/cuda/gpu-test.sh %s --soft 2>&1",
 		 name, build);
 	p = popen(cmd, "r");
