@@ -24,11 +24,6 @@
  */
 static pthread_mutex_t value_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static uint64_t obj_ctx(const struct sc_cu_obj *o)
-{
-	return o->ctx ? o->ctx->o.real : sc_ctx_real();
-}
-
 /* ---- arrays ---- */
 
 /*
@@ -116,7 +111,7 @@ SC_CU_API CUresult CUDAAPI cuArrayDestroy(CUarray hArray)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	r.ctx = obj_ctx(&a->o);
+	r.ctx = sc_obj_ctx_real(&a->o);
 	r.a[0] = a->o.real;
 	if ((res = sc_cu_call(&r)) == CUDA_SUCCESS)
 		sc_obj_free(a);
@@ -185,7 +180,7 @@ static CUresult value_make(struct sc_cu_texobj *t)
 	CUDA_RESOURCE_DESC res;
 	uint8_t data[sizeof(res) + sizeof(t->tex) + sizeof(t->view)];
 	struct sc_req r = { .op = surface ? SC_OP_SURF_CREATE : SC_OP_TEX_CREATE,
-			    .ctx = obj_ctx(&t->o), .a = { t->has_view }, .in = data,
+			    .ctx = sc_obj_ctx_real(&t->o), .a = { t->has_view }, .in = data,
 			    .in_len = surface ? sizeof(res) : sizeof(data) };
 	CUresult rc = resource_real(&t->res, &res, surface ?
 				    "cuSurfObjectCreate with a mipmapped array" :
@@ -247,7 +242,7 @@ static CUresult value_destroy(enum sc_cu_kind kind, uint64_t v)
 	if (!(t = sc_obj_find_value(kind, v))) {
 		rc = CUDA_ERROR_INVALID_HANDLE;
 	} else {
-		r.ctx = obj_ctx(&t->o);
+		r.ctx = sc_obj_ctx_real(&t->o);
 		if ((rc = sc_cu_call(&r)) == CUDA_SUCCESS)
 			sc_obj_free(t);
 	}

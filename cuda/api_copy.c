@@ -16,16 +16,10 @@
 /* The proxy's stream for an application stream; default streams pass as they are. */
 uint64_t sc_stream_real(CUstream s, CUresult *res)
 {
-	struct sc_cu_stream *st;
+	uint64_t real = 0, ctx;
 
-	*res = CUDA_SUCCESS;
-	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
-		return (uint64_t)(uintptr_t)s;
-	if (!(st = sc_obj_get(s, SC_K_STREAM))) {
-		*res = CUDA_ERROR_INVALID_HANDLE;
-		return 0;
-	}
-	return st->o.real;
+	*res = sc_stream_target(s, &real, &ctx);
+	return real;
 }
 
 static CUresult copy_request(uint64_t dst, uint64_t src, size_t n, unsigned kind, uint64_t st,

@@ -112,24 +112,6 @@ static void to_2d(const CUDA_MEMCPY3D *c, CUDA_MEMCPY2D *p)
 
 /* ---- translation (API lock held) ---- */
 
-static CUresult stream_target(CUstream h, struct copy *cp)
-{
-	struct sc_cu_stream *s;
-
-	if (!h || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
-		if (!sc_ctx_current())
-			return sc_ctx_missing();
-		cp->stream = (uint64_t)(uintptr_t)h;
-		cp->ctx = sc_ctx_real();
-		return CUDA_SUCCESS;
-	}
-	if (!(s = sc_obj_get(h, SC_K_STREAM)))
-		return CUDA_ERROR_INVALID_HANDLE;
-	cp->stream = s->o.real;
-	cp->ctx = s->o.ctx ? s->o.ctx->o.real : sc_ctx_real();
-	return CUDA_SUCCESS;
-}
-
 /*
  * A unified pointer inside the channel is host memory; any other is left to
  * the driver as device memory, the only other kind the proxy can reach.
@@ -378,7 +360,7 @@ static CUresult copy_one(struct copy *cp, CUstream h)
 	bool sp, dp;
 	CUresult res;
 
-	if ((res = stream_target(h, cp)) != CUDA_SUCCESS)
+	if ((res = sc_stream_target(h, &cp->stream, &cp->ctx)) != CUDA_SUCCESS)
 		return res;
 	get_ends(&cp->c, &s, &d);
 	if ((res = end_real(&s)) != CUDA_SUCCESS || (res = end_real(&d)) != CUDA_SUCCESS)

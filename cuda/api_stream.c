@@ -20,39 +20,9 @@
 
 #include "cuda/cuda_internal.h"
 
-static bool default_stream(CUstream h)
-{
-	return !h || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD;
-}
-
 static CUstream per_thread(CUstream h)
 {
 	return h ? h : CU_STREAM_PER_THREAD;
-}
-
-/* The proxy's context for a request about @o: the one it was made in. */
-static uint64_t obj_ctx(const struct sc_cu_obj *o)
-{
-	return o->ctx ? o->ctx->o.real : sc_ctx_real();
-}
-
-/* The proxy's stream for @h, and the context a request on it runs in (API lock held). */
-static CUresult stream_target(CUstream h, uint64_t *real, uint64_t *ctx)
-{
-	struct sc_cu_stream *s;
-
-	if (default_stream(h)) {
-		if (!sc_ctx_current())
-			return sc_ctx_missing();
-		*real = (uint64_t)(uintptr_t)h;
-		*ctx = sc_ctx_real();
-		return CUDA_SUCCESS;
-	}
-	if (!(s = sc_obj_get(h, SC_K_STREAM)))
-		return CUDA_ERROR_INVALID_HANDLE;
-	*real = s->o.real;
-	*ctx = obj_ctx(&s->o);
-	return CUDA_SUCCESS;
 }
 
 static CUresult call(unsigned op, uint64_t ctx, uint64_t a0, uint64_t a1, uint64_t *out)
@@ -156,7 +126,7 @@ static CUresult stream_destroy(CUstream h)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	res = call(SC_OP_STREAM_DESTROY, obj_ctx(&s->o), s->o.real, 0, NULL);
+	res = call(SC_OP_STREAM_DESTROY, sc_obj_ctx_real(&s->o), s->o.real, 0, NULL);
 	if (res == CUDA_SUCCESS)
 		sc_obj_free(s);
 	sc_cu_leave();
@@ -177,7 +147,7 @@ static CUresult stream_sync(CUstream h)
 	sc_cu_sync_point();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	if ((res = stream_target(h, &real, &ctx)) == CUDA_SUCCESS)
+	if ((res = sc_stream_target(h, &real, &ctx)) == CUDA_SUCCESS)
 		res = synchronising(SC_OP_STREAM_SYNC, ctx, real);
 	sc_cu_leave();
 	return res;
@@ -205,7 +175,7 @@ static CUresult stream_query(CUstream h)
 	sc_cu_sync_point();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	if ((res = stream_target(h, &real, &ctx)) == CUDA_SUCCESS)
+	if ((res = sc_stream_target(h, &real, &ctx)) == CUDA_SUCCESS)
 		res = synchronising(SC_OP_STREAM_QUERY, ctx, real);
 	sc_cu_leave();
 	return res;
@@ -231,7 +201,7 @@ static CUresult stream_wait_event(CUstream h, CUevent e, unsigned flags)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	if ((res = stream_target(h, &real, &ctx)) == CUDA_SUCCESS)
+	if ((res = sc_stream_target(h, &real, &ctx)) == CUDA_SUCCESS)
 		res = post(SC_OP_STREAM_WAIT, ctx, real, ev->o.real, flags);
 	sc_cu_leave();
 	return res;
@@ -255,7 +225,7 @@ static CUresult stream_priority(CUstream h, int *priority)
 
 	if (!priority)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!s && !default_stream(h))
+	if (!s && !sc_stream_is_default(h))
 		return CUDA_ERROR_INVALID_HANDLE;
 	*priority = s ? s->priority : 0;
 	return CUDA_SUCCESS;
@@ -277,7 +247,7 @@ static CUresult stream_flags(CUstream h, unsigned *flags)
 
 	if (!flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!s && !default_stream(h))
+	if (!s && !sc_stream_is_default(h))
 		return CUDA_ERROR_INVALID_HANDLE;
 	*flags = s ? s->flags : CU_STREAM_DEFAULT;
 	return CUDA_SUCCESS;
@@ -301,7 +271,7 @@ static CUresult stream_ctx(CUstream h, CUcontext *pctx)
 
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!s && !default_stream(h))
+	if (!s && !sc_stream_is_default(h))
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!(c = s ? s->o.ctx : sc_ctx_current()))
 		return sc_ctx_missing();
@@ -384,10 +354,10 @@ static CUresult event_record(CUevent h, CUstream st, unsigned flags)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	if (default_stream(st))
-		ctx = obj_ctx(&e->o);
+	if (sc_stream_is_default(st))
+		ctx = sc_obj_ctx_real(&e->o);
 	else
-		res = stream_target(st, &real, &ctx);
+		res = sc_stream_target(st, &real, &ctx);
 	if (res == CUDA_SUCCESS)
 		res = post(SC_OP_EVENT_RECORD, ctx, e->o.real, real, flags);
 	if (res == CUDA_SUCCESS)
@@ -430,7 +400,7 @@ static CUresult event_wait(CUevent h, unsigned op)
 	sc_cu_sync_point();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	res = synchronising(op, obj_ctx(&e->o), e->o.real);
+	res = synchronising(op, sc_obj_ctx_real(&e->o), e->o.real);
 	sc_cu_leave();
 	return res;
 }
@@ -459,7 +429,7 @@ static CUresult event_elapsed(float *ms, CUevent start, CUevent end)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	res = call(SC_OP_EVENT_ELAPSED, obj_ctx(&s->o), s->o.real, e->o.real, &bits);
+	res = call(SC_OP_EVENT_ELAPSED, sc_obj_ctx_real(&s->o), s->o.real, e->o.real, &bits);
 	sc_cu_leave();
 	if (res == CUDA_SUCCESS) {
 		b32 = (uint32_t)bits;
@@ -482,7 +452,7 @@ static CUresult event_destroy(CUevent h)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	res = call(SC_OP_EVENT_DESTROY, obj_ctx(&e->o), e->o.real, 0, NULL);
+	res = call(SC_OP_EVENT_DESTROY, sc_obj_ctx_real(&e->o), e->o.real, 0, NULL);
 	if (res == CUDA_SUCCESS)
 		sc_obj_free(e);
 	sc_cu_leave();

@@ -9,24 +9,26 @@
 
 #include "cuda/cuda_internal.h"
 
+/* Used by the library and by the proxy (proxy_upload.c) alike. */
+
 struct shape {
 	uint64_t row, rows, slices; /* row bytes, rows per slice, slices */
 };
 
-static bool shape_of(const struct sc_cu_array *a, struct shape *s)
+static bool shape_of(const CUDA_ARRAY3D_DESCRIPTOR *d, struct shape *s)
 {
-	s->row = sc_array_element_bytes(&a->desc) * a->desc.Width;
-	s->rows = a->desc.Height ? a->desc.Height : 1;
-	s->slices = a->desc.Depth ? a->desc.Depth : 1;
+	s->row = sc_array_element_bytes(d) * d->Width;
+	s->rows = d->Height ? d->Height : 1;
+	s->slices = d->Depth ? d->Depth : 1;
 	return s->row && s->row <= SC_CH_STAGING_BUF;
 }
 
-uint64_t sc_array_piece_len(const struct sc_cu_array *a, uint64_t offset)
+uint64_t sc_array_piece_len(const CUDA_ARRAY3D_DESCRIPTOR *d, uint64_t offset)
 {
 	struct shape s;
 	uint64_t per, y, left;
 
-	if (!shape_of(a, &s) || offset % s.row || offset >= s.row * s.rows * s.slices)
+	if (!shape_of(d, &s) || offset % s.row || offset >= s.row * s.rows * s.slices)
 		return 0;
 	per = SC_CH_STAGING_BUF / s.row;
 	y = offset / s.row % s.rows;
@@ -34,12 +36,12 @@ uint64_t sc_array_piece_len(const struct sc_cu_array *a, uint64_t offset)
 	return (left < per ? left : per) * s.row;
 }
 
-bool sc_array_piece_copy(const struct sc_cu_array *a, uint64_t offset, uint64_t len,
-			 void *host, bool to_array, CUDA_MEMCPY3D *c)
+bool sc_array_piece_copy(const CUDA_ARRAY3D_DESCRIPTOR *d, CUarray real, uint64_t offset,
+			 uint64_t len, void *host, bool to_array, CUDA_MEMCPY3D *c)
 {
 	struct shape s;
 
-	if (!shape_of(a, &s) || !len || len % s.row || len > sc_array_piece_len(a, offset))
+	if (!shape_of(d, &s) || !len || len % s.row || len > sc_array_piece_len(d, offset))
 		return false;
 	memset(c, 0, sizeof(*c));
 	c->WidthInBytes = s.row;
@@ -51,7 +53,7 @@ bool sc_array_piece_copy(const struct sc_cu_array *a, uint64_t offset, uint64_t 
 		c->srcPitch = s.row;
 		c->srcHeight = c->Height;
 		c->dstMemoryType = CU_MEMORYTYPE_ARRAY;
-		c->dstArray = (CUarray)(uintptr_t)a->o.real;
+		c->dstArray = real;
 		c->dstY = offset / s.row % s.rows;
 		c->dstZ = offset / s.row / s.rows;
 	} else {
@@ -60,7 +62,7 @@ bool sc_array_piece_copy(const struct sc_cu_array *a, uint64_t offset, uint64_t 
 		c->dstPitch = s.row;
 		c->dstHeight = c->Height;
 		c->srcMemoryType = CU_MEMORYTYPE_ARRAY;
-		c->srcArray = (CUarray)(uintptr_t)a->o.real;
+		c->srcArray = real;
 		c->srcY = offset / s.row % s.rows;
 		c->srcZ = offset / s.row / s.rows;
 	}

@@ -197,7 +197,8 @@ static CUresult fetch(const struct piece *p, unsigned k, uint32_t *ticket)
 	CUresult res;
 
 	if (p->array) {
-		if (!sc_array_piece_copy(p->array, p->d.offset, p->d.len, buf, false, &c))
+		if (!sc_array_piece_copy(&p->array->desc, (CUarray)(uintptr_t)p->array->o.real,
+					 p->d.offset, p->d.len, buf, false, &c))
 			return CUDA_ERROR_INVALID_VALUE;
 		r.op = SC_OP_COPY_3D;
 		r.a[0] = 0;
@@ -321,7 +322,7 @@ static int add_array(const struct sc_cu_array *a, struct piece **v, size_t *n, s
 	int err = 0;
 
 	while (!err && off < a->bytes) {
-		if (!(len = sc_array_piece_len(a, off)))
+		if (!(len = sc_array_piece_len(&a->desc, off)))
 			return sc_err(SELFCKPT_ECUDA, "a CUDA array of %zu bytes has rows larger "
 				      "than a checkpoint can copy (%u bytes)", a->bytes,
 				      SC_CH_STAGING_BUF);

@@ -176,11 +176,11 @@ struct sc_cu_texobj {
 /** sc_array_element_bytes() - bytes of one element of an array; 0 if not whole bytes. */
 size_t sc_array_element_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d);
 
-/** sc_array_piece_len() - bytes of the piece of @a that starts at @offset; 0: none. */
-uint64_t sc_array_piece_len(const struct sc_cu_array *a, uint64_t offset);
-/** sc_array_piece_copy() - the copy of one piece between @a and @host, either way. */
-bool sc_array_piece_copy(const struct sc_cu_array *a, uint64_t offset, uint64_t len,
-			 void *host, bool to_array, CUDA_MEMCPY3D *c);
+/** sc_array_piece_len() - bytes of the piece of an array @d that starts at @offset; 0: none. */
+uint64_t sc_array_piece_len(const CUDA_ARRAY3D_DESCRIPTOR *d, uint64_t offset);
+/** sc_array_piece_copy() - the copy of one piece between array @real and @host, either way. */
+bool sc_array_piece_copy(const CUDA_ARRAY3D_DESCRIPTOR *d, CUarray real, uint64_t offset,
+			 uint64_t len, void *host, bool to_array, CUDA_MEMCPY3D *c);
 
 /** sc_obj_new() - a zeroed object of @size bytes, appended to the live list. */
 void *sc_obj_new(enum sc_cu_kind kind, size_t size, struct sc_cu_ctx *ctx);
@@ -253,7 +253,19 @@ CUresult sc_host_repin(uint64_t ctx);
 /** sc_cu_memcpy() - memcpy on several threads when it is large (staging). */
 void sc_cu_memcpy(void *dst, const void *src, size_t n);
 
-/** sc_stream_real() - the proxy's stream for @s (default streams as they are). */
+/** sc_obj_ctx_real() - the proxy's context @o was made in, else the current one. */
+uint64_t sc_obj_ctx_real(const struct sc_cu_obj *o);
+
+/** sc_stream_is_default() - NULL, CU_STREAM_LEGACY or CU_STREAM_PER_THREAD. */
+bool sc_stream_is_default(CUstream h);
+
+/**
+ * sc_stream_target() - the proxy's stream for @h (default streams as they are)
+ * and the context a request on it runs in (API lock held).
+ */
+CUresult sc_stream_target(CUstream h, uint64_t *real, uint64_t *ctx);
+
+/** sc_stream_real() - sc_stream_target() for callers that need the stream only. */
 uint64_t sc_stream_real(CUstream s, CUresult *res);
 
 /** sc_image_length() - bytes of a cubin, fatbin, PTX or text module image at @p. */

@@ -17,7 +17,7 @@ COMPRESS_SRCS := $(filter compress/%,$(LIB_SRCS))
 
 PROXY_SRCS := cuda/proxy_main.c cuda/proxy_dispatch.c cuda/proxy_driver.c \
 	cuda/proxy_ops_device.c cuda/proxy_ops_code.c cuda/proxy_ops_memory.c \
-	cuda/proxy_ops_stream.c cuda/proxy_upload.c cuda/proxy_zero.c cuda/array_format.c cuda/cuda_image.c \
+	cuda/proxy_ops_stream.c cuda/proxy_upload.c cuda/proxy_zero.c cuda/array_format.c cuda/array_data.c cuda/cuda_image.c \
 	cuda/channel.c $(FORMAT_SRCS) $(COMPRESS_SRCS)
 PROXY_OBJS := $(PROXY_SRCS:%.c=$(BUILD)/obj/proxy/%.o)
 PROXY := $(BUILD)/bin/selfckpt-gpu-proxy

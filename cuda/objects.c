@@ -83,3 +83,31 @@ struct sc_cu_texobj *sc_obj_find_value(enum sc_cu_kind kind, uint64_t v)
 	pthread_mutex_unlock(&list_lock);
 	return (struct sc_cu_texobj *)o;
 }
+
+uint64_t sc_obj_ctx_real(const struct sc_cu_obj *o)
+{
+	return o->ctx ? o->ctx->o.real : sc_ctx_real();
+}
+
+bool sc_stream_is_default(CUstream h)
+{
+	return !h || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD;
+}
+
+CUresult sc_stream_target(CUstream h, uint64_t *real, uint64_t *ctx)
+{
+	struct sc_cu_stream *s;
+
+	if (sc_stream_is_default(h)) {
+		if (!sc_ctx_current())
+			return sc_ctx_missing();
+		*real = (uint64_t)(uintptr_t)h;
+		*ctx = sc_ctx_real();
+		return CUDA_SUCCESS;
+	}
+	if (!(s = sc_obj_get(h, SC_K_STREAM)))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*real = s->o.real;
+	*ctx = sc_obj_ctx_real(&s->o);
+	return CUDA_SUCCESS;
+}

@@ -78,28 +78,13 @@ static CUresult issue(struct worker *w, const struct sc_devmem *d, void *buf)
 	CUDA_ARRAY3D_DESCRIPTOR ad;
 	CUDA_MEMCPY3D c;
 	CUarray a;
-	size_t row, rows;
 
 	if (d->kind != SC_DEVMEM_ARRAY)
 		return sc_drv.cuMemcpyHtoDAsync(d->addr, buf, d->len, w->stream);
 	if (!(a = array_real(w->u, d->addr)) || sc_drv.cuArray3DGetDescriptor(&ad, a))
 		return CUDA_ERROR_INVALID_HANDLE;
-	row = sc_array_element_bytes(&ad) * ad.Width;
-	rows = ad.Height ? ad.Height : 1;
-	if (!row || d->len % row || d->offset % row)
+	if (!sc_array_piece_copy(&ad, a, d->offset, d->len, buf, true, &c))
 		return CUDA_ERROR_INVALID_VALUE;
-	memset(&c, 0, sizeof(c));
-	c.srcMemoryType = CU_MEMORYTYPE_HOST;
-	c.srcHost = buf;
-	c.srcPitch = row;
-	c.srcHeight = d->len / row;
-	c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-	c.dstArray = a;
-	c.dstY = d->offset / row % rows;
-	c.dstZ = d->offset / row / rows;
-	c.WidthInBytes = row;
-	c.Height = d->len / row;
-	c.Depth = 1;
 	return sc_drv.cuMemcpy3DAsync(&c, w->stream);
 }
 
