@@ -56,6 +56,7 @@ struct sc_thread_state {
 	uint32_t ss_flags;
 	uint64_t sigmask;           /* blocked signals once resumed */
 	uint64_t pending;           /* thread-directed pending signals */
+	int parked;                 /* set by the thread itself in the stop handler */
 };
 
 #define SC_THREAD_COORDINATOR 0x1u /* made the checkpoint; the loader resumes it */

@@ -18,7 +18,8 @@
 struct sc_stopped sc_stopped;
 
 #define SI_QUEUE_CODE -1 /* SI_QUEUE */
-#define ESRCH_ 3          /* errno values, without libc's errno.h */
+#define ENOENT_ 2         /* errno values, without libc's errno.h */
+#define ESRCH_ 3
 #define E2BIG_ 7
 #define ETIMEDOUT_ 110
 #define STOP_TIMEOUT_NS 10000000000ll
@@ -51,6 +52,7 @@ void sc_stop_handler(int sig, siginfo_t *si, void *ucv)
 	sc_sys2(SYS_rt_sigpending, (long)&t->pending, 8);
 	sc_pending_take_private(si->si_value.sival_int);
 	sc_ctx_save(&t->ctx);
+	__atomic_store_n(&t->parked, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&sc_stopped.stopped, 1, __ATOMIC_RELEASE);
 	sc_futex_wake(&sc_stopped.stopped, 1);
 	while (load(&sc_stopped.gen) == gen)
@@ -95,6 +97,7 @@ static int signal_thread(int tid)
 	if (slot == SC_MAX_THREADS)
 		return -E2BIG_; /* more threads than SC_MAX_THREADS: the caller says so */
 	sc_stopped.threads[slot].tid = tid;
+	sc_stopped.threads[slot].parked = 0;
 	sc_stopped.n++;
 	si.si_signo = sc_stopped.stop_signal;
 	si.si_code = SI_QUEUE_CODE;
@@ -143,6 +146,65 @@ static int count_live(void)
 	return live;
 }
 
+/* "/proc/self/task/<tid>/stat" into @path (at least 48 bytes). */
+static void task_stat_path(char *path, int tid)
+{
+	static const char head[] = "/proc/self/task/", tail[] = "/stat";
+	char digits[12];
+	int n = 0, k = 0;
+
+	do
+		digits[n++] = (char)('0' + tid % 10);
+	while ((tid /= 10) > 0);
+	for (size_t i = 0; i < sizeof(head) - 1; i++)
+		path[k++] = head[i];
+	while (n > 0)
+		path[k++] = digits[--n];
+	for (size_t i = 0; i < sizeof(tail); i++)
+		path[k++] = tail[i];
+}
+
+/*
+ * Has thread @tid exited? It has when its task is gone or a zombie (a main
+ * thread that called pthread_exit stays listed as one). Its state is the
+ * field after the name, which ends at the last ')' of the line.
+ */
+static int thread_gone(int tid)
+{
+	char path[48], buf[512];
+	long fd, n;
+	int state = 0;
+
+	task_stat_path(path, tid);
+	fd = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd == -ENOENT_ || fd == -ESRCH_;
+	n = sc_sys3(SYS_read, fd, (long)buf, sizeof(buf));
+	sc_sys1(SYS_close, fd);
+	for (long i = n - 2; i > 0; i--)
+		if (buf[i] == ')') {
+			state = buf[i + 2];
+			break;
+		}
+	return n <= 0 ? 0 : state == 'Z' || state == 'X' || state == 'x';
+}
+
+/*
+ * A thread that exits after it was signalled never runs the handler (a thread
+ * that pthread_join() just returned for may still be listed while the kernel
+ * finishes it). Threads that have not parked yet and are gone are forgotten.
+ */
+static void forget_exited(void)
+{
+	for (int i = 0; i < sc_stopped.n; i++) {
+		struct sc_thread_state *t = &sc_stopped.threads[i];
+
+		if (i != sc_stopped.self && t->tid && !__atomic_load_n(&t->parked, __ATOMIC_ACQUIRE) &&
+		    thread_gone(t->tid))
+			t->tid = 0;
+	}
+}
+
 static int wait_stopped(void)
 {
 	struct { long s, ns; } ts = { 0, 10000000 };
@@ -153,6 +215,8 @@ static int wait_stopped(void)
 		sc_sys4(SYS_futex, (long)&sc_stopped.stopped, SC_FUTEX_WAIT_PRIVATE, got,
 			(long)&ts);
 		waited += ts.ns;
+		if (load(&sc_stopped.stopped) < count_live())
+			forget_exited();
 		if (waited > STOP_TIMEOUT_NS)
 			return -ETIMEDOUT_; /* a thread blocks the stop signal */
 	}

@@ -44,6 +44,12 @@ Test(roundtrip, threads)
 	roundtrip("threads", NULL);
 }
 
+/* Checkpoints while threads are created and exit: every one of them succeeds. */
+Test(roundtrip, threads_coming_and_going)
+{
+	roundtrip("churn", NULL);
+}
+
 Test(roundtrip, tlsmisc)
 {
 	roundtrip("tlsmisc", NULL);
