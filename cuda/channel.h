@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #define SC_CH_MAGIC 0x3148435543534353ull /* "SCSCUCH1" */
-#define SC_CH_VERSION 1
+#define SC_CH_VERSION 2
 
 #define SC_CH_HEADER_SIZE 4096u
 #define SC_CH_SLOTS 256u
@@ -73,24 +73,35 @@ struct sc_ch_slot {
 	uint8_t data[SC_CH_INLINE];
 };
 
+/*
+ * The words one side writes on every request each have a line of their own
+ * (128 bytes: the adjacent-line prefetcher pairs lines), so that the other
+ * side reading or writing its own words does not pull them back and forth.
+ */
+#define SC_CH_LINE 128
+
 struct sc_ch_header {
 	uint64_t magic;
 	uint32_t version, slots;
 	uint64_t size;        /* bytes of the memfd */
 	uint64_t base;        /* address both sides map it at */
-	uint32_t head;        /* next ticket */
-	uint32_t tail;        /* next ticket the proxy serves */
-	uint32_t doorbell;    /* bumped when a request is READY while the proxy sleeps
-			       * (futex word of the proxy) */
-	uint32_t proxy_sleeps;
-	uint32_t turn_waiters; /* callers waiting for a slot of a full ring */
-	int32_t sticky_error; /* first failure of an asynchronous request, or 0 */
-	uint32_t sticky_op;
 	uint32_t proxy_ready; /* the proxy has loaded the driver (futex word) */
 	int32_t proxy_status; /* 0, or the CUresult that stopped the proxy starting */
 	uint64_t heap_registered; /* bytes of the heap registered with the driver */
+	_Alignas(SC_CH_LINE) uint32_t head; /* next ticket: the application's threads */
+	_Alignas(SC_CH_LINE) uint32_t tail; /* next ticket the proxy serves: the proxy */
+	/* Set by the proxy only as it goes to sleep; read by every request. */
+	_Alignas(SC_CH_LINE) uint32_t proxy_sleeps;
+	uint32_t doorbell;    /* bumped when a request is READY while the proxy sleeps
+			       * (futex word of the proxy) */
+	_Alignas(SC_CH_LINE) uint32_t turn_waiters; /* callers waiting for a slot of a full ring */
+	_Alignas(SC_CH_LINE) int32_t sticky_error; /* first failure of an asynchronous
+						      * request, or 0 */
+	uint32_t sticky_op;
 	char proxy_error[256];    /* why the proxy could not start */
 };
+
+_Static_assert(sizeof(struct sc_ch_header) <= SC_CH_HEADER_SIZE, "the channel header grew");
 
 static inline struct sc_ch_slot *sc_ch_slot(void *base, uint32_t ticket)
 {

@@ -46,12 +46,12 @@
 
 #include "tests/bench/bench_data.h"
 
-#define DEFAULT_RUNS 3u
+#define DEFAULT_RUNS 5u
 #define MAX_RUNS 100u
 #define DEFAULT_COPY_MIB 256u
 #define COMPUTE_MS 75.0   /* aimed-for time of one compute launch */
 #define LAUNCHES 5        /* compute launches timed per run */
-#define LAUNCH_N 20000    /* empty launches per run */
+#define LAUNCH_N 100000   /* empty launches per run */
 #define SYNC_N 20000      /* synchronous calls per run */
 #define COPY_REPS 4       /* copies per direction per run */
 #define ALLOC_N 1000      /* 4 KiB allocations per run */
