@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * reader_chunks.c - payload bytes: chunk headers are read and checked on this
- * thread, stored bytes are read into a slot, and the pool decodes and hashes
- * them while this thread reads the next chunk. A chunk's bytes reach the
- * caller only after its checksum matched.
+ * thread, and the pool decodes and hashes the chunks while this thread goes
+ * on to the next one. The stored bytes of a seekable image are read by the
+ * pool too, each chunk at its own offset, so that copying them out of the page
+ * cache (and faulting in the memory they land in, when it is a restored
+ * process's) happens on every core; a stream is read here, in order. A chunk's
+ * bytes reach the caller only after its checksum matched.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "format/reader_internal.h"
 #include "format/sc_log.h"
@@ -118,11 +122,33 @@ static int read_chunk_header(struct sc_reader *r, struct chunk_hdr *c)
 
 /* ---- decoding on the pool ---- */
 
+/* The stored bytes of @s from the file; 0, or errno / -1 (the file ended) in io_err. */
+static int read_stored(struct rd_slot *s)
+{
+	uint8_t *b = (uint8_t *)s->stored;
+	size_t got = 0;
+
+	while (got < s->stored_len) {
+		ssize_t k = pread(s->read_fd, b + got, s->stored_len - got,
+				  (off_t)(s->read_at + got));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return s->io_err = k < 0 ? errno : -1;
+		got += (size_t)k;
+	}
+	return 0;
+}
+
 static void decode_task(struct sc_task *t)
 {
 	struct rd_slot *s = (struct rd_slot *)((char *)t - offsetof(struct rd_slot, task));
 
 	s->rc = 0;
+	s->io_err = 0;
+	if (s->read_fd >= 0 && read_stored(s))
+		return;
 	if (s->codec != SC_CODEC_RAW)
 		s->rc = sc_chunk_decompress(s->codec, s->stored, s->stored_len, s->raw, s->raw_len);
 	if (!s->rc)
@@ -133,6 +159,16 @@ static int slot_error(struct sc_reader *r, const struct rd_slot *s)
 {
 	char where[64];
 
+	if (s->io_err == -1)
+		return sc_err(SELFCKPT_ETRUNCATED,
+			      "'%s' is truncated: it ends inside the %u stored bytes of chunk %llu "
+			      "of %s at offset %llu", r->name, s->stored_len,
+			      (unsigned long long)s->chunk, sc_rd_where(r, where),
+			      (unsigned long long)s->offset);
+	if (s->io_err)
+		return sc_err(s->io_err, "cannot read '%s' at offset %llu (chunk %llu of %s): %s",
+			      r->name, (unsigned long long)s->read_at, (unsigned long long)s->chunk,
+			      sc_rd_where(r, where), strerror(s->io_err));
 	if (s->rc)
 		return sc_err(SELFCKPT_ECODEC,
 			      "chunk %llu of %s in '%s' at offset %llu does not decode to its %u "
@@ -171,17 +207,18 @@ static int submit_chunk(struct sc_reader *r, struct rd_slot *s, uint8_t *dst)
 	*s = (struct rd_slot){ .codec = c.codec, .stored_len = c.stored_len,
 			       .raw = dst ? dst : s->rbuf, .raw_len = c.raw_len,
 			       .want_hash = c.hash, .chunk = c.index, .offset = c.offset,
-			       .sbuf = s->sbuf, .rbuf = s->rbuf, .sbuf_cap = s->sbuf_cap,
-			       .rbuf_cap = s->rbuf_cap };
-	if (c.codec == SC_CODEC_RAW) {
-		/* Stored raw: read straight into place; the pool only hashes it. */
-		s->stored = s->raw;
-		err = sc_rd_read(r, s->raw, c.stored_len, "chunk data");
-	} else if (grow(&s->sbuf, &s->sbuf_cap, c.stored_len) < 0) {
-		err = sc_err(ENOMEM, "out of memory reading '%s'", r->name);
+			       .read_fd = -1, .sbuf = s->sbuf, .rbuf = s->rbuf,
+			       .sbuf_cap = s->sbuf_cap, .rbuf_cap = s->rbuf_cap };
+	/* Stored raw: read straight into place; the pool only hashes it. */
+	if (c.codec != SC_CODEC_RAW && grow(&s->sbuf, &s->sbuf_cap, c.stored_len) < 0)
+		return sc_err(ENOMEM, "out of memory reading '%s'", r->name);
+	s->stored = c.codec == SC_CODEC_RAW ? s->raw : s->sbuf;
+	if (r->seekable) {
+		s->read_fd = r->fd;
+		s->read_at = r->pos;
+		err = sc_rd_skip_bytes(r, c.stored_len, "chunk data");
 	} else {
-		s->stored = s->sbuf;
-		err = sc_rd_read(r, s->sbuf, c.stored_len, "chunk data");
+		err = sc_rd_read(r, (uint8_t *)s->stored, c.stored_len, "chunk data");
 	}
 	if (err < 0)
 		return err;

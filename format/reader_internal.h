@@ -26,6 +26,9 @@ struct rd_slot {
 	uint64_t want_hash, got_hash;
 	int rc;
 	uint64_t chunk, offset; /* for messages */
+	int read_fd;            /* >= 0: the task reads the stored bytes itself, */
+	uint64_t read_at;       /* from this offset (seekable images) */
+	int io_err;             /* that read failed: errno, or -1 when the file ended */
 	uint8_t *sbuf, *rbuf;   /* stored and raw scratch owned by the slot */
 	size_t sbuf_cap, rbuf_cap;
 	bool busy;
