@@ -172,13 +172,47 @@ struct piece {
 	struct sc_devmem d;
 	uint64_t ctx;
 	const struct sc_cu_array *array; /* SC_DEVMEM_ARRAY */
+	const struct sc_cu_block *slab;  /* a whole slab, of which only live slots are saved */
 	bool has_data;                   /* the GPU found a non-zero byte in it */
 };
 
-static int write_piece(struct sc_writer *w, const struct piece *p, const void *buf)
+static int write_piece(struct sc_writer *w, const struct piece *p, const uint8_t *buf);
+
+/*
+ * A slab is copied from the GPU whole (one copy beats one per allocation),
+ * but only its allocated slots go into the image: a record per run of them.
+ * Free slots come back cleared, like every byte no record holds.
+ */
+static int write_slab(struct sc_writer *w, const struct piece *p, const uint8_t *buf)
+{
+	const struct sc_cu_block *b = p->slab;
+	uint64_t slots = b->size / b->slab_class, cls = b->slab_class;
+	int err = 0;
+
+	for (uint64_t i = 0, j; i < slots && !err; i = j) {
+		struct piece run = *p;
+
+		while (i < slots && !sc_slab_slot_used(b, i))
+			i++;
+		for (j = i; j < slots && sc_slab_slot_used(b, j); j++)
+			;
+		if (i == j)
+			break;
+		run.slab = NULL;
+		run.has_data = false; /* the GPU's scan covered the slab, not this run */
+		run.d.addr = b->addr + i * cls;
+		run.d.len = (j - i) * cls;
+		err = write_piece(w, &run, buf + i * cls);
+	}
+	return err;
+}
+
+static int write_piece(struct sc_writer *w, const struct piece *p, const uint8_t *buf)
 {
 	uint8_t meta[SC_DEVMEM_META];
 
+	if (p->slab)
+		return write_slab(w, p, buf);
 	/* Fresh blocks are cleared at a restart: all-zero pieces need no bytes. */
 	if (p->d.kind == SC_DEVMEM_DEVICE && !p->has_data && sc_page_is_zero(buf, p->d.len))
 		return 0;
@@ -282,7 +316,13 @@ static int add_blocks(struct piece **v, size_t *n, size_t *cap)
 	int err = 0;
 
 	for (size_t i = 0; i < nb && !err; i++) {
-		const uint8_t *nz = nonzero_map(&b[i], map, sizeof(map));
+		/* a slab fits one staging buffer: it is copied whole, saved in parts */
+		bool slab = b[i].slab_class && b[i].size <= SC_CH_STAGING_BUF;
+		const uint8_t *nz;
+
+		if (slab && !b[i].used_n)
+			continue; /* kept for later allocations, nothing live in it */
+		nz = nonzero_map(&b[i], map, sizeof(map));
 
 		for (uint64_t off = 0, k = 0; off < b[i].size && !err;
 		     off += SC_CH_STAGING_BUF, k++) {
@@ -293,7 +333,8 @@ static int add_blocks(struct piece **v, size_t *n, size_t *cap)
 				continue;
 			err = add_piece(v, n, cap, (struct piece){
 				{ b[i].addr + off, len, SC_DEVMEM_DEVICE, (uint32_t)b[i].dev, 0 },
-				b[i].ctx->o.real, NULL, nz != NULL });
+				.ctx = b[i].ctx->o.real, .slab = slab ? &b[i] : NULL,
+				.has_data = nz != NULL });
 		}
 	}
 	return err;
@@ -311,7 +352,7 @@ static int add_globals(struct sc_cu_module *m, struct piece **v, size_t *n, size
 				      m->globals[g].size, SC_CH_STAGING_BUF);
 		err = add_piece(v, n, cap, (struct piece){
 			{ m->globals[g].addr, m->globals[g].size, SC_DEVMEM_GLOBAL,
-			  (uint32_t)c->dev, 0 }, c->o.real, NULL, true });
+			  (uint32_t)c->dev, 0 }, .ctx = c->o.real, .has_data = true });
 	}
 	return err;
 }
@@ -329,7 +370,8 @@ static int add_array(const struct sc_cu_array *a, struct piece **v, size_t *n, s
 		err = add_piece(v, n, cap, (struct piece){
 			{ (uint64_t)(uintptr_t)a, len, SC_DEVMEM_ARRAY,
 			  (uint32_t)(a->o.ctx ? a->o.ctx->dev : 0), off },
-			a->o.ctx ? a->o.ctx->o.real : sc_ctx_real(), a, true });
+			.ctx = a->o.ctx ? a->o.ctx->o.real : sc_ctx_real(), .array = a,
+			.has_data = true });
 		off += len;
 	}
 	return err;

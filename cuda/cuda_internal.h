@@ -223,6 +223,11 @@ struct sc_cu_block {
 	uint32_t used_n;          /* slabs: sub-allocations in use */
 };
 
+static inline bool sc_slab_slot_used(const struct sc_cu_block *b, uint64_t i)
+{
+	return b->used[i / 64] & 1ull << (i % 64);
+}
+
 CUresult sc_arena_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out);
 CUresult sc_arena_free(CUdeviceptr p);
 /** sc_arena_find() - the block holding @p (NULL: not arena memory); @base/@size of the allocation. */

@@ -6,7 +6,10 @@
  * device memory in the arena (a block of its own, a sub-allocation, 64 MiB
  * never written), a device pointer stored in device memory and followed by a
  * kernel, device pointers kept in a host structure, pinned host memory the
- * CPU writes and the GPU reads, a CUDA array with a texture object.
+ * CPU writes and the GPU reads, a CUDA array with a texture object, and a
+ * sub-allocation freed before the checkpoint while it still held data: the
+ * image leaves free slots out, so the same slot allocated again after a
+ * restore reads zero (in a run that never checkpoints, the old data).
  *
  * Arguments after IMAGE DIR: the kernel library (tests/progs/cuda_kernels.c).
  * Standard output: one line per step with digests of every piece of state;
@@ -41,7 +44,7 @@ struct state {
 	CUevent done;
 	CUmodule mod;
 	CUfunction step, chase, tex_sum;
-	CUdeviceptr counter, a, b, p, z, out;
+	CUdeviceptr counter, a, b, p, z, out, freed;
 	CUarray arr;
 	CUtexObject tex;
 	uint32_t *pinned;  /* cuMemAllocHost */
@@ -120,6 +123,9 @@ static void setup(struct state *s, const char *kernels)
 	CK(cuMemAlloc(&s->p, 16));
 	CK(cuMemAlloc(&s->z, Z_BYTES));
 	CK(cuMemAlloc(&s->out, 256));
+	CK(cuMemAlloc(&s->freed, B_BYTES)); /* the slot after b, in b's slab */
+	CK(cuMemsetD8(s->freed, 0xab, B_BYTES));
+	CK(cuMemFree(s->freed));
 	CK(cuMemsetD32(s->a, 0x12345678u, A_WORDS));
 	CK(cuMemsetD8(s->b, 0, B_BYTES));
 	CK(cuMemsetD8(s->z, 0, Z_BYTES));
@@ -156,6 +162,24 @@ static void step(struct state *s, int i)
 	       (unsigned long long)fnv(s->pinned + 4096, 32768), b0, counter, sum);
 }
 
+/* The freed slot again, right after the first checkpoint: see the top of this file. */
+static void check_freed_slot(struct state *s, const struct prog *p)
+{
+	uint8_t got[B_BYTES], want = p->image ? 0 : 0xab;
+	CUdeviceptr again;
+	size_t off = 0;
+
+	CK(cuMemAlloc(&again, B_BYTES));
+	CK(cuMemcpyDtoH(got, again, B_BYTES));
+	CK(cuMemFree(again));
+	while (off < B_BYTES && got[off] == want)
+		off++;
+	prog_check("a slot freed before the checkpoint is allocated again", again == s->freed,
+		   "at %llx, not %llx", (unsigned long long)again, (unsigned long long)s->freed);
+	prog_check("its old bytes are not in the image", off == B_BYTES,
+		   "byte %zu is 0x%02x, expected 0x%02x", off, got[off < B_BYTES ? off : 0], want);
+}
+
 static void check_zero(struct state *s)
 {
 	static uint8_t z[Z_BYTES];
@@ -184,8 +208,10 @@ int main(int argc, char **argv)
 	       (unsigned long long)s.tex);
 	for (int i = 1; i <= STEPS; i++) {
 		step(&s, i);
-		if (i == 3)
+		if (i == 3) {
 			prog_checkpoint(&p, 1);
+			check_freed_slot(&s, &p);
+		}
 		if (i == 5)
 			prog_checkpoint(&p, 2);
 	}
