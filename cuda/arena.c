@@ -286,7 +286,7 @@ CUresult sc_arena_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out)
 		else if ((res = map_block(c, va, size, 0, &b)) != CUDA_SUCCESS)
 			va_free(d, va, size);
 		else
-			*out = va;
+			*out = va, b->asked = bytes;
 	}
 	pthread_mutex_unlock(&arena_lock);
 	return res;

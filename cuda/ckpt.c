@@ -308,6 +308,17 @@ static const uint8_t *nonzero_map(const struct sc_cu_block *b, uint8_t *map, siz
 	return map;
 }
 
+/*
+ * How much of a block is saved: of one allocation, the bytes asked for
+ * (rounded up to CUDA's 256-byte alignment), not the granularity's padding.
+ */
+static uint64_t saved_end(const struct sc_cu_block *b)
+{
+	uint64_t asked = (b->asked + 255) & ~(uint64_t)255;
+
+	return b->slab_class || !b->asked || asked > b->size ? b->size : asked;
+}
+
 static int add_blocks(struct piece **v, size_t *n, size_t *cap)
 {
 	static uint8_t map[SC_CH_INLINE];
@@ -323,11 +334,9 @@ static int add_blocks(struct piece **v, size_t *n, size_t *cap)
 		if (slab && !b[i].used_n)
 			continue; /* kept for later allocations, nothing live in it */
 		nz = nonzero_map(&b[i], map, sizeof(map));
-
-		for (uint64_t off = 0, k = 0; off < b[i].size && !err;
+		for (uint64_t off = 0, k = 0, end = saved_end(&b[i]); off < end && !err;
 		     off += SC_CH_STAGING_BUF, k++) {
-			uint64_t len = b[i].size - off < SC_CH_STAGING_BUF ? b[i].size - off :
-									       SC_CH_STAGING_BUF;
+			uint64_t len = end - off < SC_CH_STAGING_BUF ? end - off : SC_CH_STAGING_BUF;
 
 			if (nz && !(nz[k / 8] & (1u << (k % 8))))
 				continue;

@@ -219,6 +219,7 @@ struct sc_cu_block {
 	CUdevice dev;
 	struct sc_cu_ctx *ctx;
 	uint32_t slab_class;      /* 0: one allocation; else the sub-allocation size */
+	size_t asked;             /* one allocation: the bytes asked for (size is rounded up) */
 	uint64_t *used;           /* slabs: bitmap of sub-allocations in use */
 	uint32_t used_n;          /* slabs: sub-allocations in use */
 };

@@ -77,3 +77,30 @@ Test(roundtrip, cuda_no_device_is_refused)
 	setenv("SOFTCUDA_DEVICES", "0", 1);
 	expect_refused(in_base("ck/img.sckpt"), 69, "GPU", "no device");
 }
+
+/*
+ * Allocated bytes only: cuda_state's 3 MiB block (a 4 MiB block of the arena),
+ * and of its slabs the slots in use that hold data: b (1000 bytes: a 1024-byte
+ * slot), p (16 bytes) and out (256 bytes), 256-byte slots. Not the block's
+ * padding, not the freed slot that still held data, not the slabs' free slots.
+ */
+Test(roundtrip, cuda_image_holds_allocated_bytes_only)
+{
+	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
+	const unsigned long long want = (3ull << 20) + 1024 + 256 + 256;
+	unsigned long long got = 0;
+	char cmd[8192];
+	FILE *f;
+
+	use_software_device();
+	make_image();
+	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-inspect --json %s | python3 -c "
+		 "'import json,sys; print(json.load(sys.stdin)[\"cuda\"][\"devmem\"][\"device\"])'",
+		 build, in_base("ck/img.sckpt"));
+	f = popen(cmd, "r");
+	cr_assert(f, "cannot run: %s", cmd);
+	cr_assert_eq(fscanf(f, "%llu", &got), 1, "no device byte count from: %s", cmd);
+	cr_assert_eq(pclose(f), 0, "%s failed", cmd);
+	cr_assert_eq(got, want, "the image holds %llu bytes of device memory, the live "
+		     "allocations %llu", got, want);
+}
