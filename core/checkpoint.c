@@ -109,6 +109,9 @@ static int freeze(struct sc_frozen *fz)
 		if (err == -E2BIG)
 			return sc_err(E2BIG, "the process has more than %d threads, the most a "
 				      "checkpoint can stop", SC_MAX_THREADS);
+		if (err == -ESRCH)
+			return sc_err(ESRCH, "the main thread has exited (pthread_exit): a process "
+				      "without it cannot be checkpointed");
 		if (err == -ETIMEDOUT)
 			return sc_err(ETIMEDOUT, "a thread did not stop for the checkpoint within "
 				      "10 s: does it block signal %d?", sc_stopped.stop_signal);

@@ -80,10 +80,17 @@ static int parse_tid(const char *s)
 	return *s ? -1 : v;
 }
 
+/* Threads that exited after they were signalled (forget_exited()): not signalled again. */
+static int32_t exited[SC_MAX_THREADS];
+static int n_exited;
+
 static int known(int tid)
 {
 	for (int i = 0; i < sc_stopped.n; i++)
 		if (sc_stopped.threads[i].tid == tid)
+			return 1;
+	for (int i = 0; i < n_exited; i++)
+		if (exited[i] == tid)
 			return 1;
 	return 0;
 }
@@ -193,16 +200,24 @@ static int thread_gone(int tid)
  * A thread that exits after it was signalled never runs the handler (a thread
  * that pthread_join() just returned for may still be listed while the kernel
  * finishes it). Threads that have not parked yet and are gone are forgotten.
+ * Returns -ESRCH when the gone thread is the main one (it called
+ * pthread_exit() and stays listed as a zombie): such a process cannot be
+ * checkpointed.
  */
-static void forget_exited(void)
+static int forget_exited(void)
 {
 	for (int i = 0; i < sc_stopped.n; i++) {
 		struct sc_thread_state *t = &sc_stopped.threads[i];
 
-		if (i != sc_stopped.self && t->tid && !__atomic_load_n(&t->parked, __ATOMIC_ACQUIRE) &&
-		    thread_gone(t->tid))
-			t->tid = 0;
+		if (i == sc_stopped.self || !t->tid ||
+		    __atomic_load_n(&t->parked, __ATOMIC_ACQUIRE) || !thread_gone(t->tid))
+			continue;
+		if (t->tid == sc_stopped.pid)
+			return -ESRCH_;
+		exited[n_exited++] = t->tid; /* at most one per slot: fits */
+		t->tid = 0;
 	}
+	return 0;
 }
 
 static int wait_stopped(void)
@@ -215,8 +230,8 @@ static int wait_stopped(void)
 		sc_sys4(SYS_futex, (long)&sc_stopped.stopped, SC_FUTEX_WAIT_PRIVATE, got,
 			(long)&ts);
 		waited += ts.ns;
-		if (load(&sc_stopped.stopped) < count_live())
-			forget_exited();
+		if (load(&sc_stopped.stopped) < count_live() && forget_exited() < 0)
+			return -ESRCH_;
 		if (waited > STOP_TIMEOUT_NS)
 			return -ETIMEDOUT_; /* a thread blocks the stop signal */
 	}
@@ -226,7 +241,8 @@ static int wait_stopped(void)
 /*
  * Stop every other thread. Threads may be created while we look, so the task
  * list is read until a pass finds nobody new. Return: 0, -ETIMEDOUT when a
- * thread did not stop (it blocks the stop signal), or -errno.
+ * thread did not stop (it blocks the stop signal), -ESRCH when the main
+ * thread has exited, or -errno.
  */
 int sc_threads_stop(void)
 {
@@ -239,6 +255,7 @@ int sc_threads_stop(void)
 	sc_stopped.restored = 0;
 	sc_stopped.self = 0;
 	sc_stopped.n_pending = 0;
+	n_exited = 0;
 	sc_stopped.threads[0].tid = (int32_t)sc_gettid();
 	sc_stopped.n = 1;
 	dirfd = (int)sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/task",
@@ -247,8 +264,11 @@ int sc_threads_stop(void)
 		return dirfd;
 	do {
 		r = signal_new_threads(dirfd, buf, sizeof(buf));
-		if (r >= 0 && wait_stopped() < 0)
-			r = -ETIMEDOUT_;
+		if (r >= 0) {
+			int w = wait_stopped();
+
+			r = w < 0 ? w : r;
+		}
 	} while (r > 0);
 	sc_sys1(SYS_close, dirfd);
 	return r;

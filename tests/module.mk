@@ -11,6 +11,7 @@ TEST_SRCS := \
 	tests/core/test_pages.c \
 	tests/core/test_roundtrip.c \
 	tests/core/test_roundtrip_more.c \
+	tests/core/test_stop.c \
 	tests/cuda/test_cuda_api.c \
 	tests/cuda/test_cuda_roundtrip.c \
 	tests/cuda/test_cuda_samples.c \
