@@ -285,8 +285,10 @@ CUresult sc_arena_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out)
 			res = CUDA_ERROR_OUT_OF_MEMORY;
 		else if ((res = map_block(c, va, size, 0, &b)) != CUDA_SUCCESS)
 			va_free(d, va, size);
-		else
-			*out = va, b->asked = bytes;
+		else {
+			*out = va;
+			b->asked = bytes;
+		}
 	}
 	pthread_mutex_unlock(&arena_lock);
 	return res;

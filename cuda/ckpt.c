@@ -176,7 +176,18 @@ struct piece {
 	bool has_data;                   /* the GPU found a non-zero byte in it */
 };
 
-static int write_piece(struct sc_writer *w, const struct piece *p, const uint8_t *buf);
+/* One devmem record, unless the bytes are all zero where that is allowed. */
+static int write_bytes(struct sc_writer *w, const struct piece *p, const uint8_t *buf)
+{
+	uint8_t meta[SC_DEVMEM_META];
+
+	/* Fresh blocks are cleared at a restart: all-zero pieces need no bytes. */
+	if (p->d.kind == SC_DEVMEM_DEVICE && !p->has_data && sc_page_is_zero(buf, p->d.len))
+		return 0;
+	sc_devmem_encode(meta, &p->d);
+	return sc_writer_record(w, SC_REC_DEVMEM, SC_RF_REQUIRED, meta, sizeof(meta), buf,
+				p->d.len);
+}
 
 /*
  * A slab is copied from the GPU whole (one copy beats one per allocation),
@@ -198,27 +209,17 @@ static int write_slab(struct sc_writer *w, const struct piece *p, const uint8_t 
 			;
 		if (i == j)
 			break;
-		run.slab = NULL;
 		run.has_data = false; /* the GPU's scan covered the slab, not this run */
 		run.d.addr = b->addr + i * cls;
 		run.d.len = (j - i) * cls;
-		err = write_piece(w, &run, buf + i * cls);
+		err = write_bytes(w, &run, buf + i * cls);
 	}
 	return err;
 }
 
 static int write_piece(struct sc_writer *w, const struct piece *p, const uint8_t *buf)
 {
-	uint8_t meta[SC_DEVMEM_META];
-
-	if (p->slab)
-		return write_slab(w, p, buf);
-	/* Fresh blocks are cleared at a restart: all-zero pieces need no bytes. */
-	if (p->d.kind == SC_DEVMEM_DEVICE && !p->has_data && sc_page_is_zero(buf, p->d.len))
-		return 0;
-	sc_devmem_encode(meta, &p->d);
-	return sc_writer_record(w, SC_REC_DEVMEM, SC_RF_REQUIRED, meta, sizeof(meta), buf,
-				p->d.len);
+	return p->slab ? write_slab(w, p, buf) : write_bytes(w, p, buf);
 }
 
 static CUresult fetch(const struct piece *p, unsigned k, uint32_t *ticket)
@@ -314,9 +315,7 @@ static const uint8_t *nonzero_map(const struct sc_cu_block *b, uint8_t *map, siz
  */
 static uint64_t saved_end(const struct sc_cu_block *b)
 {
-	uint64_t asked = (b->asked + 255) & ~(uint64_t)255;
-
-	return b->slab_class || !b->asked || asked > b->size ? b->size : asked;
+	return b->slab_class ? b->size : (b->asked + 255) & ~(uint64_t)255;
 }
 
 static int add_blocks(struct piece **v, size_t *n, size_t *cap)

@@ -165,14 +165,6 @@ static void finish_request(void *base, struct sc_ch_slot *s, uint32_t t)
 		sc_ch_wake(&s->state);
 }
 
-static void prefetch_slot(const struct sc_ch_slot *s, uint32_t len)
-{
-	const char *p = (const char *)s;
-
-	for (uint32_t off = 0; off < SC_CH_SLOT_HEADER + len && off < 1024; off += 64)
-		__builtin_prefetch(p + off);
-}
-
 static void serve(void *base)
 {
 	struct sc_ch_header *h = sc_ch_header(base);
@@ -181,10 +173,6 @@ static void serve(void *base)
 	for (;; t++) {
 		struct sc_ch_slot *s = next_request(base, t);
 
-		/* A stream of asynchronous requests (launches) keeps the ring full:
-		 * fetch the next slot's lines while this request runs. */
-		if (s->flags & SC_MSG_ASYNC)
-			prefetch_slot(sc_ch_slot(base, t + 1), s->len);
 		sc_proxy_handle(s);
 		__atomic_store_n(&h->tail, t + 1, __ATOMIC_RELEASE);
 		finish_request(base, s, t);
