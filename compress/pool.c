@@ -32,10 +32,9 @@ struct sc_pool {
 	pthread_t workers[];		/* @started of them; none with one thread */
 };
 
-/* SELFCKPT_THREADS when it is a positive integer, else 0. */
-static unsigned threads_from_env(void)
+unsigned long sc_env_count(const char *name, unsigned long max)
 {
-	const char *s = getenv("SELFCKPT_THREADS");
+	const char *s = getenv(name);
 	unsigned long n;
 	char *end;
 
@@ -43,14 +42,14 @@ static unsigned threads_from_env(void)
 		return 0;
 	errno = 0;
 	n = strtoul(s, &end, 10);
-	if (errno || *end || n > POOL_ENV_MAX_THREADS)
+	if (errno || *end || n > max)
 		return 0;
-	return (unsigned)n;
+	return n;
 }
 
 static unsigned threads_default(void)
 {
-	unsigned n = threads_from_env();
+	unsigned n = (unsigned)sc_env_count("SELFCKPT_THREADS", POOL_ENV_MAX_THREADS);
 	long cpus;
 
 	if (n)

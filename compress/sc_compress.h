@@ -112,6 +112,12 @@ int sc_pool_new(struct sc_pool **out, unsigned threads);
  */
 int sc_pool_new_taking(struct sc_pool **out, unsigned threads, int take_signal);
 
+/**
+ * sc_env_count() - the environment variable @name as a count: a decimal
+ * integer from 1 to @max, else 0 (unset, not a number, 0, or above @max).
+ */
+unsigned long sc_env_count(const char *name, unsigned long max);
+
 /** sc_pool_free() - stop the workers after the queued tasks ran; NULL is a no-op. */
 void sc_pool_free(struct sc_pool *pool);
 

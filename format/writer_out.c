@@ -46,6 +46,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -665,17 +666,9 @@ static bool by_position(int fd, uint64_t *base)
 /* Chunk writes that may run at once: SELFCKPT_WRITERS (at most @threads), else one. */
 static unsigned writers_for(unsigned threads)
 {
-	const char *s = getenv("SELFCKPT_WRITERS");
-	unsigned long n;
-	char *end;
+	unsigned long n = sc_env_count("SELFCKPT_WRITERS", ULONG_MAX);
 
-	if (!s || *s < '1' || *s > '9')
-		return 1;
-	errno = 0;
-	n = strtoul(s, &end, 10);
-	if (errno || *end)
-		return 1;
-	return n < threads ? (unsigned)n : threads;
+	return !n ? 1 : n < threads ? (unsigned)n : threads;
 }
 
 static int alloc_slots(struct sc_wout *o)
