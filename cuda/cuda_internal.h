@@ -249,11 +249,9 @@ CUresult sc_host_alloc(size_t bytes, void **out);
 CUresult sc_host_free(void *p);
 /** sc_host_size() - size of the host allocation that starts at @p, 0 if none. */
 size_t sc_host_size(const void *p);
-/** sc_host_extent() - the heap's high-water mark (bytes from the heap start). */
+/** sc_host_extent() - the end of the last live allocation (bytes from the heap start). */
 uint64_t sc_host_extent(void);
-/** sc_host_registered() - bytes of the heap pinned in the proxy. */
-uint64_t sc_host_registered(void);
-/** sc_host_repin() - pin the same heap bytes in a new proxy (restart). */
+/** sc_host_repin() - pin the heap that live allocations use in a new proxy (restart). */
 CUresult sc_host_repin(uint64_t ctx);
 
 /** sc_cu_memcpy() - memcpy on several threads when it is large (staging). */

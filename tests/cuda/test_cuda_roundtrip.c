@@ -79,6 +79,27 @@ Test(roundtrip, cuda_no_device_is_refused)
 }
 
 /*
+ * cuda_state freed 192 MiB of pinned host memory before its checkpoint; what it
+ * still holds (64 KiB) lies in the heap's first 64 MiB piece. A restart pins
+ * the staging buffers and that piece: two cuMemHostRegister calls. A third,
+ * which would pin freed memory again, fails the restart.
+ */
+Test(roundtrip, cuda_freed_pinned_memory_is_not_pinned_again)
+{
+	const char *argv[] = { restorer(), in_base("ck/img.sckpt"), NULL };
+	struct run r;
+
+	use_software_device();
+	make_image();
+	setenv("SOFTCUDA_FAIL", "cuMemHostRegister:3", 1);
+	run(argv, &r);
+	unsetenv("SOFTCUDA_FAIL");
+	expect_exit(&r, 0, "the restored cuda_state");
+	cr_assert(strstr(r.out, "step 6:"), "the restored cuda_state did not finish:\n%s", r.out);
+	run_free(&r);
+}
+
+/*
  * Allocated bytes only: cuda_state's 3 MiB block (a 4 MiB block of the arena),
  * and of its slabs the slots in use that hold data: b (1000 bytes: a 1024-byte
  * slot), p (16 bytes) and out (256 bytes), 256-byte slots. Not the block's

@@ -9,7 +9,9 @@
  * CPU writes and the GPU reads, a CUDA array with a texture object, and a
  * sub-allocation freed before the checkpoint while it still held data: the
  * image leaves free slots out, so the same slot allocated again after a
- * restore reads zero (in a run that never checkpoints, the old data).
+ * restore reads zero (in a run that never checkpoints, the old data). 192 MiB
+ * of pinned host memory allocated and freed before the checkpoint: a restart
+ * need not pin it again.
  *
  * Arguments after IMAGE DIR: the kernel library (tests/progs/cuda_kernels.c).
  * Standard output: one line per step with digests of every piece of state;
@@ -23,6 +25,7 @@
 #define A_WORDS (3u << 18)   /* 3 MiB: a block of its own */
 #define B_BYTES 1000         /* sub-allocated */
 #define Z_BYTES (64u << 20)  /* allocated, cleared, never written again */
+#define FREED_PINNED (192u << 20)
 #define TEX_W 64
 #define TEX_H 64
 
@@ -108,6 +111,7 @@ static void setup(struct state *s, const char *kernels)
 	CUdevice dev;
 	int least, greatest;
 	uint32_t zero = 0;
+	void *freed_pinned;
 
 	CK(cuInit(0));
 	CK(cuDeviceGet(&dev, 0));
@@ -131,6 +135,8 @@ static void setup(struct state *s, const char *kernels)
 	CK(cuMemsetD8(s->z, 0, Z_BYTES));
 	CK(cuMemcpyHtoD(s->p, &s->b, sizeof(s->b))); /* a device pointer in device memory */
 	CK(cuMemAllocHost((void **)&s->pinned, 64 << 10));
+	CK(cuMemAllocHost(&freed_pinned, FREED_PINNED));
+	CK(cuMemFreeHost(freed_pinned));
 	make_texture(s);
 }
 
