@@ -295,7 +295,13 @@ static int start_background(const char *path, const struct sc_frozen *fz)
 static int restarted(void)
 {
 	int err = sc_restart_finish();
+	const char *level = sc_restart_getenv(SC_ENV_LOG_LEVEL);
 
+	/* The restart is the restorer's to watch: its log level, when it has one. */
+	if (level)
+		sc_log_set_level(sc_log_level_parse(level));
+	sc_log(SC_LOG_DEBUG, "restored from '%s'", sc_handoff.image[0] ? sc_handoff.image :
+		"a stream");
 	if (!err && hooks.restored && (err = hooks.restored(sc_handoff.image)) < 0) {
 		sc_log(SC_LOG_ERROR, "the restored process cannot go on: %s",
 		       selfckpt_strerror(err));

@@ -46,6 +46,17 @@ static void keep_environment(void)
 	sc_handoff.env = (uint64_t)(uintptr_t)copy;
 }
 
+const char *sc_restart_getenv(const char *name)
+{
+	const char *e = (const char *)(uintptr_t)sc_handoff.env;
+	size_t n = strlen(name);
+
+	for (size_t off = 0; off < sc_handoff.env_len; off += strlen(e + off) + 1)
+		if (!strncmp(e + off, name, n) && e[off + n] == '=')
+			return e + off + n + 1;
+	return NULL;
+}
+
 void sc_restart_env_release(void)
 {
 	if (sc_handoff.env_len)

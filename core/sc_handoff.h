@@ -20,6 +20,12 @@ struct sc_handoff {
 
 extern struct sc_handoff sc_handoff;
 
+/**
+ * sc_restart_getenv() - a variable of selfckpt-restore's environment, or NULL;
+ * valid until sc_restart_env_release().
+ */
+const char *sc_restart_getenv(const char *name);
+
 /** sc_restart_env_release() - drop the restorer's environment (after the hooks ran). */
 void sc_restart_env_release(void);
 

@@ -55,17 +55,21 @@ SELFCKPT_API const char *selfckpt_last_error(void)
 static int log_level = -1; /* -1: not read from the environment yet */
 static const char *log_prefix = "selfckpt";
 
-static int level_from_env(void)
+enum sc_log_level sc_log_level_parse(const char *v)
 {
 	static const char *const names[] = { "none", "error", "warn", "info", "debug" };
-	const char *v = getenv("SELFCKPT_LOG_LEVEL");
 
 	if (!v || !*v)
 		return SC_LOG_WARN;
 	for (int i = 0; i < 5; i++)
 		if (!strcasecmp(v, names[i]) || (v[0] == '0' + i && !v[1]))
-			return i;
+			return (enum sc_log_level)i;
 	return SC_LOG_WARN;
+}
+
+static int level_from_env(void)
+{
+	return (int)sc_log_level_parse(getenv("SELFCKPT_LOG_LEVEL"));
 }
 
 void sc_log_set_level(enum sc_log_level level)

@@ -40,6 +40,9 @@ void sc_log(enum sc_log_level level, const char *fmt, ...) __attribute__((format
  */
 void sc_log_set_level(enum sc_log_level level);
 
+/** sc_log_level_parse() - a SELFCKPT_LOG_LEVEL value as a level; warn when unset or unknown. */
+enum sc_log_level sc_log_level_parse(const char *v);
+
 /** sc_log_set_prefix() - the name messages start with (default "selfckpt"). */
 void sc_log_set_prefix(const char *prefix);
 

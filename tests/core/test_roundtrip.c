@@ -184,6 +184,29 @@ Test(roundtrip, refuses_changed_mapped_file)
 	expect_refused(image, 69, data, "a mapped file that changed");
 }
 
+/* The restored process logs at the level selfckpt-restore's environment asks for. */
+Test(roundtrip, restore_takes_restorers_log_level)
+{
+	const char *image = checkpoint_mapfile(make_data_file());
+	const char *argv[] = { restorer(), image, NULL };
+	char want[4200];
+	struct run r;
+
+	snprintf(want, sizeof(want), "selfckpt: debug: restored from '%s'", image);
+	setenv("SELFCKPT_LOG_LEVEL", "debug", 1);
+	run(argv, &r);
+	unsetenv("SELFCKPT_LOG_LEVEL");
+	expect_exit(&r, 0, "mapfile restored");
+	cr_assert(strstr(r.err, want), "no '%s' in the restored process's messages:\n%s", want,
+		  r.err);
+	run_free(&r);
+	run(argv, &r);
+	expect_exit(&r, 0, "mapfile restored again");
+	cr_assert_null(strstr(r.err, "debug:"), "debug messages without the variable:\n%s",
+		       r.err);
+	run_free(&r);
+}
+
 Test(roundtrip, restorer_command_line)
 {
 	const char *help[] = { restorer(), "--help", NULL }, *none[] = { restorer(), NULL };
