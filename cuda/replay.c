@@ -265,19 +265,33 @@ static int check_globals(void)
 	return 0;
 }
 
-static int replay_objects(void)
+static int replay_contexts(void)
 {
 	int err = 0;
-	CUresult res;
 
 	first_context = NULL;
 	for (struct sc_cu_obj *o = sc_obj_first(); o && !err; o = o->next)
 		if (o->kind == SC_K_CTX)
 			err = replay_context((struct sc_cu_ctx *)o);
-	if (!err)
-		err = replay_arena();
+	return err;
+}
+
+/* Device memory at its addresses, and the pinned heap. */
+static int replay_memory(void)
+{
+	int err = replay_arena();
+	CUresult res;
+
 	if (!err && first_context && (res = sc_host_repin(first_context->o.real)) != CUDA_SUCCESS)
 		err = cuda_failed("pinning the host heap", res);
+	return err;
+}
+
+/* Everything else, in creation order, then the values kernels see. */
+static int replay_others(void)
+{
+	int err = 0;
+
 	for (struct sc_cu_obj *o = sc_obj_first(); o && !err; o = o->next)
 		err = replay_object(o);
 	return err ? err : check_globals();
@@ -355,7 +369,8 @@ static double step_ms(void)
 
 int sc_cuda_restored(const char *image)
 {
-	double started, replayed;
+	enum { PROXY, CONTEXTS, MEMORY, OTHERS, UPLOAD, STEPS };
+	double ms[STEPS] = { 0 };
 	CUresult res;
 	int err;
 
@@ -367,14 +382,20 @@ int sc_cuda_restored(const char *image)
 	step_ms();
 	if ((res = sc_cu_restart_channel()) != CUDA_SUCCESS)
 		return cuda_failed("starting the GPU proxy", res);
-	started = step_ms();
-	err = replay_objects();
-	replayed = step_ms();
+	ms[PROXY] = step_ms();
+	err = replay_contexts();
+	ms[CONTEXTS] = step_ms();
+	err = err ? err : replay_memory();
+	ms[MEMORY] = step_ms();
+	err = err ? err : replay_others();
+	ms[OTHERS] = step_ms();
+	err = err ? err : upload(image);
+	ms[UPLOAD] = step_ms();
 	if (!err)
-		err = upload(image);
-	if (!err)
-		sc_log(SC_LOG_DEBUG, "restart: GPU proxy started in %.1f ms, resources re-created "
-		       "in %.1f ms, memory uploaded in %.1f ms", started, replayed, step_ms());
+		sc_log(SC_LOG_DEBUG, "restart: GPU proxy started in %.1f ms, contexts %.1f ms, "
+		       "device memory mapped and pinned heap %.1f ms, modules and other objects "
+		       "%.1f ms, memory uploaded %.1f ms", ms[PROXY], ms[CONTEXTS], ms[MEMORY],
+		       ms[OTHERS], ms[UPLOAD]);
 	sc_cuda_checkpoint_done(err);
 	return err;
 }
