@@ -20,6 +20,10 @@
 #                  selfckpt-run's triggers, is checkpointed by SIGUSR2 and runs
 #                  to its end
 #   restore-again  that second image restored
+#   other-gpu      where the GPU has a sibling (two GPUs or more listed by
+#                  nvidia-smi, CUDA_VISIBLE_DEVICES unset): the save-at image,
+#                  made on the first GPU, restored with CUDA_VISIBLE_DEVICES=1,
+#                  so that the new GPU proxy sees only the second one
 #
 # --soft runs on the software CUDA device (tests/softcuda): the GPU proxy loads
 # BUILD/tests/libsoftcuda.so.1, the samples load BUILD/tests/softmods/*.softmod,
@@ -57,6 +61,10 @@ if [ $soft = 1 ]; then
 	samples=${GPU_TEST_SAMPLES:-vecadd matmul texrotate solver}
 else
 	samples=${GPU_TEST_SAMPLES:-vecadd matmul matmul-embedded texrotate solver}
+fi
+gpus=1
+if [ $soft = 0 ] && [ -z "${CUDA_VISIBLE_DEVICES+set}" ]; then
+	gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')
 fi
 if [ "$save_at" -lt 1 ] || [ "$iters" -lt $((signal_after * 3)) ]; then
 	echo "gpu-test: GPU_TEST_ITERS=$iters is too few for the cases" >&2
@@ -318,6 +326,15 @@ restore_saved() {
 	pass "$1"
 }
 
+# case_other_gpu: the --save-at image restored on the second GPU, when there is one
+case_other_gpu() {
+	[ "$gpus" -ge 2 ] || return 0
+	CUDA_VISIBLE_DEVICES=1
+	export CUDA_VISIBLE_DEVICES
+	restore_saved other-gpu
+	unset CUDA_VISIBLE_DEVICES
+}
+
 # check_restored CASE OUT ERR STATUS LOW HIGH: a restored run ended well and
 # printed the reference from an iteration in LOW..HIGH on
 check_restored() {
@@ -412,6 +429,7 @@ mode=GPU
 [ $soft = 1 ] && mode="software device ($SELFCKPT_LIBCUDA)"
 echo "gpu-test: $samples on the $mode: $iters iterations, $sleep_ms ms apart," \
 	"saved after $save_at"
+[ "$gpus" -ge 2 ] || echo "gpu-test: one GPU visible: no other-gpu case"
 for entry in $samples; do
 	prog=${entry%-embedded}
 	w=$tmp/$entry
@@ -430,6 +448,7 @@ for entry in $samples; do
 	case_save_at "$@"
 	restore_saved restore-1
 	restore_saved restore-2
+	case_other_gpu
 	case_signal USR1 "$@"
 	case_signal USR2 "$@"
 	case_again
