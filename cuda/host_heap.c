@@ -148,7 +148,7 @@ uint64_t sc_host_extent(void)
 
 /*
  * Only the pieces that live allocations reach: pinning costs the new proxy
- * time in proportion to the bytes (tens of ms per piece on a GPU), and memory
+ * time and the machine locked memory in proportion to the bytes, and memory
  * freed before the checkpoint is pinned again only when an allocation reaches it.
  */
 CUresult sc_host_repin(uint64_t ctx)
