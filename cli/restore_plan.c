@@ -360,8 +360,7 @@ static int fill_window(struct image *im, struct plan *p, const struct mapping *m
 
 		if (run->kind == SC_RUN_STORED) {
 			if (src != (const uint8_t *)(m->premap + off)) {
-				/* one call faults the run in: cheaper than a fault per page */
-				madvise((void *)(m->premap + at), len, MADV_POPULATE_WRITE);
+				sc_prefault_write((void *)(m->premap + at), len);
 				memcpy((void *)(m->premap + at), src + done, len);
 			}
 			done += len;

@@ -38,7 +38,7 @@ extern char **environ;
 struct sc_cu_client sc_cu = {
 	.memfd = -1, .staging_lock = PTHREAD_MUTEX_INITIALIZER };
 
-static uint64_t now_ns(void)
+uint64_t sc_cu_now_ns(void)
 {
 	struct timespec ts;
 
@@ -310,10 +310,10 @@ static bool proxy_gone(void)
 static CUresult wait_ready(void)
 {
 	struct sc_ch_header *h = sc_ch_header(sc_cu.base);
-	uint64_t deadline = now_ns() + (uint64_t)START_TIMEOUT_MS * 1000000ull;
+	uint64_t deadline = sc_cu_now_ns() + (uint64_t)START_TIMEOUT_MS * 1000000ull;
 
 	while (!__atomic_load_n(&h->proxy_ready, __ATOMIC_ACQUIRE)) {
-		if (proxy_gone() || now_ns() > deadline) {
+		if (proxy_gone() || sc_cu_now_ns() > deadline) {
 			sc_log(SC_LOG_ERROR, "the GPU proxy did not start%s",
 			       sc_cu.dead ? "" : " within 120 s");
 			return CUDA_ERROR_NOT_INITIALIZED;
@@ -390,10 +390,10 @@ bool sc_cu_in_channel(const void *p, size_t n)
 /* Wait until *word leaves @val, polling first, then sleeping; false if the proxy died. */
 static bool wait_word(uint32_t *word, uint32_t val, uint32_t *sleepers)
 {
-	uint64_t start = now_ns();
+	uint64_t start = sc_cu_now_ns();
 
 	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == val) {
-		if (now_ns() - start < SPIN_NS) {
+		if (sc_cu_now_ns() - start < SPIN_NS) {
 			__builtin_ia32_pause();
 			continue;
 		}
@@ -516,10 +516,10 @@ CUresult sc_cu_post(struct sc_req *r)
 CUresult sc_cu_wait_ticket(uint32_t ticket)
 {
 	struct sc_ch_header *h = sc_ch_header(sc_cu.base);
-	uint64_t start = now_ns();
+	uint64_t start = sc_cu_now_ns();
 
 	while ((int32_t)(__atomic_load_n(&h->tail, __ATOMIC_ACQUIRE) - ticket) <= 0) {
-		if (now_ns() - start < SPIN_NS) {
+		if (sc_cu_now_ns() - start < SPIN_NS) {
 			__builtin_ia32_pause();
 			continue;
 		}

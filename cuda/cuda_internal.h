@@ -57,6 +57,9 @@ struct sc_req {
 /** sc_cu_start() - create the channel and start the proxy (once); CUresult. */
 CUresult sc_cu_start(void);
 
+/** sc_cu_now_ns() - CLOCK_MONOTONIC in nanoseconds. */
+uint64_t sc_cu_now_ns(void);
+
 /** sc_cu_call() - send @r and wait for its reply; the CUresult of the call. */
 CUresult sc_cu_call(struct sc_req *r);
 

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/sc_core.h"
 #include "cuda/cuda_image.h"
@@ -354,16 +353,13 @@ static int upload(const char *image)
 	return err;
 }
 
-/* Milliseconds since the last call: the steps of a restart, for the debug log. */
-static double step_ms(void)
+/* Milliseconds since *@last, which becomes now: the steps of a restart, for the debug log. */
+static double lap_ms(uint64_t *last)
 {
-	static struct timespec last;
-	struct timespec t;
-	double ms;
+	uint64_t t = sc_cu_now_ns();
+	double ms = (double)(t - *last) * 1e-6;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	ms = (double)(t.tv_sec - last.tv_sec) * 1e3 + (double)(t.tv_nsec - last.tv_nsec) * 1e-6;
-	last = t;
+	*last = t;
 	return ms;
 }
 
@@ -371,6 +367,7 @@ int sc_cuda_restored(const char *image)
 {
 	enum { PROXY, CONTEXTS, MEMORY, OTHERS, UPLOAD, STEPS };
 	double ms[STEPS] = { 0 };
+	uint64_t last;
 	CUresult res;
 	int err;
 
@@ -379,18 +376,18 @@ int sc_cuda_restored(const char *image)
 	if (!image || !*image)
 		return sc_err(SELFCKPT_EUSAGE, "a CUDA process can only be restored from an image "
 			      "file, not from a stream");
-	step_ms();
+	last = sc_cu_now_ns();
 	if ((res = sc_cu_restart_channel()) != CUDA_SUCCESS)
 		return cuda_failed("starting the GPU proxy", res);
-	ms[PROXY] = step_ms();
+	ms[PROXY] = lap_ms(&last);
 	err = replay_contexts();
-	ms[CONTEXTS] = step_ms();
+	ms[CONTEXTS] = lap_ms(&last);
 	err = err ? err : replay_memory();
-	ms[MEMORY] = step_ms();
+	ms[MEMORY] = lap_ms(&last);
 	err = err ? err : replay_others();
-	ms[OTHERS] = step_ms();
+	ms[OTHERS] = lap_ms(&last);
 	err = err ? err : upload(image);
-	ms[UPLOAD] = step_ms();
+	ms[UPLOAD] = lap_ms(&last);
 	if (!err)
 		sc_log(SC_LOG_DEBUG, "restart: GPU proxy started in %.1f ms, contexts %.1f ms, "
 		       "device memory mapped and pinned heap %.1f ms, modules and other objects "

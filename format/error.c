@@ -67,11 +67,6 @@ enum sc_log_level sc_log_level_parse(const char *v)
 	return SC_LOG_WARN;
 }
 
-static int level_from_env(void)
-{
-	return (int)sc_log_level_parse(getenv("SELFCKPT_LOG_LEVEL"));
-}
-
 void sc_log_set_level(enum sc_log_level level)
 {
 	log_level = level;
@@ -85,7 +80,7 @@ void sc_log_set_prefix(const char *prefix)
 static int current_level(void)
 {
 	if (log_level < 0)
-		log_level = level_from_env();
+		log_level = (int)sc_log_level_parse(getenv("SELFCKPT_LOG_LEVEL"));
 	return log_level;
 }
 

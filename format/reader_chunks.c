@@ -123,13 +123,7 @@ static int read_chunk_header(struct sc_reader *r, struct chunk_hdr *c)
 
 /* ---- decoding on the pool ---- */
 
-/*
- * Fault in the whole pages of @len bytes at @p, writable, in one call: when
- * they are fresh memory (a restore fills a process this way) that costs
- * less than taking a fault per page inside read(). Only a hint: kernels
- * before 5.14 refuse it, and then read() faults them in as before.
- */
-static void prefault(uint8_t *p, size_t len)
+void sc_prefault_write(void *p, size_t len)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
@@ -145,7 +139,7 @@ static int read_stored(struct rd_slot *s)
 	uint8_t *b = (uint8_t *)s->stored;
 	size_t got = 0;
 
-	prefault(b, s->stored_len);
+	sc_prefault_write(b, s->stored_len);
 	while (got < s->stored_len) {
 		ssize_t k = pread(s->read_fd, b + got, s->stored_len - got,
 				  (off_t)(s->read_at + got));
@@ -168,7 +162,7 @@ static void decode_task(struct sc_task *t)
 	if (s->read_fd >= 0 && read_stored(s))
 		return;
 	if (s->codec != SC_CODEC_RAW) {
-		prefault(s->raw, s->raw_len);
+		sc_prefault_write(s->raw, s->raw_len);
 		s->rc = sc_chunk_decompress(s->codec, s->stored, s->stored_len, s->raw, s->raw_len);
 	}
 	if (!s->rc)

@@ -323,4 +323,12 @@ uint64_t sc_reader_size(const struct sc_reader *r);
 /** sc_reader_skipped() - unknown optional records skipped so far. */
 uint64_t sc_reader_skipped(const struct sc_reader *r);
 
+/**
+ * sc_prefault_write() - fault in the whole pages of @len bytes at @p, writable,
+ * in one call, before they are filled: for fresh memory (a restore) that costs
+ * less than a fault per page. Only a hint: kernels before 5.14 refuse it, and
+ * the pages then fault in as they are written.
+ */
+void sc_prefault_write(void *p, size_t len);
+
 #endif /* SC_FORMAT_H */
