@@ -63,6 +63,10 @@ LIB_SO_SRCS :=
 LIB_A_SRCS :=
 LIB_EXTRA_OBJS := # generated sources' objects, in both libraries
 TOOLS :=
+# Missing -dev packages are installed (as root) or named (otherwise) once.
+# Defined before the modules: their rules name the stamps when they are read.
+DEPS_STAMP := $(BUILD)/.deps-build
+TEST_DEPS_STAMP := $(BUILD)/.deps-test
 include compress/module.mk
 include format/module.mk
 include core/module.mk
@@ -80,9 +84,6 @@ all: lib tools samples
 
 lib: $(LIB_A) $(LIB_SO) $(BUILD)/lib/libselfckpt.so $(BUILD)/lib/pkgconfig/selfckpt.pc
 
-# Missing -dev packages are installed (as root) or named (otherwise) once.
-DEPS_STAMP := $(BUILD)/.deps-build
-TEST_DEPS_STAMP := $(BUILD)/.deps-test
 $(DEPS_STAMP): tests/setup-deps.sh
 	$(Q)sh tests/setup-deps.sh build
 	$(Q)mkdir -p $(@D) && touch $@
