@@ -65,8 +65,8 @@ struct plan {
 	uint64_t vdso_temp;
 	int *map_fds;
 	size_t n_map_fds;
-	uint8_t *buf;      /* one window's payload, spread from here */
-	size_t buf_cap;
+	struct sc_piece *pieces; /* one window's stored runs, where its payload goes */
+	size_t cap_pieces;
 };
 
 /* restore_load.c */

@@ -331,45 +331,54 @@ static int premap(const struct mapping *m)
 	return 0;
 }
 
+/* Room for @n pieces in p->pieces. */
+static int pieces_room(struct plan *p, const struct image *im, size_t n)
+{
+	struct sc_piece *v;
+
+	if (n <= p->cap_pieces)
+		return 0;
+	v = realloc(p->pieces, n * sizeof(*v));
+	if (!v)
+		return sc_err(ENOMEM, "out of memory reading '%s'", im->path);
+	p->pieces = v;
+	p->cap_pieces = n;
+	return 0;
+}
+
 /*
- * Read one window's stored pages into the staging area; note copies if needed.
- * The payload is read in one call, so that its chunks decode on every thread,
- * into place when it is one run, else into a buffer it is then spread from.
+ * Read one window's stored pages into the staging area, each run in its place:
+ * the payload is read in one call, so that its chunks decode and land on every
+ * thread. Then note the copies the restorer makes, if the mapping needs them.
  */
 static int fill_window(struct image *im, struct plan *p, const struct mapping *m,
 		       const struct window *w)
 {
-	uint64_t ps = im->page, off = w->seg.start - m->start, done = 0;
+	uint64_t ps = im->page, off = w->seg.start - m->start;
 	struct sc_record rec;
-	const uint8_t *src;
+	size_t n = 0;
 	int err;
 
-	if ((err = sc_reader_seek(im->r, w->record)) < 0 || (err = sc_reader_next(im->r, &rec)) < 0)
-		return err;
-	if (w->seg.n_runs == 1 && w->seg.runs[0].kind == SC_RUN_STORED)
-		src = (const uint8_t *)(m->premap + off);
-	else if (rec.raw_len > p->buf_cap && !(p->buf = realloc(p->buf, p->buf_cap = rec.raw_len)))
-		return sc_err(ENOMEM, "out of memory reading '%s'", im->path);
-	else
-		src = p->buf;
-	if (rec.raw_len && (err = sc_reader_read(im->r, (void *)src, rec.raw_len)) < 0)
+	if ((err = sc_reader_seek(im->r, w->record)) < 0 ||
+	    (err = sc_reader_next(im->r, &rec)) < 0 || (err = pieces_room(p, im, w->seg.n_runs)) < 0)
 		return err;
 	for (uint32_t i = 0; i < w->seg.n_runs; i++) {
 		const struct sc_run *run = &w->seg.runs[i];
+
+		if (run->kind == SC_RUN_STORED)
+			p->pieces[n++] = (struct sc_piece){ (void *)(m->premap + off + run->first * ps),
+							    (uint64_t)run->count * ps };
+	}
+	if (n && (err = sc_reader_read_pieces(im->r, p->pieces, n)) < 0)
+		return err;
+	for (uint32_t i = 0; i < w->seg.n_runs && m->staged_copy; i++) {
+		const struct sc_run *run = &w->seg.runs[i];
 		uint64_t at = off + run->first * ps, len = (uint64_t)run->count * ps;
 
-		if (run->kind == SC_RUN_STORED) {
-			if (src != (const uint8_t *)(m->premap + off)) {
-				sc_prefault_write((void *)(m->premap + at), len);
-				memcpy((void *)(m->premap + at), src + done, len);
-			}
-			done += len;
-			if (m->staged_copy)
-				err = add_copy(p, m->start + at, m->premap + at, len);
-		} else if (run->kind == SC_RUN_ZERO && m->staged_copy &&
-			   (w->seg.flags & SC_SEG_FILE)) {
+		if (run->kind == SC_RUN_STORED)
+			err = add_copy(p, m->start + at, m->premap + at, len);
+		else if (run->kind == SC_RUN_ZERO && (w->seg.flags & SC_SEG_FILE))
 			err = add_copy(p, m->start + at, 0, len);
-		}
 		if (err < 0)
 			return err;
 	}

@@ -340,10 +340,21 @@ int sc_reader_next(struct sc_reader *r, struct sc_record *rec)
 
 int sc_reader_read(struct sc_reader *r, void *dst, size_t n)
 {
-	if (!r->have_rec || n > r->rec.raw_len - r->raw_done)
-		return sc_err(SELFCKPT_EUSAGE, "read of %zu payload bytes past the end of the "
-			      "current record of '%s'", n, r->name);
-	return sc_rd_payload(r, dst, n);
+	struct sc_piece one = { dst, n };
+
+	return sc_reader_read_pieces(r, &one, 1);
+}
+
+int sc_reader_read_pieces(struct sc_reader *r, const struct sc_piece *pieces, size_t n)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += pieces[i].len;
+	if (!r->have_rec || total > r->rec.raw_len - r->raw_done)
+		return sc_err(SELFCKPT_EUSAGE, "read of %llu payload bytes past the end of the "
+			      "current record of '%s'", (unsigned long long)total, r->name);
+	return sc_rd_payload(r, pieces, n, total);
 }
 
 int sc_reader_skip(struct sc_reader *r, bool verify)

@@ -5,8 +5,13 @@
  * on to the next one. The stored bytes of a seekable image are read by the
  * pool too, each chunk at its own offset, so that copying them out of the page
  * cache (and faulting in the memory they land in, when it is a restored
- * process's) happens on every core; a stream is read here, in order. A chunk's
- * bytes reach the caller only after its checksum matched.
+ * process's) happens on every core; a stream is read here, in order.
+ *
+ * A read names its destination as pieces (one, for a plain read). A chunk that
+ * falls inside one piece is decoded straight into it; one that spans pieces is
+ * decoded into its slot's buffer and copied out to them by the same task once
+ * its checksum matched, so spreading a segment of many runs costs every core
+ * a copy from cache rather than one thread a copy from memory.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -121,6 +126,56 @@ static int read_chunk_header(struct sc_reader *r, struct chunk_hdr *c)
 	return check_chunk_lengths(r, c);
 }
 
+/* ---- where the bytes go ---- */
+
+/* Step over pieces that are full (or empty), so that p[i] takes the next byte. */
+static void scatter_settle(struct rd_scatter *d)
+{
+	while (d->i < d->n && d->off == d->p[d->i].len) {
+		d->i++;
+		d->off = 0;
+	}
+}
+
+/* Where the next @len bytes go when they all fall in one piece, else NULL. */
+static uint8_t *scatter_contiguous(const struct rd_scatter *d, uint64_t len)
+{
+	if (d->i == d->n || d->p[d->i].len - d->off < len)
+		return NULL;
+	return (uint8_t *)d->p[d->i].dst + d->off;
+}
+
+static void scatter_skip(struct rd_scatter *d, uint64_t len)
+{
+	while (len && d->i < d->n) {
+		uint64_t take = d->p[d->i].len - d->off < len ? d->p[d->i].len - d->off : len;
+
+		d->off += take;
+		len -= take;
+		scatter_settle(d);
+	}
+}
+
+/* Below this a piece is left to fault page by page; above, one call faults it in. */
+#define PREFAULT_MIN (64u << 10)
+
+/* Copy @len bytes from @src to the next bytes of the pieces. */
+static void scatter_put(struct rd_scatter *d, const uint8_t *src, uint64_t len)
+{
+	while (len && d->i < d->n) {
+		uint8_t *to = (uint8_t *)d->p[d->i].dst + d->off;
+		uint64_t take = d->p[d->i].len - d->off < len ? d->p[d->i].len - d->off : len;
+
+		if (take >= PREFAULT_MIN)
+			sc_prefault_write(to, take);
+		memcpy(to, src, take);
+		src += take;
+		len -= take;
+		d->off += take;
+		scatter_settle(d);
+	}
+}
+
 /* ---- decoding on the pool ---- */
 
 void sc_prefault_write(void *p, size_t len)
@@ -165,8 +220,11 @@ static void decode_task(struct sc_task *t)
 		sc_prefault_write(s->raw, s->raw_len);
 		s->rc = sc_chunk_decompress(s->codec, s->stored, s->stored_len, s->raw, s->raw_len);
 	}
-	if (!s->rc)
-		s->got_hash = sc_chunk_hash(s->raw, s->raw_len);
+	if (s->rc)
+		return;
+	s->got_hash = sc_chunk_hash(s->raw, s->raw_len);
+	if (s->spreading && s->got_hash == s->want_hash)
+		scatter_put(&s->spread, s->raw, s->raw_len);
 }
 
 static int slot_error(struct sc_reader *r, const struct rd_slot *s)
@@ -208,8 +266,13 @@ static int retire_oldest(struct sc_reader *r)
 	return slot_error(r, s);
 }
 
-/* Read one chunk's stored bytes into @s and hand it to the pool. */
-static int submit_chunk(struct sc_reader *r, struct rd_slot *s, uint8_t *dst)
+/*
+ * Read one chunk's stored bytes into @s and hand it to the pool, to be decoded
+ * into @dst, or, with @dst NULL, into the slot's buffer: then copied to @spread
+ * unless that is NULL too.
+ */
+static int submit_chunk(struct sc_reader *r, struct rd_slot *s, uint8_t *dst,
+			const struct rd_scatter *spread)
 {
 	struct chunk_hdr c = { 0 };
 	int err = read_chunk_header(r, &c);
@@ -222,7 +285,10 @@ static int submit_chunk(struct sc_reader *r, struct rd_slot *s, uint8_t *dst)
 			       .raw = dst ? dst : s->rbuf, .raw_len = c.raw_len,
 			       .want_hash = c.hash, .chunk = c.index, .offset = c.offset,
 			       .read_fd = -1, .sbuf = s->sbuf, .rbuf = s->rbuf,
-			       .sbuf_cap = s->sbuf_cap, .rbuf_cap = s->rbuf_cap };
+			       .sbuf_cap = s->sbuf_cap, .rbuf_cap = s->rbuf_cap,
+			       .spreading = !dst && spread };
+	if (s->spreading)
+		s->spread = *spread;
 	/* Stored raw: read straight into place; the pool only hashes it. */
 	if (c.codec != SC_CODEC_RAW && grow(&s->sbuf, &s->sbuf_cap, c.stored_len) < 0)
 		return sc_err(ENOMEM, "out of memory reading '%s'", r->name);
@@ -256,10 +322,10 @@ static int check_record_end(struct sc_reader *r)
 }
 
 /*
- * Decode the next @k chunks: into @dst back to back, or, with @dst NULL, into
+ * Decode the next @k chunks into the pieces of @dst, or, with @dst NULL, into
  * the slots' own buffers (to verify, or to keep the last one as the tail).
  */
-static int read_chunks(struct sc_reader *r, uint8_t *dst, uint64_t k)
+static int read_chunks(struct sc_reader *r, struct rd_scatter *dst, uint64_t k)
 {
 	int err = 0;
 
@@ -269,9 +335,12 @@ static int read_chunks(struct sc_reader *r, uint8_t *dst, uint64_t k)
 		struct rd_slot *s = &r->slots[(r->head + r->count) % r->n_slots];
 		uint32_t len = sc_chunk_raw_len(r->rec.raw_len, r->rec.chunk_shift, r->chunk_next);
 
-		err = submit_chunk(r, s, dst);
-		if (dst)
-			dst += len;
+		if (!dst) {
+			err = submit_chunk(r, s, NULL, NULL);
+			continue;
+		}
+		err = submit_chunk(r, s, scatter_contiguous(dst, len), dst);
+		scatter_skip(dst, len);
 	}
 	while (r->count && !err)
 		err = retire_oldest(r);
@@ -298,19 +367,21 @@ static int load_tail(struct sc_reader *r)
 	return 0;
 }
 
-int sc_rd_payload(struct sc_reader *r, uint8_t *dst, uint64_t n)
+int sc_rd_payload(struct sc_reader *r, const struct sc_piece *pieces, size_t n_pieces,
+		  uint64_t n)
 {
+	struct rd_scatter dst = { .p = pieces, .n = n_pieces };
 	uint64_t whole = 0, bytes = 0;
 	int err;
 
+	scatter_settle(&dst);
 	r->raw_done += n;
 	if (r->tail_off < r->tail_len) {
 		uint32_t take = (uint32_t)(n < r->tail_len - r->tail_off ? n
 									 : r->tail_len - r->tail_off);
 
-		memcpy(dst, r->tail + r->tail_off, take);
+		scatter_put(&dst, r->tail + r->tail_off, take);
 		r->tail_off += take;
-		dst += take;
 		n -= take;
 	}
 	while (r->chunk_next + whole < r->n_chunks) {
@@ -322,15 +393,14 @@ int sc_rd_payload(struct sc_reader *r, uint8_t *dst, uint64_t n)
 		bytes += len;
 		whole++;
 	}
-	if (whole && (err = read_chunks(r, dst, whole)) < 0)
+	if (whole && (err = read_chunks(r, &dst, whole)) < 0)
 		return err;
-	dst += bytes;
 	n -= bytes;
 	if (!n)
 		return 0;
 	if ((err = load_tail(r)) < 0)
 		return err;
-	memcpy(dst, r->tail, n);
+	scatter_put(&dst, r->tail, n);
 	r->tail_off = (uint32_t)n;
 	return 0;
 }

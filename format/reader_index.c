@@ -114,7 +114,7 @@ static int read_index_payload(struct sc_reader *r, uint64_t n, struct sc_index_e
 	buf = malloc(size ? size : 1);
 	if (!buf)
 		return sc_err(ENOMEM, "out of memory reading the index of '%s'", r->name);
-	err = sc_rd_payload(r, buf, size);
+	err = sc_rd_payload(r, &(struct sc_piece){ buf, size }, 1, size);
 	if (!err)
 		err = sc_rd_parse_index(r, buf, n, out);
 	free(buf);

@@ -16,6 +16,14 @@
 #include "compress/sc_compress.h"
 #include "format/format_internal.h"
 
+/* Where a read's payload bytes go: consecutive pieces, filled in order. */
+struct rd_scatter {
+	const struct sc_piece *p;
+	size_t n;
+	size_t i;     /* the piece the next byte goes to */
+	uint64_t off; /* bytes of that piece already filled */
+};
+
 struct rd_slot {
 	struct sc_task task;
 	uint8_t codec;
@@ -29,6 +37,8 @@ struct rd_slot {
 	int read_fd;            /* >= 0: the task reads the stored bytes itself, */
 	uint64_t read_at;       /* from this offset (seekable images) */
 	int io_err;             /* that read failed: errno, or -1 when the file ended */
+	bool spreading;         /* raw is rbuf; once checked its bytes go to spread */
+	struct rd_scatter spread;
 	uint8_t *sbuf, *rbuf;   /* stored and raw scratch owned by the slot */
 	size_t sbuf_cap, rbuf_cap;
 	bool busy;
@@ -95,7 +105,8 @@ int sc_rd_record_header(struct sc_reader *r, uint64_t offset, uint32_t seq,
 /* reader_chunks.c */
 int sc_rd_chunks_init(struct sc_reader *r);
 void sc_rd_chunks_release(struct sc_reader *r);
-int sc_rd_payload(struct sc_reader *r, uint8_t *dst, uint64_t n);
+int sc_rd_payload(struct sc_reader *r, const struct sc_piece *pieces, size_t n_pieces,
+		  uint64_t n);
 int sc_rd_skip_payload(struct sc_reader *r, bool verify);
 
 #endif /* SC_READER_INTERNAL_H */

@@ -287,6 +287,25 @@ int sc_reader_next(struct sc_reader *r, struct sc_record *rec);
  */
 int sc_reader_read(struct sc_reader *r, void *dst, size_t n);
 
+/* One destination of a scattered payload read. */
+struct sc_piece {
+	void *dst;
+	uint64_t len;
+};
+
+/**
+ * sc_reader_read_pieces() - the next payload bytes of the current record,
+ * spread over @pieces in order: pieces[0].len bytes to pieces[0].dst, then
+ * the next piece, and so on; the read is the sum of their lengths.
+ *
+ * For content that lies in many places, such as a memory segment's stored runs:
+ * a chunk that falls inside one piece is decoded straight into it, any other
+ * is decoded into a buffer and copied out to its pieces on the thread that
+ * decoded it, once its checksum matched.
+ * Return: 0, or a negative error as sc_reader_read().
+ */
+int sc_reader_read_pieces(struct sc_reader *r, const struct sc_piece *pieces, size_t n);
+
 /**
  * sc_reader_skip() - skip the rest of the current record's payload.
  * @verify: decode and check every chunk skipped (a stream always reads them).

@@ -172,6 +172,75 @@ Test(format, roundtrip_big_chunks_one_thread)
 	roundtrip(SC_LEVEL_DEFAULT, 26, 1, 1 << 20, 3 << 20);
 }
 
+/*
+ * Read each record as pieces of uneven sizes (empty ones, ones inside a chunk,
+ * ones spanning chunks), after a plain read of @lead bytes, each piece landing
+ * in its own place: the pieces are laid out in reverse order in @dst.
+ */
+static void check_pieces(struct sc_reader *r, size_t lead)
+{
+	struct sc_record rec;
+
+	for (size_t i = 0; i < N_SPECS; i++) {
+		size_t len = specs[i].raw_len, first = lead < len ? lead : len, n = 0, at = 0;
+		uint8_t *want = pattern(len, i, specs[i].compressible);
+		uint8_t *dst = malloc(len + 1);
+		struct sc_piece *pc = calloc(len + 1, sizeof(*pc));
+		size_t *off = calloc(len + 1, sizeof(*off));
+		uint64_t x = 0x243f6a8885a308d3ull + i;
+
+		cr_assert_eq(sc_reader_next(r, &rec), 1, "%s", selfckpt_last_error());
+		cr_assert_eq(sc_reader_read(r, dst, first), 0, "%s", selfckpt_last_error());
+		cr_assert_eq(memcmp(dst, want, first), 0, "record %zu: the lead differs", i);
+		for (size_t pos = first; pos < len; n++) {
+			size_t k;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			k = x % 4 == 0 ? 0 : x % 4 == 1 ? x % 100 + 1 : x % (3 << 14) + 1;
+			k = k < len - pos ? k : len - pos;
+			off[n] = pos;
+			pc[n].len = k;
+			pos += k;
+		}
+		for (size_t j = n; j-- > 0; at += pc[j].len) /* the last piece goes first */
+			pc[j].dst = dst + at;
+		cr_assert_eq(sc_reader_read_pieces(r, pc, n), 0, "%s", selfckpt_last_error());
+		for (size_t j = 0; j < n; j++)
+			cr_assert_eq(memcmp(pc[j].dst, want + off[j], pc[j].len), 0,
+				     "record %zu piece %zu (%llu bytes at %zu) differs", i, j,
+				     (unsigned long long)pc[j].len, off[j]);
+		free(want);
+		free(dst);
+		free(pc);
+		free(off);
+	}
+	cr_assert_eq(sc_reader_next(r, &rec), 0, "%s", selfckpt_last_error());
+}
+
+/* A scattered read puts every byte where its piece says, seekable and streamed. */
+Test(format, read_pieces_spreads_payload)
+{
+	struct sc_write_opts o;
+	struct sc_read_opts ro = { .threads = 4 };
+	struct sc_reader *r;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	sc_write_opts_init(&o);
+	o.level = 3;
+	o.chunk_shift = 14;
+	o.threads = 4;
+	write_image(fd, &o, 1 << 20);
+	close(fd);
+	for (int stream = 0; stream < 2; stream++) {
+		for (size_t lead = 0; lead < 20000; lead += 6001) {
+			ro.flags = stream ? SC_RD_STREAM : 0;
+			cr_assert_eq(sc_reader_open(&r, path, &ro), 0, "%s", selfckpt_last_error());
+			check_pieces(r, lead);
+			sc_reader_free(r);
+		}
+	}
+}
+
 /* [R-WR-1] the writer never seeks: an image streams through a pipe */
 Test(format, writes_and_reads_through_a_pipe)
 {
