@@ -215,15 +215,26 @@ static int save_to(const char *path, const struct sc_frozen *fz)
 
 	if (err < 0)
 		return err;
+	double t0 = sc_log_seconds(), t1;
+	uint64_t bytes = 0;
+
 	err = sc_writer_new(&w, f.fd, path, NULL);
 	if (!err)
 		err = write_image(w, fz, f.fd);
+	if (!err)
+		bytes = sc_writer_bytes(w);
 	sc_writer_free(w);
 	if (err < 0) {
 		sc_atomic_abort(&f);
 		return err;
 	}
-	return sc_atomic_commit(&f);
+	t1 = sc_log_seconds();
+	err = sc_atomic_commit(&f);
+	if (!err)
+		sc_log(SC_LOG_DEBUG, "checkpoint: '%s' (%.1f MiB) written in %.3f s, synced and "
+		       "renamed in %.3f s", path, (double)bytes / (1 << 20), t1 - t0,
+		       sc_log_seconds() - t1);
+	return err;
 }
 
 struct background {

@@ -275,6 +275,9 @@ struct pipeline {
 	bool embed;
 	const struct sc_vma *v;
 	size_t n;
+	/* for the debug log: which side of the pipeline waited for the other */
+	double reader_waited, writer_waited; /* seconds */
+	uint64_t pages_read;
 };
 
 /* Reader: hand the full window over and continue in the other one. */
@@ -282,10 +285,12 @@ static int flush_window(struct pipeline *pl)
 {
 	struct window *w = &pl->win[pl->fill], *next;
 	uint64_t end = w->start + w->pages * page_size();
+	double t0 = sc_log_seconds();
 	bool stop;
 
 	if (!w->pages)
 		return 0;
+	pl->pages_read += w->scanned;
 	pthread_mutex_lock(&pl->lock);
 	pl->full[pl->fill] = true;
 	pl->fill ^= 1;
@@ -293,6 +298,7 @@ static int flush_window(struct pipeline *pl)
 	while (pl->full[pl->fill] && !pl->stop)
 		pthread_cond_wait(&pl->changed, &pl->lock);
 	stop = pl->stop;
+	pl->reader_waited += sc_log_seconds() - t0;
 	pthread_mutex_unlock(&pl->lock);
 	next = &pl->win[pl->fill];
 	next->vma = w->vma;
@@ -374,8 +380,11 @@ static int write_windows(struct sc_writer *wr, struct pipeline *pl)
 
 	pthread_mutex_lock(&pl->lock);
 	for (;;) {
+		double t0 = sc_log_seconds();
+
 		while (!pl->full[at] && !pl->done)
 			pthread_cond_wait(&pl->changed, &pl->lock);
+		pl->writer_waited += sc_log_seconds() - t0;
 		if (!pl->full[at])
 			break; /* done, and nothing left */
 		pthread_mutex_unlock(&pl->lock);
@@ -395,6 +404,7 @@ static int write_windows(struct sc_writer *wr, struct pipeline *pl)
 static int run_pipeline(struct sc_writer *wr, struct pipeline *pl)
 {
 	pthread_t reader;
+	double t0 = sc_log_seconds();
 	int err = pthread_create(&reader, NULL, reader_main, pl);
 
 	if (err)
@@ -403,6 +413,11 @@ static int run_pipeline(struct sc_writer *wr, struct pipeline *pl)
 	pthread_join(reader, NULL);
 	if (!err && pl->err)
 		err = sc_err_quiet(-pl->err, "%s", pl->msg); /* reported by the reader */
+	if (!err)
+		sc_log(SC_LOG_DEBUG, "checkpoint: %.1f MiB of memory read and written in %.3f s; "
+		       "the reader waited %.3f s for the writer, the writer %.3f s for the reader",
+		       (double)(pl->pages_read * page_size()) / (1 << 20), sc_log_seconds() - t0,
+		       pl->reader_waited, pl->writer_waited);
 	return err;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "format/sc_log.h"
@@ -75,6 +76,14 @@ void sc_log_set_level(enum sc_log_level level)
 void sc_log_set_prefix(const char *prefix)
 {
 	log_prefix = prefix;
+}
+
+double sc_log_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static int current_level(void)

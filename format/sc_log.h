@@ -46,4 +46,7 @@ enum sc_log_level sc_log_level_parse(const char *v);
 /** sc_log_set_prefix() - the name messages start with (default "selfckpt"). */
 void sc_log_set_prefix(const char *prefix);
 
+/** sc_log_seconds() - CLOCK_MONOTONIC in seconds, for the durations debug messages give. */
+double sc_log_seconds(void);
+
 #endif /* SC_LOG_H */

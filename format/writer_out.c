@@ -36,6 +36,14 @@
  * at a time), sc_wout_release() copies the last chunks still waiting, up to
  * AHEAD_SIZE per writer, and waits only for the others.
  *
+ * Writeback. A regular file's bytes would sit in the page cache until the
+ * final fsync(), which would then write the whole image to the device while
+ * nothing else happens. Instead each writer starts the device writes of what
+ * it has written every WRITEBACK_STEP bytes (sync_file_range(), which starts
+ * them and does not wait), so the device works while the rest of the image is
+ * being made and the fsync() finds little left. SELFCKPT_WRITEBACK=0 leaves it
+ * all to the fsync().
+ *
  * Errors. A failed write stops every write that has not started beyond the
  * offset that failed; the calling thread then waits for the writes running and
  * fails the image with the lowest offset that failed, the first byte the file
@@ -65,6 +73,7 @@
 #define BUF_SIZE (64u << 10) /* small pieces are gathered up to this; larger ones go alone */
 #define NO_STOP UINT64_MAX
 #define AHEAD_SIZE (4u << 20) /* per writer: bytes copied to keep writers busy between records */
+#define WRITEBACK_STEP (16u << 20) /* per writer: bytes written between two writeback starts */
 
 struct sc_wout_slot {
 	struct sc_task compress;
@@ -86,12 +95,14 @@ struct wout_writer {
 	struct sc_wout *o;
 	bool running; /* under lock: submitted and not yet out of work */
 	bool used;    /* submitted at least once: wait for it before the next time */
+	uint64_t wb_from, wb_to; /* file range written since its last writeback start */
 };
 
 struct sc_wout {
 	int fd;
 	const char *name;
 	bool positional; /* a regular file: large chunks are written by position */
+	bool writeback;  /* and its device writes start as it is written */
 	uint64_t base;   /* file offset of the image's first byte */
 	int err;         /* sticky */
 	int level;
@@ -197,8 +208,29 @@ static void note_failure(struct sc_wout *o, int err, uint64_t at)
 	pthread_mutex_unlock(&o->lock);
 }
 
+/*
+ * Note [@from, @to) as written by @wr; once WRITEBACK_STEP bytes are, start
+ * their device writes. A hint: a failure shows at the fsync() that follows.
+ */
+static void writeback(struct sc_wout *o, struct wout_writer *wr, uint64_t from, uint64_t to)
+{
+	if (!o->writeback)
+		return;
+	if (wr->wb_to == wr->wb_from) {
+		wr->wb_from = from;
+		wr->wb_to = to;
+	}
+	wr->wb_from = from < wr->wb_from ? from : wr->wb_from;
+	wr->wb_to = to > wr->wb_to ? to : wr->wb_to;
+	if (wr->wb_to - wr->wb_from < WRITEBACK_STEP)
+		return;
+	sync_file_range(o->fd, (off_t)wr->wb_from, (off_t)(wr->wb_to - wr->wb_from),
+			SYNC_FILE_RANGE_WRITE);
+	wr->wb_from = wr->wb_to;
+}
+
 /* A retired chunk, its header and its stored bytes, at its offset. */
-static void write_chunk(struct sc_wout *o, struct sc_wout_slot *s)
+static void write_chunk(struct sc_wout *o, struct wout_writer *wr, struct sc_wout_slot *s)
 {
 	struct iovec iov[2] = {
 		{ s->head, sizeof(s->head) },
@@ -209,6 +241,8 @@ static void write_chunk(struct sc_wout *o, struct sc_wout_slot *s)
 
 	if (err && err != -ECANCELED)
 		note_failure(o, -err, at);
+	if (!err)
+		writeback(o, wr, s->at, at);
 	task_done(o, &s->written);
 }
 
@@ -237,7 +271,7 @@ static void writer_task(struct sc_task *t)
 	struct sc_wout_slot *s;
 
 	while ((s = take_chunk(wr->o, wr)))
-		write_chunk(wr->o, s);
+		write_chunk(wr->o, wr, s);
 }
 
 /* ---- the calling thread: waiting, failing ---- */
@@ -663,6 +697,14 @@ static bool by_position(int fd, uint64_t *base)
 	return true;
 }
 
+/* Whether the device writes start while the image is written (see Writeback above). */
+static bool writeback_wanted(void)
+{
+	const char *e = getenv("SELFCKPT_WRITEBACK");
+
+	return !e || strcmp(e, "0") != 0;
+}
+
 /* Chunk writes that may run at once: SELFCKPT_WRITERS (at most @threads), else one. */
 static unsigned writers_for(unsigned threads)
 {
@@ -734,6 +776,7 @@ int sc_wout_new(struct sc_wout **out, int fd, const char *name, unsigned threads
 	o->level = level;
 	o->chunk_size = chunk_size;
 	o->positional = by_position(fd, &o->base);
+	o->writeback = o->positional && writeback_wanted();
 	atomic_init(&o->stop_at, NO_STOP);
 	o->hash = XXH3_createState();
 	o->buf = malloc(BUF_SIZE);
