@@ -120,7 +120,10 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int ret, err;
 
+	double t[5];
+
 	sc_tool_init(TOOL);
+	t[0] = sc_log_seconds();
 	ret = parse(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
@@ -132,16 +135,24 @@ int main(int argc, char **argv)
 	if (err < 0)
 		return sc_tool_exit_code(err);
 	/* From here on, in the same-ids case, this is the process at the saved pid. */
+	t[1] = sc_log_seconds();
 	if (!o.new_ids && pid > 1)
 		same_ids = sc_same_ids_enter(pid) == 0;
+	t[2] = sc_log_seconds();
 	err = sc_image_load(&im, o.path, o.threads);
 	if (!err)
 		err = sc_plan_build(&im, &plan);
 	plan.same_ids = same_ids;
+	t[3] = sc_log_seconds();
 	if (!err)
 		err = sc_plan_fill(&im, &plan);
-	if (!err)
+	t[4] = sc_log_seconds();
+	if (!err) {
+		sc_log(SC_LOG_DEBUG, "restore: '%s' checked in %.3f s, ids %.3f s, records loaded and "
+		       "mappings planned %.3f s, memory staged %.3f s", o.path, t[1] - t[0],
+		       t[2] - t[1], t[3] - t[2], t[4] - t[3]);
 		err = sc_restore_jump(&im, &plan);
+	}
 	/* Only refusals come back here: a restore that succeeds never returns. */
 	return sc_tool_exit_code(err);
 }

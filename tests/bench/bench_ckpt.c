@@ -12,6 +12,9 @@
  *              CLOCK_REALTIME stamp the restored process prints first thing;
  *   read-back  read() of the whole image into a buffer, as cat does, right
  *              after the restore read it (page cache, as the restore saw it);
+ *              with --cold, the image is dropped from the page cache before
+ *              the restore and again before the read-back, so that both read
+ *              it from the device, as a restart on another node does;
  *   floor      plain pwrite() of as many bytes as the subject touched, in
  *              64 MiB pieces, one slice per online CPU, to a fresh file in the
  *              same directory; with a final fsync() (the checkpoint syncs its
@@ -72,6 +75,7 @@ struct bench_opts {
 	unsigned n_sizes, runs;
 	const char *dir;
 	bool spin; /* the subject's ticker spins instead of sleeping */
+	bool cold; /* restore and read-back find the image on the device, not cached */
 	char subject[PATH_MAX], restore[PATH_MAX];
 };
 
@@ -281,6 +285,21 @@ static int run_restore(const struct job *j, double *secs)
 
 /* ---- the file system alone ---- */
 
+/* Drop the image's pages from the page cache (they are clean: the save synced them). */
+static int drop_cached(void)
+{
+	int fd = open(image_path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = fdatasync(fd) < 0 ? -errno : -posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	if (err < 0)
+		fprintf(stderr, "bench-ckpt: cannot drop '%s' from the page cache: %s\n",
+			image_path, strerror(-err));
+	return err;
+}
+
 /* cat: the whole image through one buffer, 64 MiB at a time. */
 static int time_readback(const struct job *j, double *secs)
 {
@@ -394,7 +413,11 @@ static int run_once(const struct job *j, double *m)
 		return err;
 	}
 	m[M_IMAGE] = (double)st.st_size;
+	if (j->o->cold && (err = drop_cached()) < 0)
+		return err;
 	err = run_restore(j, &m[M_RESTART]);
+	if (!err && j->o->cold)
+		err = drop_cached();
 	if (!err)
 		err = time_readback(j, &m[M_READBACK]);
 	unlink(image_path);
@@ -508,12 +531,13 @@ static void print_untouched(const struct row *base, const struct row *more)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: bench-ckpt [--mib N] [--runs N] [--dir D] [--spin]\n"
+	fprintf(f, "usage: bench-ckpt [--mib N] [--runs N] [--dir D] [--spin] [--cold]\n"
 		   "  --mib N   MiB of touched memory, one size (default %u and %u)\n"
 		   "  --runs N  repetitions of each case, median printed (default %u)\n"
 		   "  --dir D   directory of the image and the floor file (default $TMPDIR "
 		   "or /tmp)\n"
-		   "  --spin    the subject's pause ticker spins (default: sleeps %s)\n",
+		   "  --spin    the subject's pause ticker spins (default: sleeps %s)\n"
+		   "  --cold    restore and read back an image dropped from the page cache\n",
 		DEFAULT_MIB_1, DEFAULT_MIB_2, DEFAULT_RUNS, "100 us");
 }
 
@@ -537,7 +561,8 @@ static void parse_opts(struct bench_opts *o, int argc, char **argv)
 	static const struct option longs[] = {
 		{ "help", no_argument, NULL, 'h' }, { "mib", required_argument, NULL, 'm' },
 		{ "runs", required_argument, NULL, 'r' }, { "dir", required_argument, NULL, 'd' },
-		{ "spin", no_argument, NULL, 's' }, { NULL, 0, NULL, 0 },
+		{ "spin", no_argument, NULL, 's' }, { "cold", no_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -546,7 +571,7 @@ static void parse_opts(struct bench_opts *o, int argc, char **argv)
 	o->n_sizes = 2;
 	o->runs = DEFAULT_RUNS;
 	o->dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	while ((c = getopt_long(argc, argv, "hm:r:d:s", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hm:r:d:sc", longs, NULL)) != -1) {
 		switch (c) {
 		case 'h': usage(stdout); exit(0);
 		case 'm':
@@ -556,6 +581,7 @@ static void parse_opts(struct bench_opts *o, int argc, char **argv)
 		case 'r': o->runs = (unsigned)parse_num("--runs", optarg, 1, MAX_RUNS); break;
 		case 'd': o->dir = optarg; break;
 		case 's': o->spin = true; break;
+		case 'c': o->cold = true; break;
 		default: usage(stderr); exit(2);
 		}
 	}
@@ -639,8 +665,10 @@ int main(int argc, char **argv)
 	j.buf = alloc_buf(&o, &j.buf_size);
 	if (!j.buf)
 		return 1;
-	printf("bench-ckpt: %u runs, %ld online CPUs, %s pause ticker, files in '%s'\n", o.runs,
-	       floor_threads(), o.spin ? "spinning" : "sleeping", tmp_dir);
+	printf("bench-ckpt: %u runs, %ld online CPUs, %s pause ticker, files in '%s', image %s "
+	       "for restore and read-back\n", o.runs, floor_threads(),
+	       o.spin ? "spinning" : "sleeping", tmp_dir,
+	       o.cold ? "dropped from the page cache" : "in the page cache");
 	fflush(stdout);
 	for (unsigned s = 0; s < o.n_sizes; s++) {
 		j.size = o.sizes[s];
