@@ -227,6 +227,63 @@ static void file_matches_pipe(const struct config *c)
 	free(want.b);
 }
 
+/* One record of @n bytes of @data, stored as chunks of 1 MiB, into a fresh file at @path. */
+static uint8_t *big_image(const char *path, const uint8_t *data, size_t n, size_t *len)
+{
+	struct sc_write_opts o;
+	struct sc_writer *w;
+	struct stat st;
+	uint8_t *img;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	sc_write_opts_init(&o);
+	o.threads = 3;
+	o.created_ns = 1;
+	o.producer = "writer test";
+	o.kernel = "test";
+	cr_assert_eq(sc_writer_new(&w, fd, path, &o), 0, "%s", selfckpt_last_error());
+	cr_assert_eq(sc_writer_record(w, SC_REC_SEGMENT, SC_RF_REQUIRED, NULL, 0, data, n), 0,
+		     "%s", selfckpt_last_error());
+	cr_assert_eq(sc_writer_finish(w), 0, "%s", selfckpt_last_error());
+	sc_writer_free(w);
+	cr_assert_eq(fstat(fd, &st), 0);
+	img = malloc((size_t)st.st_size);
+	cr_assert_eq(pread(fd, img, (size_t)st.st_size, 0), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return img;
+}
+
+/*
+ * Starting the device writes while the image is made (every 16 MiB a writer
+ * wrote) changes when bytes reach the device, never which bytes: an image of
+ * several such steps is the same without it, and with three writers.
+ */
+Test(writer, writeback_keeps_the_bytes, .timeout = 120)
+{
+	size_t n = 112u << 20, want_len, got_len;
+	uint8_t *data = make_data(n, 7, MIXED), *want, *got;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/img.sckpt", tmpdir);
+	cr_assert_eq(setenv("SELFCKPT_WRITEBACK", "0", 1), 0);
+	set_writers(1);
+	want = big_image(path, data, n, &want_len);
+	cr_assert_gt(want_len, 3 * (16u << 20), "the image spans several writeback steps");
+	cr_assert_eq(unsetenv("SELFCKPT_WRITEBACK"), 0);
+	for (unsigned writers = 1; writers <= 3; writers += 2) {
+		set_writers(writers);
+		got = big_image(path, data, n, &got_len);
+		cr_assert_eq(got_len, want_len, "%u writers: %zu bytes, expected %zu", writers,
+			     got_len, want_len);
+		cr_assert_eq(memcmp(got, want, want_len), 0, "%u writers: the bytes differ",
+			     writers);
+		free(got);
+	}
+	free(want);
+	free(data);
+}
+
 /* Every level, data set and number of writers at one chunk size; and one thread. */
 static void file_matches_pipe_at(unsigned shift)
 {
