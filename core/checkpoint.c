@@ -251,6 +251,7 @@ static void *write_in_background(void *arg)
 		sc_log(SC_LOG_ERROR, "background checkpoint to '%s' failed: %s", bg->path,
 		       selfckpt_strerror(err));
 	sc_snapshot_kill(bg->fz.child);
+	sc_copier_stop();
 	free(bg->path);
 	free(bg);
 	if (hooks.done)
@@ -308,6 +309,8 @@ static int restarted(void)
 	int err = sc_restart_finish();
 	const char *level = sc_restart_getenv(SC_ENV_LOG_LEVEL);
 
+	sc_copier_forget();
+
 	/* The restart is the restorer's to watch: its log level, when it has one. */
 	if (level)
 		sc_log_set_level(sc_log_level_parse(level));
@@ -338,6 +341,11 @@ int sc_checkpoint(const char *path, bool background)
 		checkpoint_end();
 		return err;
 	}
+	/* Without a copier the snapshot is read through /proc: slower, as good. */
+	err = sc_copier_start(2 * SC_WINDOW);
+	if (err < 0)
+		sc_log(SC_LOG_DEBUG, "checkpoint: no memory shared with the snapshot: %s",
+		       strerror(-err));
 	err = freeze(&fz);
 	if (err == 1)
 		return restarted();
@@ -346,6 +354,7 @@ int sc_checkpoint(const char *path, bool background)
 	if (!err)
 		err = save_to(path, &fz);
 	sc_snapshot_kill(fz.child);
+	sc_copier_stop();
 	if (hooks.done)
 		hooks.done(err);
 	checkpoint_end();

@@ -33,7 +33,32 @@ char *sc_snapshot_file(pid_t child, const char *name, size_t *len);
 /* process_info.c */
 int sc_process_collect(const struct sc_frozen *fz, struct sc_process_info *p);
 
+/* copier.c: the checkpoint's side of the copier (core_internal.h), one at a time */
+/** sc_copier_start() - map the region with @buf_size bytes of buffers; 0 or -errno. */
+int sc_copier_start(size_t buf_size);
+/** sc_copier_stop() - unmap it; no-op without one. */
+void sc_copier_stop(void);
+/** sc_copier_forget() - in a restored process: the region was never restored. */
+void sc_copier_forget(void);
+/** sc_copier_buffer() - the buffers shared with the snapshot, or NULL without a copier. */
+uint8_t *sc_copier_buffer(size_t *size);
+/** sc_copier_threads() - snapshot threads that copy, each with its own block; 0: none. */
+int sc_copier_threads(void);
+/**
+ * sc_copier_submit() - have the snapshot's thread @i copy @len bytes at @src to
+ * @dst, in the buffers. One request per thread at a time: wait before the next.
+ */
+void sc_copier_submit(int i, void *dst, uint64_t src, uint64_t len);
+/**
+ * sc_copier_wait() - return once thread @i of snapshot @child made its copy: 0;
+ * 1 when that thread never started (copy the bytes another way); -ESRCH
+ * (reported) when the snapshot process ended.
+ */
+int sc_copier_wait(pid_t child, int i);
+
 /* segments.c */
+#define SC_WINDOW (64ull << 20) /* bytes of page data read per segment record */
+
 int sc_segments_write(struct sc_writer *w, const struct sc_frozen *fz,
 		      const struct sc_save_opts *o);
 

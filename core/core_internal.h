@@ -66,11 +66,38 @@ int sc_ctx_save(struct sc_ctx *ctx) __attribute__((returns_twice));
 __attribute__((noreturn)) void sc_ctx_resume(const struct sc_ctx *ctx, int value);
 long sc_clone_frozen(void);
 
+/*
+ * copier_rt.c - the snapshot process copies its own memory for the checkpoint.
+ *
+ * When a checkpoint has a copier, the process sc_clone_frozen() makes does not
+ * only pause: on a stack in a region it shares with this process, it serves one
+ * request at a time, copying its memory (the process as it was at the clone)
+ * into buffers of that region. One core copying at memory speed replaces every
+ * core reading /proc/<pid>/mem, which walks the page tables and copies twice
+ * for every page. The control block, in the shared region:
+ */
+struct sc_copier_ctl {
+	int seq;      /* futex: bumped by the checkpoint once a request is set */
+	int done;     /* futex: set to seq by the snapshot once its copy is made */
+	uint64_t src; /* the request: len bytes at src (snapshot) to dst (shared) */
+	uint64_t dst;
+	uint64_t len;
+	uint64_t stack; /* top of the stack of the snapshot thread serving this block */
+	uint8_t pad[24];
+};
+
+#define SC_COPIER_MAX 16 /* snapshot threads, each serving one control block */
+
+/* The control blocks, sc_copier_n of them; NULL: the snapshot only pauses. */
+extern struct sc_copier_ctl *sc_copier_ctl;
+extern int sc_copier_n;
+/* In the snapshot: start a thread for every block but the first, serve the first. */
+__attribute__((noreturn)) void sc_copier_main(struct sc_copier_ctl *c);
+
 /* thread_rt.c */
 void sc_thread_capture(struct sc_thread_state *t);
 void sc_thread_start(struct sc_thread_state *t) __attribute__((noreturn));
 
-#endif /* SC_CORE_INTERNAL_H */
 
 /*
  * A signal that was pending (blocked) at the checkpoint, with its siginfo.
@@ -128,3 +155,5 @@ void sc_threads_release(void);
 void sc_pending_take_private(int slot);
 void sc_pending_take_shared(void);
 void sc_pending_requeue(int slot);
+
+#endif /* SC_CORE_INTERNAL_H */

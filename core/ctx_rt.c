@@ -62,9 +62,10 @@ __asm__(".text\n"
  * nothing shared) and return the child's pid to the caller. The child never
  * returns: it asks to be killed with the thread that made it, blocks every
  * signal and pauses for ever, writing nothing to its memory, so that memory
- * stays the parent's at the instant of the clone. It runs no atfork handler
- * (glibc's would reset locks and thread lists in the copy) and has no use for
- * its stack.
+ * stays the parent's at the instant of the clone; or, when the checkpoint set
+ * up a copier, serves it on the copier's own stacks (copier_rt.c). It runs no
+ * atfork handler (glibc's would reset locks and thread lists in the copy) and
+ * never uses its own stack.
  */
 __asm__(".text\n"
 	".globl sc_clone_frozen\n"
@@ -90,6 +91,11 @@ __asm__(".text\n"
 	"	xor %edx, %edx\n"
 	"	mov $8, %r10d\n"
 	"	syscall\n"
+	"	mov sc_copier_ctl(%rip), %rdi\n"
+	"	test %rdi, %rdi\n"
+	"	jz 2f\n"
+	"	mov 32(%rdi), %rsp\n"    /* its first block's stack */
+	"	call sc_copier_main\n"
 	"2:	mov $34, %eax\n"          /* SYS_pause */
 	"	syscall\n"
 	"	jmp 2b\n"

@@ -99,6 +99,10 @@ static inline long sc_futex_wake(int *addr, int n)
 	return sc_sys3(SYS_futex, (long)addr, SC_FUTEX_WAKE_PRIVATE, n);
 }
 
+/* Futexes in memory shared with another process (the copier's control block). */
+#define SC_FUTEX_WAIT_SHARED 0
+#define SC_FUTEX_WAKE_SHARED 1
+
 static inline long sc_gettid(void)
 {
 	return sc_sys0(SYS_gettid);

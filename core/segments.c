@@ -24,7 +24,7 @@
 #include "core/sc_core.h"
 #include "format/sc_log.h"
 
-#define WINDOW (64ull << 20) /* bytes of page data read per segment record */
+#define WINDOW SC_WINDOW
 
 /* One segment record being built: its runs, and its pages that hold data. */
 struct window {
@@ -120,15 +120,17 @@ static int add_run(struct window *w, uint8_t kind, uint64_t count)
 }
 
 /*
- * Reading the snapshot is the slow part of a checkpoint (/proc/<pid>/mem copies
- * a page at a time), so a window's pages are read in pieces on every core, and
- * each piece is checked for zero pages on the core that read it.
+ * Reading the snapshot is the slow part of a checkpoint. With a copier the
+ * snapshot copies each piece into the window itself, and the pool checks the
+ * pieces for zero pages while it copies the next. Without one (or for memory
+ * the copier does not read) /proc/<pid>/mem copies a page at a time, so the
+ * pieces are read on every core, each checked on the core that read it.
  */
 #define READ_PIECE (4ull << 20)
 
 struct read_piece {
 	struct sc_task task;
-	int fd;
+	int fd;              /* -1: the copier has put the piece in place */
 	uint8_t *dst, *zero; /* the pages, and one flag per page */
 	uint64_t addr, len;
 	int err;             /* errno */
@@ -137,7 +139,7 @@ struct read_piece {
 static void read_piece_run(struct sc_task *t)
 {
 	struct read_piece *r = (struct read_piece *)((char *)t - offsetof(struct read_piece, task));
-	uint64_t ps = page_size(), done = 0;
+	uint64_t ps = page_size(), done = r->fd < 0 ? r->len : 0;
 
 	r->err = 0;
 	while (done < r->len) {
@@ -155,23 +157,69 @@ static void read_piece_run(struct sc_task *t)
 		r->zero[i] = sc_page_is_zero(r->dst + i * ps, ps);
 }
 
-static int read_parallel(struct sc_pool *pool, pid_t child, uint8_t *dst, uint8_t *zero,
-			 uint64_t addr, uint64_t len)
+/*
+ * Memory the copier reads: private anonymous memory that can be read. The
+ * snapshot reading a page itself must not fault (no PROT_READ, a file cut
+ * short under a mapping), where /proc/<pid>/mem returns an error instead.
+ */
+static bool copier_reads(const struct sc_vma *v)
+{
+	return (v->prot & PROT_READ) && !(v->flags & SC_VMA_SHARED) &&
+	       (v->kind == SC_VMA_ANON || v->kind == SC_VMA_HEAP || v->kind == SC_VMA_STACK);
+}
+
+/*
+ * The pieces through the copier's @k threads, piece i on thread i % k; each
+ * goes to the pool for its zero check once copied, or to be read through /proc
+ * when its thread never started. Return: the pieces submitted to the pool, the
+ * first ones in order; *@err on a failure.
+ */
+static uint64_t copy_pieces(struct sc_pool *pool, pid_t child, struct read_piece *p,
+			    uint64_t n, uint64_t k, int *err)
+{
+	uint64_t submitted = 0;
+
+	for (uint64_t i = 0; i < n + k; i++) {
+		if (i >= k && i - k < n) { /* thread i % k is done with piece i - k */
+			int r = sc_copier_wait(child, (int)((i - k) % k));
+
+			if (r < 0) {
+				*err = r;
+				break;
+			}
+			if (r == 0)
+				p[i - k].fd = -1;
+			sc_pool_submit(pool, &p[i - k].task);
+			submitted++;
+		}
+		if (i < n)
+			sc_copier_submit((int)(i % k), p[i].dst, p[i].addr, p[i].len);
+	}
+	return submitted;
+}
+
+static int read_parallel(struct sc_pool *pool, pid_t child, bool copier, uint8_t *dst,
+			 uint8_t *zero, uint64_t addr, uint64_t len)
 {
 	struct read_piece pieces[WINDOW / READ_PIECE + 1];
-	uint64_t ps = page_size(), n = 0;
-	int fd = sc_snapshot_fd(child), err = 0;
+	uint64_t ps = page_size(), n = 0, submitted;
+	int fd = sc_snapshot_fd(child), k = copier ? sc_copier_threads() : 0, err = 0;
 
 	if (fd < 0)
 		return fd;
-	for (uint64_t off = 0; off < len; off += READ_PIECE, n++) {
+	for (uint64_t off = 0; off < len; off += READ_PIECE, n++)
 		pieces[n] = (struct read_piece){ .task.fn = read_piece_run, .fd = fd,
 						 .dst = dst + off, .zero = zero + off / ps,
 						 .addr = addr + off,
 						 .len = len - off < READ_PIECE ? len - off : READ_PIECE };
-		sc_pool_submit(pool, &pieces[n].task);
+	if (k) {
+		submitted = copy_pieces(pool, child, pieces, n, (uint64_t)k, &err);
+	} else {
+		for (uint64_t i = 0; i < n; i++)
+			sc_pool_submit(pool, &pieces[i].task);
+		submitted = n;
 	}
-	for (uint64_t i = 0; i < n; i++) {
+	for (uint64_t i = 0; i < submitted; i++) {
 		sc_pool_wait(pool, &pieces[i].task);
 		if (pieces[i].err && !err)
 			err = sc_err(pieces[i].err, "cannot read the snapshot's memory at 0x%llx "
@@ -182,12 +230,12 @@ static int read_parallel(struct sc_pool *pool, pid_t child, uint8_t *dst, uint8_
 }
 
 /* Read @n data pages at @addr into the window; each becomes a stored or zero run. */
-static int read_pages(struct window *w, struct sc_pool *pool, pid_t child, uint64_t addr,
-		      uint64_t n)
+static int read_pages(struct window *w, struct sc_pool *pool, pid_t child, bool copier,
+		      uint64_t addr, uint64_t n)
 {
 	uint64_t ps = page_size();
 	uint8_t *at = w->buf + w->fill * ps;
-	int err = read_parallel(pool, child, at, w->zero, addr, n * ps);
+	int err = read_parallel(pool, child, copier, at, w->zero, addr, n * ps);
 
 	w->scanned += n;
 	for (uint64_t i = 0; !err && i < n; i++) {
@@ -272,6 +320,7 @@ struct pipeline {
 	char msg[1024];      /* and its message, for the caller's thread */
 	pid_t child;
 	struct sc_pool *pool;    /* reads the snapshot on every core */
+	bool copier;             /* the window buffers are the copier's */
 	bool embed;
 	const struct sc_vma *v;
 	size_t n;
@@ -341,7 +390,8 @@ static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 			/* whole reads: the buffer takes @limit pages before zeros drop out */
 			uint64_t take = limit - w->scanned < left ? limit - w->scanned : left;
 
-			err = read_pages(w, pl->pool, child, v->start + page * ps, take);
+			err = read_pages(w, pl->pool, child, pl->copier && copier_reads(v),
+					 v->start + page * ps, take);
 			page += take;
 			left -= take;
 			if (!err && w->scanned == limit) {
@@ -428,7 +478,8 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 			       .changed = PTHREAD_COND_INITIALIZER, .child = fz->child,
 			       .embed = o->embed_files };
 	struct sc_vma *v;
-	size_t n;
+	uint8_t *shared;
+	size_t n, shared_size;
 	int err = sc_maps_read(fz->child, &v, &n);
 
 	if (err < 0)
@@ -438,10 +489,13 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 	err = sc_pool_new(&pl.pool, 0);
 	if (err < 0)
 		err = sc_err(-err, "cannot start the snapshot readers: %s", strerror(-err));
+	shared = sc_copier_buffer(&shared_size);
+	pl.copier = shared && shared_size >= 2 * WINDOW;
 	for (int i = 0; i < 2 && !err; i++) {
 		pl.win[i].zero = malloc(WINDOW / page_size());
-		pl.win[i].buf = mmap(NULL, WINDOW, PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		pl.win[i].buf = pl.copier ? shared + i * WINDOW
+				: mmap(NULL, WINDOW, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (!pl.win[i].zero)
 			err = sc_err(ENOMEM, "out of memory for a window");
 		if (pl.win[i].buf == MAP_FAILED) {
@@ -453,7 +507,7 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 	if (!err)
 		err = run_pipeline(wr, &pl);
 	for (int i = 0; i < 2; i++) {
-		if (pl.win[i].buf)
+		if (pl.win[i].buf && !pl.copier)
 			munmap(pl.win[i].buf, WINDOW);
 		free(pl.win[i].runs);
 		free(pl.win[i].zero);
