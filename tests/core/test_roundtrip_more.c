@@ -99,10 +99,12 @@ static uint64_t hash_file(const char *path)
 Test(roundtrip, failed_save_keeps_image)
 {
 	const char *want = "the first save: ok\n"
+			   "no shared mapping left by it: ok\n"
 			   "the second save fails: ok\n"
 			   "its message names the file: ok\n"
 			   "the image is still the first one: ok\n"
-			   "no temporary file left: ok\n";
+			   "no temporary file left: ok\n"
+			   "no shared mapping left by it: ok\n";
 	const char *argv[MAX_ARGS], *rargv[] = { restorer(), NULL, NULL };
 	char image[4096], listing[4096];
 	struct run r;

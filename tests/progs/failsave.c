@@ -9,6 +9,9 @@
  * nothing else (no temporary file left). The program then exits 0. Restored
  * from image A, it returns from the first save and checks its memory.
  *
+ * Neither save leaves a shared mapping behind (the memory the checkpoint
+ * shares with its snapshot is gone once selfckpt_save() returns).
+ *
  * Not for the round trip of prog.h: the test runs it once, then restores A.
  * IMAGE must be alone in its directory. Standard output: one check a line.
  */
@@ -68,6 +71,22 @@ static int others_in_dir(const char *image, char *out, size_t len)
 	return n;
 }
 
+/* Shared mappings in /proc/self/maps ('s' in the permissions). */
+static int shared_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096], perms[8];
+	int n = 0;
+
+	if (!f)
+		prog_die("cannot read /proc/self/maps: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %7s", perms) == 1 && perms[3] == 's')
+			n++;
+	fclose(f);
+	return n;
+}
+
 static uint8_t data_byte(size_t i)
 {
 	uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ull;
@@ -77,7 +96,7 @@ static uint8_t data_byte(size_t i)
 	return (uint8_t)(x >> 40);
 }
 
-static void second_save(const char *image)
+static void second_save(const char *image, int shared)
 {
 	struct rlimit rl, low;
 	char others[1024];
@@ -101,13 +120,15 @@ static void second_save(const char *image)
 	prog_check("the image is still the first one", file_hash(image) == a, "it changed");
 	n = others_in_dir(image, others, sizeof(others));
 	prog_check("no temporary file left", n == 0, "%s", others);
+	prog_check("no shared mapping left by it", shared_maps() == shared, "%d, before %d",
+		   shared_maps(), shared);
 }
 
 int main(int argc, char **argv)
 {
 	struct prog p;
 	size_t bad = DATA_LEN;
-	int r;
+	int r, shared;
 
 	(void)prog_checkpoint; /* saves and dies: not the protocol here */
 	prog_init(&p, argc, argv);
@@ -115,6 +136,7 @@ int main(int argc, char **argv)
 		prog_die("failsave needs an image");
 	for (size_t i = 0; i < DATA_LEN; i++)
 		data[i] = data_byte(i);
+	shared = shared_maps();
 	prog_snapshot(&p, "before", 1);
 	r = selfckpt_save(p.image);
 	if (r == SELFCKPT_RESTORED) {
@@ -128,6 +150,8 @@ int main(int argc, char **argv)
 	if (r != SELFCKPT_SAVED)
 		prog_die("selfckpt_save('%s') returned %d: %s", p.image, r, selfckpt_last_error());
 	puts("the first save: ok");
-	second_save(p.image);
+	prog_check("no shared mapping left by it", shared_maps() == shared, "%d, before %d",
+		   shared_maps(), shared);
+	second_save(p.image, shared);
 	return 0;
 }
