@@ -38,7 +38,10 @@ int sc_process_collect(const struct sc_frozen *fz, struct sc_process_info *p);
 int sc_copier_start(size_t buf_size);
 /** sc_copier_stop() - unmap it; no-op without one. */
 void sc_copier_stop(void);
-/** sc_copier_forget() - in a restored process: the region was never restored. */
+/**
+ * sc_copier_forget() - drop the copier without unmapping: in a restored process,
+ * which never had the region (it is not in the image).
+ */
 void sc_copier_forget(void);
 /** sc_copier_buffer() - the buffers shared with the snapshot, or NULL without a copier. */
 uint8_t *sc_copier_buffer(size_t *size);

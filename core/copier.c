@@ -25,7 +25,6 @@
 
 #define CTL_SIZE 4096u
 #define STACK_SIZE (64u << 10)
-#define MAX_THREADS 8             /* copying memory: a few cores saturate it */
 #define WAIT_SLICE_NS 100000000l /* between checks that the snapshot still lives */
 #define UNSERVED -1               /* done of a block whose snapshot thread did not start */
 
@@ -42,7 +41,7 @@ static int threads_for(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-	return cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+	return cpus < 1 ? 1 : cpus > SC_COPIER_MAX ? SC_COPIER_MAX : (int)cpus;
 }
 
 int sc_copier_start(size_t buf_size)
@@ -71,25 +70,23 @@ int sc_copier_start(size_t buf_size)
 	return 0;
 }
 
-void sc_copier_stop(void)
-{
-	if (!region.base)
-		return;
-	sc_copier_ctl = NULL;
-	sc_copier_n = 0;
-	sc_skip_remove((uint64_t)(uintptr_t)region.base);
-	munmap(region.base, region.size);
-	memset(&region, 0, sizeof(region));
-}
-
 void sc_copier_forget(void)
 {
-	/* The region is not in the image: a restored process has none to unmap. */
 	if (region.base)
 		sc_skip_remove((uint64_t)(uintptr_t)region.base);
 	sc_copier_ctl = NULL;
 	sc_copier_n = 0;
 	memset(&region, 0, sizeof(region));
+}
+
+void sc_copier_stop(void)
+{
+	uint8_t *base = region.base;
+	size_t size = region.size;
+
+	sc_copier_forget();
+	if (base)
+		munmap(base, size);
 }
 
 uint8_t *sc_copier_buffer(size_t *size)
@@ -100,7 +97,7 @@ uint8_t *sc_copier_buffer(size_t *size)
 
 int sc_copier_threads(void)
 {
-	return region.base ? sc_copier_n : 0;
+	return sc_copier_n;
 }
 
 void sc_copier_submit(int i, void *dst, uint64_t src, uint64_t len)

@@ -86,7 +86,7 @@ struct sc_copier_ctl {
 	uint8_t pad[24];
 };
 
-#define SC_COPIER_MAX 16 /* snapshot threads, each serving one control block */
+#define SC_COPIER_MAX 8 /* snapshot threads that copy: a few cores saturate memory */
 
 /* The control blocks, sc_copier_n of them; NULL: the snapshot only pauses. */
 extern struct sc_copier_ctl *sc_copier_ctl;

@@ -3,7 +3,7 @@
  * segments.c - the memory of the snapshot, as segment records.
  *
  * A mapping is written as one or more windows, each one record: the pages that
- * hold data are read from the snapshot into a buffer of WINDOW bytes, all-zero
+ * hold data are read from the snapshot into a buffer of SC_WINDOW bytes, all-zero
  * pages are found there, and when the buffer is full (or the mapping ends) the
  * record is written with its run table (stored, zero, file) ahead of its
  * payload, as the format requires. Pages never touched cost nothing, whatever
@@ -24,14 +24,13 @@
 #include "core/sc_core.h"
 #include "format/sc_log.h"
 
-#define WINDOW SC_WINDOW
 
 /* One segment record being built: its runs, and its pages that hold data. */
 struct window {
 	const struct sc_vma *vma;
 	uint64_t start;          /* address of the window's first page */
 	uint64_t pages;          /* pages in the window so far */
-	uint8_t *buf;            /* WINDOW bytes: data pages, densely, in address order */
+	uint8_t *buf;            /* SC_WINDOW bytes: data pages, densely, in address order */
 	uint64_t fill;           /* pages in buf */
 	uint64_t scanned;        /* pages read for this window, zero ones included */
 	uint8_t *zero;           /* per page of the last read: all zero */
@@ -201,7 +200,7 @@ static uint64_t copy_pieces(struct sc_pool *pool, pid_t child, struct read_piece
 static int read_parallel(struct sc_pool *pool, pid_t child, bool copier, uint8_t *dst,
 			 uint8_t *zero, uint64_t addr, uint64_t len)
 {
-	struct read_piece pieces[WINDOW / READ_PIECE + 1];
+	struct read_piece pieces[SC_WINDOW / READ_PIECE + 1];
 	uint64_t ps = page_size(), n = 0, submitted;
 	int fd = sc_snapshot_fd(child), k = copier ? sc_copier_threads() : 0, err = 0;
 
@@ -364,7 +363,7 @@ static int flush_window(struct pipeline *pl)
  */
 static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 {
-	uint64_t ps = page_size(), limit = WINDOW / ps;
+	uint64_t ps = page_size(), limit = SC_WINDOW / ps;
 	pid_t child = pl->child;
 	bool embed = pl->embed;
 	struct window *w = &pl->win[pl->fill];
@@ -490,25 +489,25 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 	if (err < 0)
 		err = sc_err(-err, "cannot start the snapshot readers: %s", strerror(-err));
 	shared = sc_copier_buffer(&shared_size);
-	pl.copier = shared && shared_size >= 2 * WINDOW;
+	pl.copier = shared && shared_size >= 2 * SC_WINDOW;
 	for (int i = 0; i < 2 && !err; i++) {
-		pl.win[i].zero = malloc(WINDOW / page_size());
-		pl.win[i].buf = pl.copier ? shared + i * WINDOW
-				: mmap(NULL, WINDOW, PROT_READ | PROT_WRITE,
+		pl.win[i].zero = malloc(SC_WINDOW / page_size());
+		pl.win[i].buf = pl.copier ? shared + i * SC_WINDOW
+				: mmap(NULL, SC_WINDOW, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (!pl.win[i].zero)
 			err = sc_err(ENOMEM, "out of memory for a window");
 		if (pl.win[i].buf == MAP_FAILED) {
 			pl.win[i].buf = NULL;
 			err = sc_err(ENOMEM, "out of memory for a %llu MiB window",
-				     (unsigned long long)(WINDOW >> 20));
+				     (unsigned long long)(SC_WINDOW >> 20));
 		}
 	}
 	if (!err)
 		err = run_pipeline(wr, &pl);
 	for (int i = 0; i < 2; i++) {
 		if (pl.win[i].buf && !pl.copier)
-			munmap(pl.win[i].buf, WINDOW);
+			munmap(pl.win[i].buf, SC_WINDOW);
 		free(pl.win[i].runs);
 		free(pl.win[i].zero);
 	}
