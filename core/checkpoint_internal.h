@@ -27,7 +27,12 @@ struct sc_save_opts {
 /* snapshot.c */
 /** sc_snapshot_fd() - /proc/<child>/mem, opened once; safe for pread() from any thread. */
 int sc_snapshot_fd(pid_t child);
+/**
+ * sc_snapshot_kill() - end the snapshot @child; a raw thread reaps it meanwhile.
+ * sc_snapshot_reaped() - wait until the last snapshot killed is reaped.
+ */
 void sc_snapshot_kill(pid_t child);
+void sc_snapshot_reaped(void);
 char *sc_snapshot_file(pid_t child, const char *name, size_t *len);
 
 /* process_info.c */

@@ -94,6 +94,12 @@ extern int sc_copier_n;
 /* In the snapshot: start a thread for every block but the first, serve the first. */
 __attribute__((noreturn)) void sc_copier_main(struct sc_copier_ctl *c);
 
+/* reaper_rt.c */
+/* The reaper thread's id while it lives; the kernel zeroes it as the thread ends. */
+extern int sc_reaper_tid;
+/* Start a raw thread that reaps @child and ends: its id, or -errno. Block every signal first. */
+long sc_reaper_start(pid_t child);
+
 /* thread_rt.c */
 void sc_thread_capture(struct sc_thread_state *t);
 void sc_thread_start(struct sc_thread_state *t) __attribute__((noreturn));

@@ -280,7 +280,8 @@ static uint32_t segment_flags(const struct sc_vma *v, bool embed)
 }
 
 /* Write the window as one record, then start the next one where it ended. */
-static int write_record(struct sc_writer *wr, const struct window *w, bool embed)
+static int write_record(struct sc_writer *wr, const struct window *w, bool embed,
+			double *ended)
 {
 	uint64_t ps = page_size(), payload = 0;
 	struct sc_segment_info s = {
@@ -294,13 +295,24 @@ static int write_record(struct sc_writer *wr, const struct window *w, bool embed
 	if (!w->pages)
 		return 0;
 	fill_identity(w->vma, &s);
-	err = sc_segment_begin(wr, &s, ps);
-	for (uint32_t i = 0; !err && i < w->n_runs; i++)
-		if (w->runs[i].kind == SC_RUN_STORED) {
-			err = sc_writer_append(wr, w->buf + payload * ps, w->runs[i].count * ps);
+	for (uint32_t i = 0; i < w->n_runs; i++)
+		if (w->runs[i].kind == SC_RUN_STORED)
 			payload += w->runs[i].count;
-		}
-	return err ? err : sc_writer_end(wr);
+	/*
+	 * The stored pages lie packed in the buffer: one append lets the writer
+	 * compress whole chunks where they are, where an append per run (a page or
+	 * two in a busy heap) would copy every byte into its staging chunks first.
+	 */
+	err = sc_segment_begin(wr, &s, ps);
+	if (!err && payload)
+		err = sc_writer_append(wr, w->buf, payload * ps);
+	if (err)
+		return err;
+	double t0 = sc_log_seconds();
+
+	err = sc_writer_end(wr);
+	*ended += sc_log_seconds() - t0;
+	return err;
 }
 
 /*
@@ -325,6 +337,7 @@ struct pipeline {
 	size_t n;
 	/* for the debug log: which side of the pipeline waited for the other */
 	double reader_waited, writer_waited; /* seconds */
+	double writer_ended;                 /* seconds in sc_writer_end(): the record's last chunks */
 	uint64_t pages_read;
 };
 
@@ -437,7 +450,7 @@ static int write_windows(struct sc_writer *wr, struct pipeline *pl)
 		if (!pl->full[at])
 			break; /* done, and nothing left */
 		pthread_mutex_unlock(&pl->lock);
-		err = write_record(wr, &pl->win[at], pl->embed);
+		err = write_record(wr, &pl->win[at], pl->embed, &pl->writer_ended);
 		pthread_mutex_lock(&pl->lock);
 		pl->full[at] = false;
 		pl->stop = err < 0;
@@ -464,9 +477,10 @@ static int run_pipeline(struct sc_writer *wr, struct pipeline *pl)
 		err = sc_err_quiet(-pl->err, "%s", pl->msg); /* reported by the reader */
 	if (!err)
 		sc_log(SC_LOG_DEBUG, "checkpoint: %.1f MiB of memory read and written in %.3f s; "
-		       "the reader waited %.3f s for the writer, the writer %.3f s for the reader",
+		       "the reader waited %.3f s for the writer, the writer %.3f s for the reader "
+		       "and %.3f s for records to end",
 		       (double)(pl->pages_read * page_size()) / (1 << 20), sc_log_seconds() - t0,
-		       pl->reader_waited, pl->writer_waited);
+		       pl->reader_waited, pl->writer_waited, pl->writer_ended);
 	return err;
 }
 

@@ -9,15 +9,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/checkpoint_internal.h"
+#include "core/core_internal.h"
+#include "core/sc_sys.h"
 #include "format/sc_log.h"
 
 /*
@@ -52,16 +56,49 @@ int sc_snapshot_fd(pid_t child)
 	return mem_open(child);
 }
 
+/*
+ * A snapshot of a large process takes tens of milliseconds to die: the kernel
+ * takes down its page tables, and frees the copier's buffers when it holds
+ * their last reference. Nothing needs to wait for that, so a raw thread
+ * (reaper_rt.c) reaps it while the application goes on; the next checkpoint
+ * waits for that thread before it stops the others, so that no image ever
+ * holds it. A process forked meanwhile has no reaper: it has nothing to wait.
+ */
+static pid_t reaper_owner;
+
+void sc_snapshot_reaped(void)
+{
+	int tid;
+
+	if (reaper_owner != getpid())
+		return;
+	while ((tid = __atomic_load_n(&sc_reaper_tid, __ATOMIC_ACQUIRE)) != 0)
+		syscall(SYS_futex, &sc_reaper_tid, SC_FUTEX_WAIT_SHARED, tid, NULL);
+	reaper_owner = 0;
+}
+
 void sc_snapshot_kill(pid_t child)
 {
+	sigset_t all, old;
+	long tid;
+
 	if (child <= 0)
 		return;
+	sc_snapshot_reaped();
 	if (mem_pid == child) {
 		close(mem_fd);
 		mem_fd = -1;
 		mem_pid = -1;
 	}
 	kill(child, SIGKILL);
+	sigfillset(&all); /* the reaper takes none of the application's signals */
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	tid = sc_reaper_start(child);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (tid > 0) {
+		reaper_owner = getpid();
+		return;
+	}
 	while (waitpid(child, NULL, __WALL) < 0 && errno == EINTR)
 		;
 }

@@ -104,7 +104,8 @@ Test(roundtrip, failed_save_keeps_image)
 			   "its message names the file: ok\n"
 			   "the image is still the first one: ok\n"
 			   "no temporary file left: ok\n"
-			   "no shared mapping left by it: ok\n";
+			   "no shared mapping left by it: ok\n"
+			   "both snapshots reaped, by a thread that ended: ok\n";
 	const char *argv[MAX_ARGS], *rargv[] = { restorer(), NULL, NULL };
 	char image[4096], listing[4096];
 	struct run r;

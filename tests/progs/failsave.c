@@ -10,12 +10,14 @@
  * from image A, it returns from the first save and checks its memory.
  *
  * Neither save leaves a shared mapping behind (the memory the checkpoint
- * shares with its snapshot is gone once selfckpt_save() returns).
+ * shares with its snapshot is gone once selfckpt_save() returns), and both
+ * snapshot processes are reaped soon after, by a thread that then ends.
  *
  * Not for the round trip of prog.h: the test runs it once, then restores A.
  * IMAGE must be alone in its directory. Standard output: one check a line.
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <libgen.h>
 #include <sys/resource.h>
 #include <xxhash.h>
@@ -87,6 +89,60 @@ static int shared_maps(void)
 	return n;
 }
 
+static int count_entries(const char *path)
+{
+	DIR *dir = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	if (!dir)
+		prog_die("opendir %s: %s", path, strerror(errno));
+	while ((e = readdir(dir)))
+		n += e->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+/* Processes whose parent is this one, zombies included. */
+static int children(void)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (!dir)
+		prog_die("opendir /proc: %s", strerror(errno));
+	while ((e = readdir(dir))) {
+		char path[300], stat[1024], *close_paren;
+		int ppid = 0;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* gone meanwhile */
+		if (fgets(stat, sizeof(stat), f) && (close_paren = strrchr(stat, ')')) &&
+		    sscanf(close_paren + 1, " %*c %d", &ppid) == 1 && ppid == getpid())
+			n++;
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Within 10 s: no child process left and @threads threads, as before the saves. */
+static bool snapshots_reaped(int threads)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (!children() && count_entries("/proc/self/task") == threads)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 static uint8_t data_byte(size_t i)
 {
 	uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ull;
@@ -128,7 +184,7 @@ int main(int argc, char **argv)
 {
 	struct prog p;
 	size_t bad = DATA_LEN;
-	int r, shared;
+	int r, shared, threads;
 
 	(void)prog_checkpoint; /* saves and dies: not the protocol here */
 	prog_init(&p, argc, argv);
@@ -137,6 +193,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < DATA_LEN; i++)
 		data[i] = data_byte(i);
 	shared = shared_maps();
+	threads = count_entries("/proc/self/task");
 	prog_snapshot(&p, "before", 1);
 	r = selfckpt_save(p.image);
 	if (r == SELFCKPT_RESTORED) {
@@ -153,5 +210,8 @@ int main(int argc, char **argv)
 	prog_check("no shared mapping left by it", shared_maps() == shared, "%d, before %d",
 		   shared_maps(), shared);
 	second_save(p.image, shared);
+	prog_check("both snapshots reaped, by a thread that ended", snapshots_reaped(threads),
+		   "%d child process(es), %d threads, before %d", children(),
+		   count_entries("/proc/self/task"), threads);
 	return 0;
 }
