@@ -373,7 +373,14 @@ static int flush_window(struct pipeline *pl)
  * A mapping's residency runs, turned into image runs; data pages are read
  * into the window, which is written out each time its buffer is full. A
  * sparse reservation of any size with little data is one small record.
+ *
+ * Full means holding data: the zero pages of a read take no room, so the next
+ * read takes the room they left, until less than 1/ROOM_PART of the
+ * buffer is free. Half the pages of a busy heap are zero; its records would
+ * otherwise hold half a buffer each, and every record ends with the
+ * compression workers waiting for its last chunks.
  */
+#define ROOM_PART 4
 static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 {
 	uint64_t ps = page_size(), limit = SC_WINDOW / ps;
@@ -399,14 +406,14 @@ static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 			continue;
 		}
 		while (!err && left) {
-			/* whole reads: the buffer takes @limit pages before zeros drop out */
-			uint64_t take = limit - w->scanned < left ? limit - w->scanned : left;
+			/* a read fills the room left; its zero pages then drop out */
+			uint64_t room = limit - w->fill, take = room < left ? room : left;
 
 			err = read_pages(w, pl->pool, child, pl->copier && copier_reads(v),
 					 v->start + page * ps, take);
 			page += take;
 			left -= take;
-			if (!err && w->scanned == limit) {
+			if (!err && limit - w->fill < limit / ROOM_PART) {
 				err = flush_window(pl);
 				w = &pl->win[pl->fill];
 			}

@@ -2,10 +2,11 @@
 /*
  * heap - a large touched heap and an untouched reservation across a checkpoint.
  *
- * ARGS: [MIB] (default 1024): the heap filled with a page-wise pattern before
- * point 1. After it the pattern is checked, changed and summed again, and a
+ * ARGS: [MIB] (default 1024): the heap filled with a page-wise pattern, some
+ * pages all zero, before point 1. After it the pattern is checked, changed and summed again, and a
  * part of the 512 MiB PROT_NONE reservation is made usable and written.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
 
@@ -19,14 +20,25 @@ static uint64_t page_word(uint64_t i)
 	return (i + 1) * 0x9E3779B97F4A7C15ull;
 }
 
+/*
+ * Some pages stay zero, as in a real heap: every other page in one 16 MiB
+ * block, every fifth in the next, so that an image's windows take their data
+ * in reads of varying room.
+ */
+static bool zero_page(uint64_t i)
+{
+	return (i >> 12) & 1 ? i % 2 == 0 : i % 5 == 0;
+}
+
 /* Word 0 of each page is its own; the rest repeats one byte: quick to fill and to pack. */
 static void fill(uint8_t *heap, uint64_t pages)
 {
 	for (uint64_t i = 0; i < pages; i++) {
 		uint8_t *pg = heap + i * PAGE;
 
-		memset(pg, (int)(i & 0xff), PAGE);
-		*(uint64_t *)pg = page_word(i);
+		memset(pg, zero_page(i) ? 0 : (int)(i & 0xff), PAGE);
+		if (!zero_page(i))
+			*(uint64_t *)pg = page_word(i);
 	}
 }
 
@@ -48,8 +60,10 @@ static uint64_t bad_pages(const uint8_t *heap, uint64_t pages)
 	for (uint64_t i = 0; i < pages; i++) {
 		const uint8_t *pg = heap + i * PAGE;
 
-		bad += *(const uint64_t *)pg != page_word(i) || pg[8] != (uint8_t)i ||
-		       pg[PAGE - 1] != (uint8_t)i;
+		uint8_t b = zero_page(i) ? 0 : (uint8_t)i;
+
+		bad += *(const uint64_t *)pg != (zero_page(i) ? 0 : page_word(i)) || pg[8] != b ||
+		       pg[PAGE - 100] != b || pg[PAGE - 1] != b;
 	}
 	return bad;
 }
