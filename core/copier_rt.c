@@ -19,16 +19,19 @@ _Static_assert(__builtin_offsetof(struct sc_copier_ctl, stack) == 32,
 struct sc_copier_ctl *sc_copier_ctl;
 int sc_copier_n;
 
+/* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM: a plain thread of the snapshot */
+#define COPIER_CLONE 0x50f00ul
+
 /* rep movsb: fast strings on every x86-64 CPU that has ERMS, and no libc. */
 static void copy(uint64_t dst, uint64_t src, uint64_t len)
 {
 	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(len) : : "memory");
 }
 
-__attribute__((noreturn)) void sc_copier_serve(struct sc_copier_ctl *c);
-
-void sc_copier_serve(struct sc_copier_ctl *c)
+/* A snapshot thread: copy what block @arg asks, for ever. */
+__attribute__((noreturn)) static void serve(void *arg)
 {
+	struct sc_copier_ctl *c = arg;
 	int seen = 0;
 
 	for (;;) {
@@ -45,36 +48,12 @@ void sc_copier_serve(struct sc_copier_ctl *c)
 	}
 }
 
-/*
- * long copier_thread(uint64_t stack, struct sc_copier_ctl *c): a thread of
- * the snapshot on @stack serving @c. The new thread has the caller's registers
- * but rax and rsp, so @c travels in r9, which clone() does not take.
- */
-long copier_thread(uint64_t stack, struct sc_copier_ctl *c);
-__asm__(".text\n"
-	".type copier_thread,@function\n"
-	"copier_thread:\n"
-	"	mov %rsi, %r9\n"
-	"	mov %rdi, %rsi\n"
-	"	mov $0x50f00, %edi\n" /* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM */
-	"	xor %edx, %edx\n"
-	"	xor %r10d, %r10d\n"
-	"	xor %r8d, %r8d\n"
-	"	mov $56, %eax\n"      /* SYS_clone */
-	"	syscall\n"
-	"	test %rax, %rax\n"
-	"	jnz 1f\n"
-	"	mov %r9, %rdi\n"
-	"	call sc_copier_serve\n"
-	"1:	ret\n"
-	".size copier_thread, .-copier_thread\n");
-
 void sc_copier_main(struct sc_copier_ctl *c)
 {
 	/* A block whose thread cannot start says so; the checkpoint reads its
 	 * pieces through /proc instead. */
 	for (int i = 1; i < sc_copier_n; i++)
-		if (copier_thread(c[i].stack, &c[i]) < 0)
+		if (sc_raw_thread(COPIER_CLONE, c[i].stack, NULL, serve, &c[i]) < 0)
 			__atomic_store_n(&c[i].done, -1, __ATOMIC_RELEASE);
-	sc_copier_serve(&c[0]);
+	serve(&c[0]);
 }

@@ -65,6 +65,8 @@ struct sc_thread_state {
 int sc_ctx_save(struct sc_ctx *ctx) __attribute__((returns_twice));
 __attribute__((noreturn)) void sc_ctx_resume(const struct sc_ctx *ctx, int value);
 long sc_clone_frozen(void);
+/* A raw thread on @stack running fn(arg), which never returns: its id, or -errno. */
+long sc_raw_thread(unsigned long flags, uint64_t stack, int *tid, void (*fn)(void *), void *arg);
 
 /*
  * copier_rt.c - the snapshot process copies its own memory for the checkpoint.

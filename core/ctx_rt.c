@@ -105,3 +105,35 @@ __asm__(".text\n"
 	".balign 8\n"
 	"sc_all_signals: .quad -1\n"
 	".text\n");
+
+/*
+ * long sc_raw_thread(unsigned long flags, uint64_t stack, int *tid,
+ *                    void (*fn)(void *), void *arg):
+ * clone() a thread of this process (@flags: CLONE_VM and the rest) whose
+ * stack ends at @stack (16-byte aligned), running fn(arg), which never
+ * returns; @tid goes to the kernel as both parent and child tid pointer.
+ * Return: the thread's id, or -errno. The thread gets the caller's registers
+ * but rax and rsp: @fn waits on its new stack, @arg travels in r9, which
+ * clone() does not take.
+ */
+__asm__(".text\n"
+	".globl sc_raw_thread\n"
+	".hidden sc_raw_thread\n"
+	".type sc_raw_thread,@function\n"
+	"sc_raw_thread:\n"
+	"	mov %rcx, -8(%rsi)\n"    /* @fn, for the new thread to pop */
+	"	sub $8, %rsi\n"
+	"	mov %r8, %r9\n"
+	"	mov %rdx, %r10\n"
+	"	xor %r8d, %r8d\n"
+	"	mov $56, %eax\n"          /* SYS_clone */
+	"	syscall\n"
+	"	test %rax, %rax\n"
+	"	jnz 1f\n"
+	"	pop %rax\n"
+	"	and $-16, %rsp\n"
+	"	mov %r9, %rdi\n"
+	"	call *%rax\n"
+	"	ud2\n"
+	"1:	ret\n"
+	".size sc_raw_thread, .-sc_raw_thread\n");

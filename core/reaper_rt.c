@@ -21,42 +21,19 @@
 int sc_reaper_tid;
 static uint8_t reaper_stack[REAPER_STACK] __attribute__((aligned(64)));
 
-__attribute__((noreturn)) void sc_reaper_main(long child);
+/* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM|PARENT_SETTID|CHILD_CLEARTID */
+#define REAPER_CLONE 0x350f00ul
 
-void sc_reaper_main(long child)
+__attribute__((noreturn)) static void reap(void *child)
 {
-	while (sc_sys4(SYS_wait4, child, 0, __WALL, 0) == -EINTR)
+	while (sc_sys4(SYS_wait4, (long)(intptr_t)child, 0, __WALL, 0) == -EINTR)
 		;
 	for (;;)
 		sc_sys1(SYS_exit, 0);
 }
 
-/*
- * long reaper_clone(uint64_t stack, long child): the thread, on @stack,
- * reaping @child. It has the caller's registers but rax and rsp, so @child
- * travels in r9, which clone() does not take.
- */
-long reaper_clone(uint64_t stack, long child);
-__asm__(".text\n"
-	".hidden reaper_clone\n"
-	".type reaper_clone,@function\n"
-	"reaper_clone:\n"
-	"	mov %rsi, %r9\n"
-	"	mov %rdi, %rsi\n"
-	"	mov $0x350f00, %edi\n" /* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM|PARENT_SETTID|CHILD_CLEARTID */
-	"	lea sc_reaper_tid(%rip), %rdx\n"
-	"	mov %rdx, %r10\n"
-	"	xor %r8d, %r8d\n"
-	"	mov $56, %eax\n"        /* SYS_clone */
-	"	syscall\n"
-	"	test %rax, %rax\n"
-	"	jnz 1f\n"
-	"	mov %r9, %rdi\n"
-	"	call sc_reaper_main\n"
-	"1:	ret\n"
-	".size reaper_clone, .-reaper_clone\n");
-
 long sc_reaper_start(pid_t child)
 {
-	return reaper_clone((uint64_t)(uintptr_t)(reaper_stack + REAPER_STACK), child);
+	return sc_raw_thread(REAPER_CLONE, (uint64_t)(uintptr_t)(reaper_stack + REAPER_STACK),
+			     &sc_reaper_tid, reap, (void *)(intptr_t)child);
 }
