@@ -39,7 +39,8 @@ struct mapping {
 
 struct image {
 	const char *path;
-	struct sc_reader *r;
+	struct sc_reader *r;   /* on one thread until sc_plan_fill() */
+	unsigned decoders;     /* the decoding threads sc_plan_fill() starts */
 	uint64_t page;
 	struct sc_process_info proc;
 	struct sc_signals_info sig;

@@ -125,15 +125,20 @@ static int check_header(struct image *im)
 	return 0;
 }
 
+/*
+ * The reader starts on one thread, that is on none of its own: until the
+ * payloads are read, this process must stay single-threaded (see sc_plan_fill()).
+ */
 int sc_image_load(struct image *im, const char *path, unsigned threads)
 {
-	struct sc_read_opts ro = { .threads = threads };
+	struct sc_read_opts ro = { .threads = 1 };
 	struct sc_record rec;
 	size_t caps[3] = { 0 };
 	int err;
 
 	memset(im, 0, sizeof(*im));
 	im->path = path;
+	im->decoders = threads;
 	if ((err = sc_reader_open(&im->r, path, &ro)) < 0 || (err = check_header(im)) < 0)
 		return err;
 	if (!sc_reader_seekable(im->r))

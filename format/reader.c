@@ -493,6 +493,20 @@ int sc_reader_open(struct sc_reader **out, const char *path, const struct sc_rea
 	return 0;
 }
 
+int sc_reader_set_threads(struct sc_reader *r, unsigned threads)
+{
+	int err;
+
+	sc_rd_chunks_release(r); /* waits for any chunk still in flight */
+	sc_pool_free(r->pool);
+	r->pool = NULL;
+	err = sc_pool_new(&r->pool, threads);
+	if (err < 0)
+		return sc_err(-err, "cannot start reader threads for '%s': %s", r->name,
+			      strerror(-err));
+	return sc_rd_chunks_init(r);
+}
+
 void sc_reader_free(struct sc_reader *r)
 {
 	if (!r)

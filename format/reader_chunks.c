@@ -32,6 +32,7 @@ struct chunk_hdr {
 int sc_rd_chunks_init(struct sc_reader *r)
 {
 	r->n_slots = 2 * sc_pool_threads(r->pool) + 1;
+	r->head = r->count = 0;
 	r->slots = calloc(r->n_slots, sizeof(*r->slots));
 	if (!r->slots)
 		return sc_err(ENOMEM, "out of memory reading '%s'", r->name);

@@ -264,6 +264,19 @@ int sc_reader_open_fd(struct sc_reader **out, int fd, const char *name,
 /** sc_reader_free() - NULL is a no-op. */
 void sc_reader_free(struct sc_reader *r);
 
+/**
+ * sc_reader_set_threads() - decode the payloads read from now on with @threads
+ * threads (0 = all online CPUs), replacing the reader's current ones.
+ *
+ * A reader opened with one thread starts none, so a caller that must stay
+ * single-threaded while it reads the metadata (the restorer: growing the
+ * descriptor table of a multi-threaded process waits for an RCU grace period)
+ * opens it so and calls this before reading the payloads. Called between reads.
+ * Return: 0, or -errno when the threads cannot be started (the reader then has
+ * none and must be freed).
+ */
+int sc_reader_set_threads(struct sc_reader *r, unsigned threads);
+
 const struct sc_header *sc_reader_header(const struct sc_reader *r);
 const char *sc_reader_name(const struct sc_reader *r);
 bool sc_reader_seekable(const struct sc_reader *r);

@@ -5,6 +5,7 @@
  * the way the bytes are cut into appends and reads.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -239,6 +240,62 @@ Test(format, read_pieces_spreads_payload)
 			sc_reader_free(r);
 		}
 	}
+}
+
+static int task_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 2; /* "." and ".." */
+}
+
+/*
+ * A reader opened with one thread starts none; sc_reader_set_threads() starts
+ * them between two reads, even in the middle of a payload (a chunk's tail
+ * kept over), and stops them again: every byte still comes back.
+ */
+Test(format, reader_threads_start_when_asked)
+{
+	struct sc_read_opts ro = { .threads = 1 };
+	struct sc_write_opts o;
+	struct sc_reader *r;
+	struct sc_record rec;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600), before = task_count();
+
+	sc_write_opts_init(&o);
+	o.chunk_shift = 14;
+	write_image(fd, &o, 1 << 20);
+	close(fd);
+	cr_assert_eq(sc_reader_open(&r, path, &ro), 0, "%s", selfckpt_last_error());
+	cr_assert_eq(task_count(), before, "a one-thread reader starts no thread");
+	for (size_t i = 0; i < N_SPECS; i++) {
+		uint8_t *want = pattern(specs[i].raw_len, i, specs[i].compressible);
+		uint8_t *got = malloc(specs[i].raw_len + 1);
+		size_t half = specs[i].raw_len / 2 + 1000; /* inside a chunk */
+
+		half = half < specs[i].raw_len ? half : specs[i].raw_len;
+		cr_assert_eq(sc_reader_next(r, &rec), 1, "%s", selfckpt_last_error());
+		cr_assert_eq(sc_reader_read(r, got, half), 0, "%s", selfckpt_last_error());
+		if (i == 2) {
+			cr_assert_eq(sc_reader_set_threads(r, 4), 0, "%s", selfckpt_last_error());
+			cr_assert_eq(task_count(), before + 4);
+		} else if (i == 4) {
+			cr_assert_eq(sc_reader_set_threads(r, 1), 0, "%s", selfckpt_last_error());
+			cr_assert_eq(task_count(), before, "the workers were stopped");
+		}
+		cr_assert_eq(sc_reader_read(r, got + half, specs[i].raw_len - half), 0, "%s",
+			     selfckpt_last_error());
+		cr_assert_eq(memcmp(got, want, specs[i].raw_len), 0, "payload %zu differs", i);
+		free(want);
+		free(got);
+	}
+	cr_assert_eq(sc_reader_next(r, &rec), 0, "%s", selfckpt_last_error());
+	sc_reader_free(r);
 }
 
 /* [R-WR-1] the writer never seeks: an image streams through a pipe */
