@@ -345,7 +345,7 @@ int sc_checkpoint(const char *path, bool background)
 	double t0 = sc_log_seconds(), t1, t2, t3;
 
 	/* Without a copier the snapshot is read through /proc: slower, as good. */
-	err = sc_copier_start(2 * SC_WINDOW);
+	err = sc_copier_start(SC_SHARED_SIZE);
 	if (err < 0)
 		sc_log(SC_LOG_DEBUG, "checkpoint: no memory shared with the snapshot: %s",
 		       strerror(-err));

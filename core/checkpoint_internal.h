@@ -52,20 +52,28 @@ void sc_copier_forget(void);
 uint8_t *sc_copier_buffer(size_t *size);
 /** sc_copier_threads() - snapshot threads that copy, each with its own block; 0: none. */
 int sc_copier_threads(void);
-/**
- * sc_copier_submit() - have the snapshot's thread @i copy @len bytes at @src to
- * @dst, in the buffers. One request per thread at a time: wait before the next.
+/*
+ * sc_copier_scan() - have the snapshot's thread @i flag the pages of the @len
+ * bytes at @src, 1 where a page is all zero, into @flags (in the region), and
+ * count the others (sc_copier_count() once it is done).
+ * sc_copier_pack() - have it copy the pages @flags marks not zero, packed, to
+ * @dst (in the region). One request per thread at a time: wait before the next.
  */
-void sc_copier_submit(int i, void *dst, uint64_t src, uint64_t len);
+void sc_copier_scan(int i, uint64_t src, uint64_t len, uint8_t *flags);
+void sc_copier_pack(int i, void *dst, uint64_t src, uint64_t len, const uint8_t *flags);
+uint64_t sc_copier_count(int i);
 /**
- * sc_copier_wait() - return once thread @i of snapshot @child made its copy: 0;
- * 1 when that thread never started (copy the bytes another way); -ESRCH
+ * sc_copier_wait() - return once thread @i of snapshot @child served its request:
+ * 0; 1 when that thread never started (read the memory another way); -ESRCH
  * (reported) when the snapshot process ended.
  */
 int sc_copier_wait(pid_t child, int i);
 
 /* segments.c */
 #define SC_WINDOW (64ull << 20) /* bytes of page data read per segment record */
+#define SC_WINDOW_FLAGS (SC_WINDOW / 4096) /* a flag per page, pages of 4 KiB or more */
+/* The memory shared with the snapshot: two windows and their flags. */
+#define SC_SHARED_SIZE (2 * (SC_WINDOW + SC_WINDOW_FLAGS))
 
 int sc_segments_write(struct sc_writer *w, const struct sc_frozen *fz,
 		      const struct sc_save_opts *o);

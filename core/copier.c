@@ -100,17 +100,37 @@ int sc_copier_threads(void)
 	return sc_copier_n;
 }
 
-void sc_copier_submit(int i, void *dst, uint64_t src, uint64_t len)
+/* Set thread @i's request and wake it; a thread that never started is left alone. */
+static void request(int i, uint32_t op, uint64_t src, uint64_t len, void *dst,
+		    const uint8_t *flags)
 {
 	struct sc_copier_ctl *c = &sc_copier_ctl[i];
 
 	if (__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) == UNSERVED)
 		return;
+	c->op = op;
+	c->page = (uint32_t)sysconf(_SC_PAGESIZE);
 	c->src = src;
-	c->dst = (uint64_t)(uintptr_t)dst;
 	c->len = len;
+	c->dst = (uint64_t)(uintptr_t)dst;
+	c->flags = (uint64_t)(uintptr_t)flags;
 	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &c->seq, FUTEX_WAKE, 1, NULL);
+}
+
+void sc_copier_scan(int i, uint64_t src, uint64_t len, uint8_t *flags)
+{
+	request(i, SC_COPY_SCAN, src, len, NULL, flags);
+}
+
+void sc_copier_pack(int i, void *dst, uint64_t src, uint64_t len, const uint8_t *flags)
+{
+	request(i, SC_COPY_PACK, src, len, dst, flags);
+}
+
+uint64_t sc_copier_count(int i)
+{
+	return sc_copier_ctl[i].count;
 }
 
 /* Whether the snapshot process has ended, without reaping it. */

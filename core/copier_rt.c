@@ -10,6 +10,7 @@
  * clone. Raw system calls only: no libc, no TLS. It serves until it is killed.
  */
 #include "core/core_internal.h"
+#include "core/sc_core.h"
 #include "core/sc_sys.h"
 
 _Static_assert(sizeof(struct sc_copier_ctl) == 64, "one control block a cache line");
@@ -28,7 +29,41 @@ static void copy(uint64_t dst, uint64_t src, uint64_t len)
 	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(len) : : "memory");
 }
 
-/* A snapshot thread: copy what block @arg asks, for ever. */
+/* Flag each page of the request, 1 where it is all zero; the others are counted. */
+static void scan(struct sc_copier_ctl *c)
+{
+	uint8_t *flags = (uint8_t *)c->flags;
+	uint64_t n = c->len / c->page, data = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		flags[i] = sc_page_is_zero((const void *)(c->src + i * c->page), c->page);
+		data += !flags[i];
+	}
+	c->count = data;
+}
+
+/* Copy the pages a scan found not zero to dst, packed, a run of them at a time. */
+static void pack(const struct sc_copier_ctl *c)
+{
+	const uint8_t *flags = (const uint8_t *)c->flags;
+	uint64_t n = c->len / c->page, dst = c->dst;
+
+	for (uint64_t i = 0; i < n;) {
+		uint64_t run = 0;
+
+		if (flags[i]) {
+			i++;
+			continue;
+		}
+		while (i + run < n && !flags[i + run])
+			run++;
+		copy(dst, c->src + i * c->page, run * c->page);
+		dst += run * c->page;
+		i += run;
+	}
+}
+
+/* A snapshot thread: serve what block @arg asks, for ever. */
 __attribute__((noreturn)) static void serve(void *arg)
 {
 	struct sc_copier_ctl *c = arg;
@@ -41,7 +76,10 @@ __attribute__((noreturn)) static void serve(void *arg)
 			sc_sys4(SYS_futex, (long)&c->seq, SC_FUTEX_WAIT_SHARED, seen, 0);
 			continue;
 		}
-		copy(c->dst, c->src, c->len);
+		if (c->op == SC_COPY_SCAN)
+			scan(c);
+		else if (c->op == SC_COPY_PACK)
+			pack(c);
 		seen = seq;
 		__atomic_store_n(&c->done, seq, __ATOMIC_RELEASE);
 		sc_sys3(SYS_futex, (long)&c->done, SC_FUTEX_WAKE_SHARED, 1);

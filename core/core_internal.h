@@ -73,21 +73,32 @@ long sc_raw_thread(unsigned long flags, uint64_t stack, int *tid, void (*fn)(voi
  *
  * When a checkpoint has a copier, the process sc_clone_frozen() makes does not
  * only pause: on a stack in a region it shares with this process, it serves one
- * request at a time, copying its memory (the process as it was at the clone)
- * into buffers of that region. One core copying at memory speed replaces every
- * core reading /proc/<pid>/mem, which walks the page tables and copies twice
- * for every page. The control block, in the shared region:
+ * request at a time, reading its memory (the process as it was at the clone)
+ * into that region. One core copying at memory speed replaces every core
+ * reading /proc/<pid>/mem, which walks the page tables and copies twice for
+ * every page. A read takes two requests per piece of memory:
+ *   SC_COPY_SCAN  one flag per page of the piece, 1 where the page is all
+ *                 zero, and the count of the others (->count);
+ *   SC_COPY_PACK  the pages the scan found not zero, one after the other.
+ * so the zero pages are neither copied nor checked again, and each piece's
+ * data goes straight to its place in the record, after the pieces before it.
+ * The control block, in the shared region:
  */
 struct sc_copier_ctl {
 	int seq;      /* futex: bumped by the checkpoint once a request is set */
-	int done;     /* futex: set to seq by the snapshot once its copy is made */
-	uint64_t src; /* the request: len bytes at src (snapshot) to dst (shared) */
-	uint64_t dst;
-	uint64_t len;
+	int done;     /* futex: set to seq by the snapshot once the request is served */
+	uint64_t src; /* the request: len bytes at src (snapshot) */
+	uint64_t dst; /* SC_COPY_PACK: where their data pages go (shared) */
+	uint64_t len; /* a multiple of page */
 	uint64_t stack; /* top of the stack of the snapshot thread serving this block */
-	uint8_t pad[24];
+	uint32_t op;    /* SC_COPY_* */
+	uint32_t page;  /* the page size */
+	uint64_t flags; /* one byte per page (shared): written by a scan, read by a pack */
+	uint64_t count; /* answer to a scan: the pages that are not zero */
 };
 
+#define SC_COPY_SCAN 1u
+#define SC_COPY_PACK 2u
 #define SC_COPIER_MAX 8 /* snapshot threads that copy: a few cores saturate memory */
 
 /* The control blocks, sc_copier_n of them; NULL: the snapshot only pauses. */

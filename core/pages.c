@@ -296,31 +296,3 @@ int sc_pages_scan(pid_t pid, uint64_t start, uint64_t end, struct sc_page_run **
 	*n = s.runs.n;
 	return 0;
 }
-
-/*
- * OR-ing whole words keeps the loop branch-free so the compiler vectorises
- * it; the early exit is taken once per 512 bytes, as non-zero data usually
- * shows in the first block anyway.
- */
-bool sc_page_is_zero(const void *p, size_t len)
-{
-	const unsigned char *c = p;
-	uint64_t w[8], acc;
-
-	while (len >= 512) {
-		acc = 0;
-		for (size_t i = 0; i < 512; i += 64) {
-			memcpy(w, c + i, sizeof(w));
-			acc |= w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7];
-		}
-		if (acc)
-			return false;
-		c += 512;
-		len -= 512;
-	}
-	for (acc = 0; len >= 64; c += 64, len -= 64) {
-		memcpy(w, c, sizeof(w));
-		acc |= w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7];
-	}
-	return acc == 0;
-}

@@ -120,16 +120,79 @@ static int add_run(struct window *w, uint8_t kind, uint64_t count)
 
 /*
  * Reading the snapshot is the slow part of a checkpoint. With a copier the
- * snapshot copies each piece into the window itself, and the pool checks the
- * pieces for zero pages while it copies the next. Without one (or for memory
- * the copier does not read) /proc/<pid>/mem copies a page at a time, so the
- * pieces are read on every core, each checked on the core that read it.
+ * snapshot's own threads do it all: they find the zero pages in its memory,
+ * then copy the others packed into the window, in pieces spread over them, so
+ * that no page is copied twice or checked twice and the pool is left to
+ * compress. Without one (or for memory the copier does not read)
+ * /proc/<pid>/mem copies a page at a time, so the pieces are read on every
+ * core, each checked on the core that read it, and packed here.
  */
 #define READ_PIECE (4ull << 20)
+#define MAX_PIECES (SC_WINDOW / READ_PIECE + 1)
+
+static uint64_t piece_len(uint64_t len, uint64_t i)
+{
+	uint64_t off = i * READ_PIECE;
+
+	return len - off < READ_PIECE ? len - off : READ_PIECE;
+}
+
+/*
+ * One round of requests for the pieces of a read: piece i on the copier's
+ * thread i % k, one request in flight per thread. A scan round fills @zero and
+ * @data (the data pages of each piece); a pack round then puts each piece's
+ * data pages at @dst, after those of the pieces before it.
+ * Return: 0; 1 when a thread never started (a scan round stops submitting and
+ * nothing is copied); or an error.
+ */
+static int copier_round(pid_t child, bool pack, uint8_t *dst, uint8_t *zero, uint64_t addr,
+			uint64_t len, uint64_t *data)
+{
+	uint64_t ps = page_size(), n = (len + READ_PIECE - 1) / READ_PIECE, k = sc_copier_threads();
+	int unserved = 0;
+
+	for (uint64_t i = 0; i < n + k; i++) {
+		if (i >= k && i - k < n) { /* thread i % k is done with piece i - k */
+			int r = sc_copier_wait(child, (int)((i - k) % k));
+
+			if (r < 0)
+				return r;
+			unserved |= r;
+			if (!pack && !r)
+				data[i - k] = sc_copier_count((int)((i - k) % k));
+		}
+		if (i >= n || unserved)
+			continue;
+		if (pack) {
+			sc_copier_pack((int)(i % k), dst, addr + i * READ_PIECE, piece_len(len, i),
+				       zero + i * READ_PIECE / ps);
+			dst += data[i] * ps;
+		} else {
+			sc_copier_scan((int)(i % k), addr + i * READ_PIECE, piece_len(len, i),
+				       zero + i * READ_PIECE / ps);
+		}
+	}
+	return unserved;
+}
+
+/* Through the copier: 0 with the data pages packed at @dst; 1: read another way. */
+static int copier_read(pid_t child, uint8_t *dst, uint8_t *zero, uint64_t addr, uint64_t len)
+{
+	uint64_t data[MAX_PIECES];
+	int err = copier_round(child, false, NULL, zero, addr, len, data);
+
+	if (err)
+		return err;
+	err = copier_round(child, true, dst, zero, addr, len, data);
+	if (err > 0) /* each thread served its scan: it cannot have failed to start */
+		return sc_err(EIO, "a snapshot thread did not copy the memory at 0x%llx",
+			      (unsigned long long)addr);
+	return err;
+}
 
 struct read_piece {
 	struct sc_task task;
-	int fd;              /* -1: the copier has put the piece in place */
+	int fd;
 	uint8_t *dst, *zero; /* the pages, and one flag per page */
 	uint64_t addr, len;
 	int err;             /* errno */
@@ -138,7 +201,7 @@ struct read_piece {
 static void read_piece_run(struct sc_task *t)
 {
 	struct read_piece *r = (struct read_piece *)((char *)t - offsetof(struct read_piece, task));
-	uint64_t ps = page_size(), done = r->fd < 0 ? r->len : 0;
+	uint64_t ps = page_size(), done = 0;
 
 	r->err = 0;
 	while (done < r->len) {
@@ -156,6 +219,32 @@ static void read_piece_run(struct sc_task *t)
 		r->zero[i] = sc_page_is_zero(r->dst + i * ps, ps);
 }
 
+/* Through /proc/<pid>/mem on the pool: every page at its place in @dst, and its flag. */
+static int proc_read(struct sc_pool *pool, pid_t child, uint8_t *dst, uint8_t *zero,
+		     uint64_t addr, uint64_t len)
+{
+	struct read_piece pieces[MAX_PIECES];
+	uint64_t ps = page_size(), n = 0;
+	int fd = sc_snapshot_fd(child), err = 0;
+
+	if (fd < 0)
+		return fd;
+	for (uint64_t off = 0; off < len; off += READ_PIECE, n++) {
+		pieces[n] = (struct read_piece){ .task.fn = read_piece_run, .fd = fd,
+						 .dst = dst + off, .zero = zero + off / ps,
+						 .addr = addr + off, .len = piece_len(len, n) };
+		sc_pool_submit(pool, &pieces[n].task);
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		sc_pool_wait(pool, &pieces[i].task);
+		if (pieces[i].err && !err)
+			err = sc_err(pieces[i].err, "cannot read the snapshot's memory at 0x%llx "
+				     "(%llu bytes): %s", (unsigned long long)pieces[i].addr,
+				     (unsigned long long)pieces[i].len, strerror(pieces[i].err));
+	}
+	return err;
+}
+
 /*
  * Memory the copier reads: private anonymous memory that can be read. The
  * snapshot reading a page itself must not fault (no PROT_READ, a file cut
@@ -167,75 +256,17 @@ static bool copier_reads(const struct sc_vma *v)
 	       (v->kind == SC_VMA_ANON || v->kind == SC_VMA_HEAP || v->kind == SC_VMA_STACK);
 }
 
-/*
- * The pieces through the copier's @k threads, piece i on thread i % k; each
- * goes to the pool for its zero check once copied, or to be read through /proc
- * when its thread never started. Return: the pieces submitted to the pool, the
- * first ones in order; *@err on a failure.
- */
-static uint64_t copy_pieces(struct sc_pool *pool, pid_t child, struct read_piece *p,
-			    uint64_t n, uint64_t k, int *err)
-{
-	uint64_t submitted = 0;
-
-	for (uint64_t i = 0; i < n + k; i++) {
-		if (i >= k && i - k < n) { /* thread i % k is done with piece i - k */
-			int r = sc_copier_wait(child, (int)((i - k) % k));
-
-			if (r < 0) {
-				*err = r;
-				break;
-			}
-			if (r == 0)
-				p[i - k].fd = -1;
-			sc_pool_submit(pool, &p[i - k].task);
-			submitted++;
-		}
-		if (i < n)
-			sc_copier_submit((int)(i % k), p[i].dst, p[i].addr, p[i].len);
-	}
-	return submitted;
-}
-
-static int read_parallel(struct sc_pool *pool, pid_t child, bool copier, uint8_t *dst,
-			 uint8_t *zero, uint64_t addr, uint64_t len)
-{
-	struct read_piece pieces[SC_WINDOW / READ_PIECE + 1];
-	uint64_t ps = page_size(), n = 0, submitted;
-	int fd = sc_snapshot_fd(child), k = copier ? sc_copier_threads() : 0, err = 0;
-
-	if (fd < 0)
-		return fd;
-	for (uint64_t off = 0; off < len; off += READ_PIECE, n++)
-		pieces[n] = (struct read_piece){ .task.fn = read_piece_run, .fd = fd,
-						 .dst = dst + off, .zero = zero + off / ps,
-						 .addr = addr + off,
-						 .len = len - off < READ_PIECE ? len - off : READ_PIECE };
-	if (k) {
-		submitted = copy_pieces(pool, child, pieces, n, (uint64_t)k, &err);
-	} else {
-		for (uint64_t i = 0; i < n; i++)
-			sc_pool_submit(pool, &pieces[i].task);
-		submitted = n;
-	}
-	for (uint64_t i = 0; i < submitted; i++) {
-		sc_pool_wait(pool, &pieces[i].task);
-		if (pieces[i].err && !err)
-			err = sc_err(pieces[i].err, "cannot read the snapshot's memory at 0x%llx "
-				     "(%llu bytes): %s", (unsigned long long)pieces[i].addr,
-				     (unsigned long long)pieces[i].len, strerror(pieces[i].err));
-	}
-	return err;
-}
-
 /* Read @n data pages at @addr into the window; each becomes a stored or zero run. */
 static int read_pages(struct window *w, struct sc_pool *pool, pid_t child, bool copier,
 		      uint64_t addr, uint64_t n)
 {
 	uint64_t ps = page_size();
 	uint8_t *at = w->buf + w->fill * ps;
-	int err = read_parallel(pool, child, copier, at, w->zero, addr, n * ps);
+	int err = copier ? copier_read(child, at, w->zero, addr, n * ps) : 1;
+	bool packed = err == 0;
 
+	if (err == 1)
+		err = proc_read(pool, child, at, w->zero, addr, n * ps);
 	w->scanned += n;
 	for (uint64_t i = 0; !err && i < n; i++) {
 		bool zero = w->zero[i];
@@ -243,7 +274,7 @@ static int read_pages(struct window *w, struct sc_pool *pool, pid_t child, bool 
 		err = add_run(w, zero ? SC_RUN_ZERO : SC_RUN_STORED, 1);
 		if (!zero) {
 			/* keep stored pages packed: the payload is the stored pages in order */
-			if (at + i * ps != w->buf + w->fill * ps)
+			if (!packed && at + i * ps != w->buf + w->fill * ps)
 				memmove(w->buf + w->fill * ps, at + i * ps, ps);
 			w->fill++;
 		}
@@ -510,9 +541,11 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 	if (err < 0)
 		err = sc_err(-err, "cannot start the snapshot readers: %s", strerror(-err));
 	shared = sc_copier_buffer(&shared_size);
-	pl.copier = shared && shared_size >= 2 * SC_WINDOW;
+	pl.copier = shared && shared_size >= SC_SHARED_SIZE;
 	for (int i = 0; i < 2 && !err; i++) {
-		pl.win[i].zero = malloc(SC_WINDOW / page_size());
+		/* the copier writes the flags too */
+		pl.win[i].zero = pl.copier ? shared + 2 * SC_WINDOW + i * SC_WINDOW_FLAGS
+				 : malloc(SC_WINDOW / page_size());
 		pl.win[i].buf = pl.copier ? shared + i * SC_WINDOW
 				: mmap(NULL, SC_WINDOW, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -530,7 +563,8 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 		if (pl.win[i].buf && !pl.copier)
 			munmap(pl.win[i].buf, SC_WINDOW);
 		free(pl.win[i].runs);
-		free(pl.win[i].zero);
+		if (!pl.copier)
+			free(pl.win[i].zero);
 	}
 	sc_pool_free(pl.pool);
 	sc_maps_free(v, n);
