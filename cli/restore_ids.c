@@ -122,8 +122,8 @@ int sc_same_ids_enter(pid_t pid)
 	pid_t init;
 
 	if (err < 0) {
-		sc_log(SC_LOG_INFO, "no user namespace (%s): the process comes back with new "
-		       "thread ids", strerror(-err));
+		sc_log(SC_LOG_WARN, "no user namespace (%s): the process comes back with new "
+		       "thread ids (--new-ids says so without this warning)", strerror(-err));
 		return 1;
 	}
 	init = fork();
@@ -136,8 +136,8 @@ int sc_same_ids_enter(pid_t pid)
 		if (errno != EINTR)
 			_exit(70);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == INIT_FAILED) {
-		sc_log(SC_LOG_INFO, "cannot mount a /proc for the new pid namespace: the process "
-		       "comes back with new ids");
+		sc_log(SC_LOG_WARN, "cannot mount a /proc for the new pid namespace: the process "
+		       "comes back with new ids (--new-ids says so without this warning)");
 		return 1;
 	}
 	if (WIFSIGNALED(status))
