@@ -139,13 +139,13 @@ int main(int argc, char **argv)
 	if (!o.new_ids && pid > 1)
 		same_ids = sc_same_ids_enter(pid) == 0;
 	t[2] = sc_log_seconds();
-	err = sc_image_load(&im, o.path, o.threads);
+	err = sc_image_load(&im, o.path);
 	if (!err)
 		err = sc_plan_build(&im, &plan);
 	plan.same_ids = same_ids;
 	t[3] = sc_log_seconds();
 	if (!err)
-		err = sc_plan_fill(&im, &plan);
+		err = sc_plan_fill(&im, &plan, o.threads);
 	t[4] = sc_log_seconds();
 	if (!err) {
 		sc_log(SC_LOG_DEBUG, "restore: '%s' checked in %.3f s, ids %.3f s, records loaded and "

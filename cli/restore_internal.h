@@ -39,8 +39,7 @@ struct mapping {
 
 struct image {
 	const char *path;
-	struct sc_reader *r;   /* on one thread until sc_plan_fill() */
-	unsigned decoders;     /* the decoding threads sc_plan_fill() starts */
+	struct sc_reader *r; /* on one thread until sc_plan_fill() */
 	uint64_t page;
 	struct sc_process_info proc;
 	struct sc_signals_info sig;
@@ -71,12 +70,12 @@ struct plan {
 };
 
 /* restore_load.c */
-int sc_image_load(struct image *im, const char *path, unsigned threads);
+int sc_image_load(struct image *im, const char *path);
 void sc_image_release(struct image *im);
 
 /* restore_plan.c */
 int sc_plan_build(struct image *im, struct plan *p);
-int sc_plan_fill(struct image *im, struct plan *p);
+int sc_plan_fill(struct image *im, struct plan *p, unsigned threads);
 
 /* restore_ids.c */
 int sc_same_ids_enter(pid_t pid);

@@ -129,7 +129,7 @@ static int check_header(struct image *im)
  * The reader starts on one thread, that is on none of its own: until the
  * payloads are read, this process must stay single-threaded (see sc_plan_fill()).
  */
-int sc_image_load(struct image *im, const char *path, unsigned threads)
+int sc_image_load(struct image *im, const char *path)
 {
 	struct sc_read_opts ro = { .threads = 1 };
 	struct sc_record rec;
@@ -138,7 +138,6 @@ int sc_image_load(struct image *im, const char *path, unsigned threads)
 
 	memset(im, 0, sizeof(*im));
 	im->path = path;
-	im->decoders = threads;
 	if ((err = sc_reader_open(&im->r, path, &ro)) < 0 || (err = check_header(im)) < 0)
 		return err;
 	if (!sc_reader_seekable(im->r))

@@ -391,9 +391,9 @@ static int fill_window(struct image *im, struct plan *p, const struct mapping *m
  * process with more than one thread grows it only after an RCU grace period:
  * 15-40 ms on a 16-CPU machine, a tenth of a whole 1 GiB restart.
  */
-int sc_plan_fill(struct image *im, struct plan *p)
+int sc_plan_fill(struct image *im, struct plan *p, unsigned threads)
 {
-	int err = sc_reader_set_threads(im->r, im->decoders);
+	int err = sc_reader_set_threads(im->r, threads);
 
 	if (err < 0)
 		return err;

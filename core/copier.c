@@ -63,8 +63,10 @@ int sc_copier_start(size_t buf_size)
 	region.buf = region.base + CTL_SIZE + (size_t)n * STACK_SIZE;
 	region.buf_size = buf_size;
 	c = (struct sc_copier_ctl *)p;
-	for (int i = 0; i < n; i++) /* each stack grows down to the one before */
+	for (int i = 0; i < n; i++) { /* each stack grows down to the one before */
 		c[i].stack = (uint64_t)(uintptr_t)(region.base + CTL_SIZE + (size_t)(i + 1) * STACK_SIZE);
+		c[i].page = (uint32_t)sysconf(_SC_PAGESIZE);
+	}
 	sc_copier_n = n;
 	__atomic_store_n(&sc_copier_ctl, c, __ATOMIC_RELEASE);
 	return 0;
@@ -109,7 +111,6 @@ static void request(int i, uint32_t op, uint64_t src, uint64_t len, void *dst,
 	if (__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) == UNSERVED)
 		return;
 	c->op = op;
-	c->page = (uint32_t)sysconf(_SC_PAGESIZE);
 	c->src = src;
 	c->len = len;
 	c->dst = (uint64_t)(uintptr_t)dst;

@@ -431,6 +431,17 @@ static int classify_fd(struct sc_reader *r)
 	return 0;
 }
 
+/* The pool that decodes the chunks, and the slots of the chunks in flight. */
+static int start_threads(struct sc_reader *r, unsigned threads)
+{
+	int err = sc_pool_new(&r->pool, threads);
+
+	if (err < 0)
+		return sc_err(-err, "cannot start reader threads for '%s': %s", r->name,
+			      strerror(-err));
+	return sc_rd_chunks_init(r);
+}
+
 static int reader_setup(struct sc_reader *r, const struct sc_read_opts *o)
 {
 	int err = classify_fd(r);
@@ -441,11 +452,7 @@ static int reader_setup(struct sc_reader *r, const struct sc_read_opts *o)
 	if (!r->hash)
 		return sc_err(ENOMEM, "out of memory reading '%s'", r->name);
 	XXH3_64bits_reset(r->hash);
-	err = sc_pool_new(&r->pool, o ? o->threads : 0);
-	if (err < 0)
-		return sc_err(-err, "cannot start reader threads for '%s': %s", r->name,
-			      strerror(-err));
-	if ((err = sc_rd_chunks_init(r)) < 0 || (err = read_header(r)) < 0)
+	if ((err = start_threads(r, o ? o->threads : 0)) < 0 || (err = read_header(r)) < 0)
 		return err;
 	if (r->seekable)
 		return sc_rd_load_index(r);
@@ -495,16 +502,10 @@ int sc_reader_open(struct sc_reader **out, const char *path, const struct sc_rea
 
 int sc_reader_set_threads(struct sc_reader *r, unsigned threads)
 {
-	int err;
-
 	sc_rd_chunks_release(r); /* waits for any chunk still in flight */
 	sc_pool_free(r->pool);
 	r->pool = NULL;
-	err = sc_pool_new(&r->pool, threads);
-	if (err < 0)
-		return sc_err(-err, "cannot start reader threads for '%s': %s", r->name,
-			      strerror(-err));
-	return sc_rd_chunks_init(r);
+	return start_threads(r, threads);
 }
 
 void sc_reader_free(struct sc_reader *r)
