@@ -217,7 +217,8 @@ struct sc_atomic_file {
 };
 
 /**
- * sc_atomic_open() - create a temporary file, mode 0600, next to @path.
+ * sc_atomic_open() - create a temporary file, mode 0600, next to @path
+ * (@path.selfckpt-tmp.PID.XXXXXX), locked until it is committed or aborted.
  * Return: 0 with @f->fd open for writing, or -errno.
  */
 int sc_atomic_open(struct sc_atomic_file *f, const char *path);
@@ -231,6 +232,17 @@ int sc_atomic_commit(struct sc_atomic_file *f);
 
 /** sc_atomic_abort() - close and remove the temporary file. */
 void sc_atomic_abort(struct sc_atomic_file *f);
+
+/**
+ * sc_atomic_clean_dir() - remove from @dir the temporary files that
+ * sc_atomic_open() made there for writers that are gone (killed, or ended
+ * before they committed or aborted); those of live writers stay (on a file
+ * system without locks, a file stays while the process named in it lives or
+ * for a minute after its last write). sc_atomic_open() does it for its own
+ * directory first. Only files of the caller's effective user are removed.
+ * Return: how many were removed, or -errno when @dir cannot be read.
+ */
+int sc_atomic_clean_dir(const char *dir);
 
 /* ---- reader ---- */
 
