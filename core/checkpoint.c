@@ -130,9 +130,11 @@ static int freeze(struct sc_frozen *fz)
 	capture_signals(&fz->signals);
 	if (hooks.frozen)
 		hooks.frozen();
+	sc_fds_freeze(&fz->fds);
 	if (sc_ctx_save(&me->ctx))
 		return 1;
 	fz->child = (pid_t)sc_clone_frozen();
+	sc_fds_freeze_drop(&fz->fds); /* the snapshot holds the copies now */
 	sc_threads_release();
 	sc_pending_requeue(sc_stopped.self);
 	sc_pending_requeue(SC_PENDING_PROCESS);
@@ -169,21 +171,20 @@ static int write_threads(struct sc_writer *w)
 	return 0;
 }
 
-static int write_fds(struct sc_writer *w, int image_fd)
+static int write_fds(struct sc_writer *w, const struct sc_frozen *fz)
 {
 	struct sc_fd *fds;
 	size_t n;
-	int err = sc_fds_capture(&fds, &n, &image_fd, 1);
+	int err = sc_fds_collect(&fz->fds, fz->child, NULL, 0, &fds, &n);
 
 	for (size_t i = 0; !err && i < n; i++)
 		err = sc_fd_write_record(w, &fds[i]);
-	if (err >= 0 || fds)
-		sc_fds_free(fds, n);
+	sc_fds_free(fds, n);
 	return err;
 }
 
 /* Phase 2: everything is read from the snapshot; other threads run meanwhile. */
-static int write_image(struct sc_writer *w, const struct sc_frozen *fz, int image_fd)
+static int write_image(struct sc_writer *w, const struct sc_frozen *fz)
 {
 	struct sc_process_info p;
 	struct sc_save_opts o = { .embed_files = getenv("SELFCKPT_EMBED_FILES") &&
@@ -197,7 +198,7 @@ static int write_image(struct sc_writer *w, const struct sc_frozen *fz, int imag
 	if (!err)
 		err = sc_signals_write(w, &fz->signals);
 	if (!err)
-		err = write_fds(w, image_fd);
+		err = write_fds(w, fz);
 	if (!err)
 		err = write_threads(w);
 	if (!err)
@@ -220,7 +221,7 @@ static int save_to(const char *path, const struct sc_frozen *fz)
 
 	err = sc_writer_new(&w, f.fd, path, NULL);
 	if (!err)
-		err = write_image(w, fz, f.fd);
+		err = write_image(w, fz);
 	if (!err)
 		bytes = sc_writer_bytes(w);
 	sc_writer_free(w);
@@ -252,6 +253,7 @@ static void *write_in_background(void *arg)
 		       selfckpt_strerror(err));
 	sc_copier_stop(); /* first: the snapshot's exit then frees the buffers */
 	sc_snapshot_kill(bg->fz.child);
+	sc_fds_frozen_free(&bg->fz.fds);
 	free(bg->path);
 	free(bg);
 	if (hooks.done)
@@ -336,8 +338,10 @@ int sc_checkpoint(const char *path, bool background)
 	checkpoint_begin();
 	sc_snapshot_reaped(); /* the last snapshot's reaper is no thread to save */
 	err = install_stop_handler();
-	if (!err && hooks.prepare)
-		err = hooks.prepare();
+	if (!err)
+		err = sc_fds_prepare(&fz.fds);
+	if (!err && hooks.prepare && (err = hooks.prepare()) < 0)
+		sc_fds_frozen_free(&fz.fds);
 	if (err) {
 		checkpoint_end();
 		return err;
@@ -351,8 +355,10 @@ int sc_checkpoint(const char *path, bool background)
 		       strerror(-err));
 	t1 = sc_log_seconds();
 	err = freeze(&fz);
-	if (err == 1)
+	if (err == 1) {
+		sc_fds_frozen_free(&fz.fds);
 		return restarted();
+	}
 	t2 = sc_log_seconds();
 	if (!err && background && (err = start_background(path, &fz)) == 0)
 		return SELFCKPT_SAVED; /* the writer thread ends the checkpoint */
@@ -366,6 +372,7 @@ int sc_checkpoint(const char *path, bool background)
 	 */
 	sc_copier_stop();
 	sc_snapshot_kill(fz.child);
+	sc_fds_frozen_free(&fz.fds);
 	sc_log(SC_LOG_DEBUG, "checkpoint: shared memory set up in %.3f s, snapshot taken in "
 	       "%.3f s, image in %.3f s, snapshot and shared memory released in %.3f s",
 	       t1 - t0, t2 - t1, t3 - t2, sc_log_seconds() - t3);

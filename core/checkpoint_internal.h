@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "core/core_internal.h"
+#include "core/fds_freeze.h"
 #include "core/sc_records.h"
 #include "format/sc_format.h"
 
@@ -18,6 +19,7 @@ struct sc_frozen {
 	pid_t child;
 	uint64_t brk;
 	struct sc_signals_info signals;
+	struct sc_fds_frozen fds; /* the descriptors at the instant */
 };
 
 struct sc_save_opts {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fd_record.c - the fd record (spec §9.6): a 72-byte fixed part, the path as
+ * fd_record.c - the fd record (spec §9.6): an 80-byte fixed part, the path as
  * the variable part, and the saved contents as the payload.
  */
 #include <errno.h>
@@ -11,7 +11,8 @@
 #include "core/sc_fds.h"
 #include "format/sc_log.h"
 
-#define FD_META_FIXED 72u
+#define FD_META_FIXED 80u
+#define FD_META_FIXED_1_0 72u /* before the description id */
 #define READ_STEP (1u << 20)
 
 _Static_assert(sizeof(size_t) == sizeof(uint64_t), "x86-64: raw_len fits a size_t");
@@ -40,6 +41,7 @@ int sc_fd_write_record(struct sc_writer *w, const struct sc_fd *f)
 	sc_put_le32(m + 56, f->mode);
 	sc_put_le32(m + 60, (uint32_t)path_len);
 	sc_put_le64(m + 64, f->pipe_id);
+	sc_put_le64(m + 72, f->share_id);
 	memcpy(m + FD_META_FIXED, f->path, path_len);
 	err = sc_writer_record(w, SC_REC_FD, SC_RF_REQUIRED, m, (uint32_t)(FD_META_FIXED + path_len),
 			       f->data, f->data_len);
@@ -53,16 +55,16 @@ static int check_meta(struct sc_reader *r, const struct sc_record *rec)
 	const uint8_t *m = rec->meta;
 	uint32_t path_len, kind, fd;
 
-	if (rec->meta_len < FD_META_FIXED)
+	if (rec->meta_len < FD_META_FIXED_1_0)
 		return sc_err(SELFCKPT_ELENGTH, "fd record %u of '%s' at offset %llu has %u bytes "
 			      "of metadata: expected at least %u", rec->seq, sc_reader_name(r),
-			      (unsigned long long)rec->offset, rec->meta_len, FD_META_FIXED);
+			      (unsigned long long)rec->offset, rec->meta_len, FD_META_FIXED_1_0);
 	path_len = sc_get_le32(m + 60);
-	if (path_len > rec->meta_len - FD_META_FIXED)
+	if (path_len > rec->meta_len - FD_META_FIXED_1_0)
 		return sc_err(SELFCKPT_ELENGTH, "fd record %u of '%s' at offset %llu has a path of "
 			      "%u bytes: expected at most %u after the fixed part", rec->seq,
 			      sc_reader_name(r), (unsigned long long)rec->offset, path_len,
-			      rec->meta_len - FD_META_FIXED);
+			      rec->meta_len - FD_META_FIXED_1_0);
 	kind = sc_get_le32(m + 4);
 	if (kind > SC_FD_OTHER)
 		return sc_err(SELFCKPT_EUNKNOWN, "fd record %u of '%s' at offset %llu has kind %u: "
@@ -139,6 +141,9 @@ int sc_fd_read_record(struct sc_reader *r, const struct sc_record *rec, struct s
 	out->mtime_ns = sc_get_le64(m + 48);
 	out->mode = sc_get_le32(m + 56);
 	out->pipe_id = sc_get_le64(m + 64);
+	/* a fixed part of format 1.0 ends before the description id (R-TYP-10) */
+	if (rec->meta_len - path_len >= FD_META_FIXED)
+		out->share_id = sc_get_le64(m + 72);
 	/* the path is the last path_len bytes: a newer minor may grow the fixed part (R-VER-9) */
 	out->path = strndup((const char *)m + rec->meta_len - path_len, path_len);
 	if (!out->path)

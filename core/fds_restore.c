@@ -334,27 +334,53 @@ static int refill_pipe(int w, const struct sc_fd *fds, size_t n, const struct sc
 /* Status flags a descriptor of a pipe can have changed with F_SETFL. */
 #define PIPE_STATUS (O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME)
 
-/*
- * Put one end of the new pipe at @f's number: the end itself, with @f's status
- * flags, so it is the same kind of descriptor as before (an open() through
- * /proc would add O_LARGEFILE). A FIFO opened read-write needs its own open
- * file, through /proc.
- */
-static int place_end(const int ends[2], const struct sc_fd *f, int min)
+/* The first descriptor before @fds[i] that shares its open file description, or NULL. */
+static const struct sc_fd *shares_with(const struct sc_fd *fds, size_t i)
 {
-	char proc[48];
-	int err, fd;
+	if (!fds[i].share_id)
+		return NULL;
+	for (size_t j = 0; j < i; j++)
+		if (fds[j].share_id == fds[i].share_id)
+			return &fds[j];
+	return NULL;
+}
 
-	if ((f->open_flags & O_ACCMODE) == O_RDWR) {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", ends[0]);
+/*
+ * Put one end of the new pipe at @f's number. The first end of each kind is
+ * the new end itself, with @f's status flags, so it is the same kind of
+ * descriptor as before (an open() through /proc would add O_LARGEFILE); an
+ * end that shares a description placed already is a copy of it; any other
+ * (a FIFO opened again, or read-write) gets its own open file, through /proc.
+ */
+static int place_end(const int ends[2], const struct sc_fd *fds, size_t i, bool *kind_done,
+		     int min)
+{
+	const struct sc_fd *f = &fds[i], *same = shares_with(fds, i);
+	int end = f->kind == SC_FD_PIPE_W, err, fd;
+	char proc[48];
+
+	if (same)
+		return place_copy(same->fd, f);
+	if ((f->open_flags & O_ACCMODE) == O_RDWR || kind_done[end]) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", ends[(f->open_flags & O_ACCMODE) ==
+								     O_RDWR ? 0 : end]);
 		fd = open_path(proc, reopen_flags(f), min, f);
 		return fd < 0 ? fd : place(fd, f);
 	}
-	err = place_copy(ends[f->kind == SC_FD_PIPE_W], f);
+	kind_done[end] = true;
+	err = place_copy(ends[end], f);
 	if (!err && fcntl(f->fd, F_SETFL, f->open_flags & PIPE_STATUS) < 0)
 		err = sc_err(errno, "cannot set the flags of descriptor %d ('%s'): %s", f->fd,
 			     f->path, strerror(errno));
 	return err;
+}
+
+/* Restored as a copy of the restorer's own 0, 1 or 2, in restore_shared(). */
+static bool shares_stdio(const struct sc_fd *fds, size_t i)
+{
+	const struct sc_fd *same = shares_with(fds, i);
+
+	return same && same->fd <= 2;
 }
 
 /*
@@ -364,6 +390,7 @@ static int place_end(const int ends[2], const struct sc_fd *f, int min)
  */
 static int restore_pipe(const struct sc_fd *fds, size_t n, size_t first, int min)
 {
+	bool kind_done[2] = { false, false };
 	int ends[2], err = 0;
 
 	if (pipe2(ends, O_CLOEXEC | O_NONBLOCK) < 0)
@@ -378,8 +405,8 @@ static int restore_pipe(const struct sc_fd *fds, size_t n, size_t first, int min
 	}
 	err = refill_pipe(ends[1], fds, n, &fds[first]);
 	for (size_t i = first; i < n && !err; i++)
-		if (fds[i].fd > 2 && same_pipe(&fds[i], &fds[first]))
-			err = place_end(ends, &fds[i], min);
+		if (fds[i].fd > 2 && same_pipe(&fds[i], &fds[first]) && !shares_stdio(fds, i))
+			err = place_end(ends, fds, i, kind_done, min);
 	close(ends[0]);
 	close(ends[1]);
 	return err;
@@ -388,7 +415,7 @@ static int restore_pipe(const struct sc_fd *fds, size_t n, size_t first, int min
 static bool pipe_done(const struct sc_fd *fds, size_t i)
 {
 	for (size_t j = 0; j < i; j++)
-		if (fds[j].fd > 2 && same_pipe(&fds[j], &fds[i]))
+		if (fds[j].fd > 2 && same_pipe(&fds[j], &fds[i]) && !shares_stdio(fds, j))
 			return true;
 	return false;
 }
@@ -421,6 +448,20 @@ static int restore_one(const struct sc_fd *fds, size_t n, size_t i, int min)
 		      (unsigned)f->kind);
 }
 
+/*
+ * @f shares its open file description with @same, restored before it (or one
+ * of the restorer's own 0, 1, 2): a copy of that descriptor, so that both move
+ * one position and carry one set of status flags again. A description that
+ * did not come back (a socket) leaves @f to be handled on its own.
+ */
+static int restore_shared(const struct sc_fd *same, const struct sc_fd *fds, size_t n,
+			  size_t i, int min)
+{
+	if (fcntl(same->fd, F_GETFD) < 0)
+		return restore_one(fds, n, i, min);
+	return place_copy(same->fd, &fds[i]);
+}
+
 /* Refuse before touching anything: a bad entry, or a number the restorer uses. */
 static int check_list(const struct sc_fd *fds, size_t n)
 {
@@ -440,6 +481,7 @@ static int check_list(const struct sc_fd *fds, size_t n)
 
 int sc_fds_restore(const struct sc_fd *fds, size_t n)
 {
+	const struct sc_fd *same;
 	int min = 3, err = check_list(fds, n);
 
 	if (err)
@@ -453,7 +495,11 @@ int sc_fds_restore(const struct sc_fd *fds, size_t n)
 			       fds[i].fd, fds[i].path);
 			continue;
 		}
-		err = restore_one(fds, n, i, min);
+		same = shares_with(fds, i);
+		if (same && (same->fd <= 2 || !is_pipe(&fds[i])))
+			err = restore_shared(same, fds, n, i, min);
+		else
+			err = restore_one(fds, n, i, min);
 		if (err)
 			return err;
 	}

@@ -6,8 +6,10 @@
 #ifndef SC_FDS_H
 #define SC_FDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "format/sc_format.h"
 
@@ -37,21 +39,37 @@ struct sc_fd {
 	char *path;          /* readlink of /proc/self/fd/N, " (deleted)" removed;
 				a memfd's is "/memfd:NAME" */
 	uint64_t pipe_id;    /* pipe inode: the two ends of one pipe share it; 0 otherwise */
+	uint64_t share_id;   /* descriptors with the same non-zero id share one open file
+				description (dup, F_DUPFD, inherited); 0: not shared */
 	void *data;          /* saved contents (memfd, deleted file, pipe buffer: in one
 				read end's record per pipe); malloc'd */
 	size_t data_len;
 };
 
+struct sc_fds_frozen;
+
 /**
- * sc_fds_capture() - record every open descriptor of this process except
- * those in @skip (the checkpoint's own).
- *
- * Pipe buffers are copied without being consumed (tee), memfds and deleted
- * files are read with pread, and nothing about a descriptor changes. Sockets
- * and unknown kinds are recorded (with a warning) so the restore can name them.
+ * sc_fds_collect() - the records of the descriptors @z holds (read at the
+ * instant of the snapshot by sc_fds_freeze()), except those in @skip: their
+ * paths from the descriptor table of process @snapshot (the snapshot, or this
+ * process when nothing ran since the freeze), their contents from the copies
+ * it holds. Sockets and unknown kinds are recorded (with a warning) so the
+ * restore can name them.
+ * Return: 0 or a negative error (reported), also for a failure of the freeze.
+ */
+int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *skip,
+		   size_t n_skip, struct sc_fd **out, size_t *n);
+
+/**
+ * sc_fds_capture() - record every open descriptor of this process now, except
+ * those in @skip: sc_fds_freeze() and sc_fds_collect() in one call, for a
+ * process with no other thread running. Nothing about a descriptor changes.
  * Return: 0 or a negative error (reported).
  */
 int sc_fds_capture(struct sc_fd **out, size_t *n, const int *skip, size_t n_skip);
+
+/** sc_fds_in_list() - is @fd one of the @n numbers of @list? */
+bool sc_fds_in_list(int fd, const int *list, size_t n);
 
 /** sc_fds_free() - free an array from sc_fds_capture() or sc_fd_read_record(). */
 void sc_fds_free(struct sc_fd *fds, size_t n);

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fds_freeze.h - the descriptors of the process at the instant of the snapshot.
+ *
+ * A snapshot made by clone() gets a copy of the descriptor table, but shares
+ * every open file description with the process that goes on: positions,
+ * status flags, pipe buffers and the contents of unlinked files keep moving
+ * after the release. So whatever belongs to an open file description is read
+ * while every thread is stopped (fds_freeze_rt.c), into a table prepared
+ * beforehand; the image is then written from that table.
+ */
+#ifndef SC_FDS_FREEZE_H
+#define SC_FDS_FREEZE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One descriptor as it was at the instant. */
+struct sc_fd_instant {
+	int32_t fd;
+	int32_t status;   /* F_GETFL: access mode and status flags */
+	int32_t fd_flags; /* F_GETFD */
+	int32_t held;     /* in the snapshot: a copy of the contents (memfd or pipe); -1: none */
+	int64_t pos;      /* lseek(SEEK_CUR); -errno where the file cannot seek */
+	int64_t held_len; /* bytes in the copy */
+	uint64_t dev, ino, size, mtime_ns;
+	uint32_t mode, nlink;
+	int32_t share;    /* index of the first descriptor of the same open file description */
+	int32_t pipe_cap; /* F_GETPIPE_SZ of a pipe, else 0 */
+};
+
+struct sc_fds_frozen {
+	struct sc_fd_instant *fds; /* prepared with room for cap entries */
+	int cap, n;
+	char *dents;               /* a buffer for getdents64 */
+	int dents_size;
+	int err;                   /* 0, or -errno of the first failure (the image is refused) */
+	int err_fd;                /* the descriptor it concerns, or -1 */
+	int err_what;              /* which step failed (SC_FREEZE_*) */
+};
+
+enum {
+	SC_FREEZE_LIST = 1,   /* listing /proc/self/fd */
+	SC_FREEZE_TOO_MANY,   /* more descriptors than prepared for */
+	SC_FREEZE_STAT,       /* fstat or fcntl of a descriptor */
+	SC_FREEZE_COPY_FILE,  /* copying an unlinked file or memfd */
+	SC_FREEZE_COPY_PIPE,  /* copying a pipe's buffer */
+};
+
+/* fds.c */
+/**
+ * sc_fds_prepare() - allocate @z for the descriptors this process has, with room
+ * to spare for those it opens before the threads stop. Ordinary libc: call it
+ * before the freeze. Return: 0 or a negative error (reported).
+ */
+int sc_fds_prepare(struct sc_fds_frozen *z);
+/** sc_fds_frozen_free() - release @z's memory (the copies belong to the snapshot). */
+void sc_fds_frozen_free(struct sc_fds_frozen *z);
+
+/* fds_freeze_rt.c: raw, while every other thread is stopped */
+/**
+ * sc_fds_freeze() - fill @z with every descriptor of this process: position,
+ * flags, identity, which ones share an open file description, and a copy of
+ * the contents of unlinked files, memfds and pipe buffers. Never fails: a
+ * failure is kept in z->err for the writer to report.
+ */
+void sc_fds_freeze(struct sc_fds_frozen *z);
+/**
+ * sc_fds_freeze_drop() - close, in this process, the copies sc_fds_freeze()
+ * made: once the snapshot is cloned it holds them, and the program must not.
+ */
+void sc_fds_freeze_drop(const struct sc_fds_frozen *z);
+
+#endif /* SC_FDS_FREEZE_H */

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fds_freeze_rt.c - read every descriptor at the instant of the snapshot.
+ *
+ * Stage contract: sc_fds_freeze() runs in the checkpointing thread while every
+ * other thread is stopped (possibly inside malloc or stdio), before the
+ * snapshot is cloned; sc_fds_freeze_drop() right after the clone. Raw system
+ * calls and the table sc_fds_prepare() allocated only: no malloc, no locks, no
+ * errno. What is read here belongs to open file descriptions, which the
+ * snapshot shares with the process that goes on: positions, status flags,
+ * which descriptors share a description, pipe buffers and the contents of
+ * unlinked files. The copies are made before the clone, so the snapshot holds
+ * them; the process closes its own at once.
+ */
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <sys/stat.h>
+
+#include "core/fds_freeze.h"
+#include "core/sc_sys.h"
+
+#define EPERM_ 1
+#define E2BIG_FDS 7
+#define EAGAIN_FDS 11
+#define ENOSYS_ 38
+#define FIONREAD_ 0x541B
+#define MFD_CLOEXEC_ 1u
+#define SPLICE_F_NONBLOCK_ 2u
+#define SENDFILE_MAX 0x7ffff000l
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static int parse_num(const char *s)
+{
+	int v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++)
+		v = v * 10 + (*s - '0');
+	return *s ? -1 : v;
+}
+
+static void fail(struct sc_fds_frozen *z, int err, int what, int fd)
+{
+	if (z->err)
+		return; /* the first failure is the one to tell */
+	z->err = err;
+	z->err_what = what;
+	z->err_fd = fd;
+}
+
+/* "/proc/self/fd/<fd>" into @path (at least 32 bytes). */
+static void proc_fd_path(char *path, int fd)
+{
+	static const char head[] = "/proc/self/fd/";
+	char digits[12];
+	int n = 0, k = 0;
+
+	do
+		digits[n++] = (char)('0' + fd % 10);
+	while ((fd /= 10) > 0);
+	for (size_t i = 0; i < sizeof(head) - 1; i++)
+		path[k++] = head[i];
+	while (n > 0)
+		path[k++] = digits[--n];
+	path[k] = '\0';
+}
+
+/* Identity, flags and position of @fd; 0 or -errno (the descriptor was closed). */
+static int read_one(struct sc_fd_instant *d, int fd)
+{
+	struct stat st;
+	long r = sc_sys2(SYS_fstat, fd, (long)&st);
+
+	if (r < 0)
+		return (int)r;
+	d->fd = fd;
+	d->held = -1;
+	d->held_len = 0;
+	d->pipe_cap = 0;
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	d->size = (uint64_t)st.st_size;
+	d->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+	d->mode = st.st_mode;
+	d->nlink = (uint32_t)st.st_nlink;
+	d->status = (int32_t)sc_sys2(SYS_fcntl, fd, F_GETFL);
+	d->fd_flags = (int32_t)sc_sys2(SYS_fcntl, fd, F_GETFD);
+	d->pos = sc_sys3(SYS_lseek, fd, 0, SEEK_CUR);
+	if (S_ISFIFO(st.st_mode))
+		d->pipe_cap = (int32_t)sc_sys2(SYS_fcntl, fd, F_GETPIPE_SZ);
+	if (d->status < 0 || d->fd_flags < 0)
+		return d->status < 0 ? d->status : d->fd_flags;
+	return 0;
+}
+
+/* Every descriptor number, with its identity; the listing's own is left out. */
+static void list_all(struct sc_fds_frozen *z)
+{
+	long dir = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/fd",
+			   O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0), n;
+
+	z->n = 0;
+	if (dir < 0) {
+		fail(z, (int)dir, SC_FREEZE_LIST, -1);
+		return;
+	}
+	while ((n = sc_sys3(SYS_getdents64, dir, (long)z->dents, z->dents_size)) > 0) {
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *e = (struct linux_dirent64 *)(z->dents + off);
+			int fd = parse_num(e->d_name);
+
+			off += e->d_reclen;
+			if (fd < 0 || fd == dir)
+				continue;
+			if (z->n == z->cap) {
+				fail(z, -E2BIG_FDS, SC_FREEZE_TOO_MANY, fd);
+				break;
+			}
+			if (read_one(&z->fds[z->n], fd) == 0)
+				z->n++;
+		}
+	}
+	if (n < 0)
+		fail(z, (int)n, SC_FREEZE_LIST, -1);
+	sc_sys1(SYS_close, dir);
+}
+
+/*
+ * Do descriptors @a and @b share one open file description? kcmp() says so
+ * without touching either; where it is refused (seccomp without
+ * CAP_SYS_PTRACE), flip O_NONBLOCK on @a and see whether @b follows, then
+ * flip it back. Every thread is stopped, so nobody in this process sees the
+ * flip; it is done only for descriptors of the same file.
+ */
+static int kcmp_refused;
+
+static int same_description(int pid, int a, int b)
+{
+	long r, sa, sb;
+
+	if (!kcmp_refused) {
+		r = sc_sys5(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
+		if (r >= 0)
+			return r == 0;
+		if (r == -EPERM_ || r == -ENOSYS_)
+			kcmp_refused = 1;
+		else
+			return 0;
+	}
+	sa = sc_sys2(SYS_fcntl, a, F_GETFL);
+	if (sa < 0 || sc_sys3(SYS_fcntl, a, F_SETFL, sa ^ O_NONBLOCK) < 0)
+		return 0;
+	sb = sc_sys2(SYS_fcntl, b, F_GETFL);
+	sc_sys3(SYS_fcntl, a, F_SETFL, sa);
+	return sb >= 0 && ((sb ^ sa) & O_NONBLOCK);
+}
+
+static void find_shared(struct sc_fds_frozen *z)
+{
+	int pid = (int)sc_sys0(SYS_getpid);
+
+	for (int i = 0; i < z->n; i++) {
+		struct sc_fd_instant *d = &z->fds[i];
+
+		d->share = i;
+		for (int j = 0; j < i; j++) {
+			const struct sc_fd_instant *e = &z->fds[j];
+
+			if (e->share == j && e->dev == d->dev && e->ino == d->ino &&
+			    same_description(pid, e->fd, d->fd)) {
+				d->share = j;
+				break;
+			}
+		}
+	}
+}
+
+/* A descriptor @d can be read through: itself, or a second open of its file. */
+static int readable(const struct sc_fd_instant *d)
+{
+	char path[32];
+	int acc = d->status & O_ACCMODE;
+
+	if ((acc == O_RDONLY || acc == O_RDWR) && !(d->status & O_PATH))
+		return d->fd;
+	proc_fd_path(path, d->fd);
+	return (int)sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
+}
+
+/* The whole contents of an unlinked file or memfd, into a memfd of ours. */
+static void copy_file(struct sc_fds_frozen *z, struct sc_fd_instant *d)
+{
+	int in = readable(d);
+	long out, r = 0;
+	int64_t off = 0;
+
+	if (in < 0) {
+		fail(z, in, SC_FREEZE_COPY_FILE, d->fd);
+		return;
+	}
+	out = sc_sys2(SYS_memfd_create, (long)"selfckpt-held", MFD_CLOEXEC_);
+	while (out >= 0 && (uint64_t)off < d->size) {
+		uint64_t left = d->size - (uint64_t)off;
+
+		r = sc_sys4(SYS_sendfile, out, in, (long)&off,
+			    left < SENDFILE_MAX ? (long)left : SENDFILE_MAX);
+		if (r <= 0)
+			break; /* 0: the file is shorter than fstat said; keep what there is */
+	}
+	if (in != d->fd)
+		sc_sys1(SYS_close, in);
+	if (out < 0 || r < 0) {
+		if (out >= 0)
+			sc_sys1(SYS_close, out);
+		fail(z, out < 0 ? (int)out : (int)r, SC_FREEZE_COPY_FILE, d->fd);
+		return;
+	}
+	d->held = (int32_t)out;
+	d->held_len = off;
+}
+
+static int pipe_copied(const struct sc_fds_frozen *z, const struct sc_fd_instant *d)
+{
+	for (const struct sc_fd_instant *e = z->fds; e < d; e++)
+		if (e->held >= 0 && S_ISFIFO(e->mode) && e->ino == d->ino && e->dev == d->dev)
+			return 1;
+	return 0;
+}
+
+/*
+ * The bytes buffered in the pipe @d reads from, left where they are: tee()d
+ * into a pipe of ours whose write end is closed at once, so the snapshot
+ * holds a read end that gives those bytes, then end of file.
+ */
+static void copy_pipe(struct sc_fds_frozen *z, struct sc_fd_instant *d)
+{
+	int avail = 0, ends[2];
+	long r;
+
+	if (sc_sys3(SYS_ioctl, d->fd, FIONREAD_, (long)&avail) < 0 || avail <= 0)
+		return;
+	r = sc_sys2(SYS_pipe2, (long)ends, O_CLOEXEC | O_NONBLOCK);
+	if (r < 0) {
+		fail(z, (int)r, SC_FREEZE_COPY_PIPE, d->fd);
+		return;
+	}
+	if (d->pipe_cap > 0)
+		sc_sys3(SYS_fcntl, ends[1], F_SETPIPE_SZ, d->pipe_cap);
+	r = sc_sys4(SYS_tee, d->fd, ends[1], avail, SPLICE_F_NONBLOCK_);
+	sc_sys1(SYS_close, ends[1]);
+	if (r != avail) {
+		sc_sys1(SYS_close, ends[0]);
+		fail(z, r < 0 ? (int)r : -EAGAIN_FDS, SC_FREEZE_COPY_PIPE, d->fd);
+		return;
+	}
+	d->held = ends[0];
+	d->held_len = r;
+}
+
+static void copy_contents(struct sc_fds_frozen *z)
+{
+	for (int i = 0; i < z->n; i++) {
+		struct sc_fd_instant *d = &z->fds[i];
+		int acc = d->status & O_ACCMODE;
+
+		if (d->share != i)
+			continue; /* one copy per open file description */
+		if (S_ISREG(d->mode) && d->nlink == 0 && d->size)
+			copy_file(z, d);
+		if (S_ISFIFO(d->mode) && (acc == O_RDONLY || acc == O_RDWR) &&
+		    !(d->status & O_PATH) && !pipe_copied(z, d))
+			copy_pipe(z, d);
+	}
+}
+
+void sc_fds_freeze(struct sc_fds_frozen *z)
+{
+	z->err = 0;
+	z->err_fd = -1;
+	z->err_what = 0;
+	list_all(z);
+	if (z->err)
+		return;
+	find_shared(z);
+	copy_contents(z);
+}
+
+void sc_fds_freeze_drop(const struct sc_fds_frozen *z)
+{
+	for (int i = 0; i < z->n; i++)
+		if (z->fds[i].held >= 0)
+			sc_sys1(SYS_close, z->fds[i].held);
+}
