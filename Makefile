@@ -4,7 +4,8 @@
 #   make test         the Criterion suite (SAN=1: under ASan and UBSan)
 #   make demo         checkpoint a running program, kill it, restore it
 #   make bench        throughput benchmarks (prints figures; asserts nothing)
-#   make fuzz         libFuzzer on the image reader (FUZZ_SECONDS=300)
+#   make fuzz         libFuzzer on the reader and every record decoder (FUZZ_SECONDS=300 each)
+#   make fuzz-build   the fuzz targets and their seeds in $(BUILD)/fuzz/ (tests/fuzz/run-all.sh)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   V=1               show full commands
 #
@@ -79,7 +80,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(LIB_EXTRA_OBJS)
 LIB_SO_OBJS := $(LIB_SO_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_A_OBJS := $(LIB_A_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all lib tools samples test demo bench fuzz install clean deps test-deps
+.PHONY: all lib tools samples test demo bench fuzz fuzz-build install clean deps test-deps
 all: lib tools samples
 
 lib: $(LIB_A) $(LIB_SO) $(BUILD)/lib/libselfckpt.so $(BUILD)/lib/pkgconfig/selfckpt.pc
@@ -133,6 +134,6 @@ install: all
 	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-san build-fuzz
+	rm -rf $(BUILD) $(BUILD)-san
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

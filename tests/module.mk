@@ -84,33 +84,63 @@ golden: $(MKGOLDEN)
 	$(Q)mkdir -p tests/golden/good tests/golden/broken
 	$(Q)$(MKGOLDEN) tests/golden
 
-# fuzz: libFuzzer on the image reader, with ASan and UBSan, in its own build directory, seeded
-# with the golden images. FUZZ_SECONDS=300 by default; a crash leaves build-fuzz/crash-*.
-FUZZ_BUILD := build-fuzz
+# fuzz: libFuzzer (clang) with ASan and UBSan, in $(BUILD)/fuzz/: fuzz_reader on the image
+# reader, and one target per record decoder that selfckpt-restore and selfckpt-inspect run
+# (fuzz_process, ..., fuzz_devmem: tests/fuzz/fuzz_records.c).
+#   make fuzz-build  the targets and their seeds ($(BUILD)/fuzz/seeds/: the golden images, and
+#                    images the test programs write), to run here or on a bigger machine with
+#                    tests/fuzz/run-all.sh BUILD SECONDS JOBS
+#   make fuzz        fuzz-build, then every target for FUZZ_SECONDS (300) in turn; a crash
+#                    leaves $(BUILD)/fuzz/out/<target>/crash-* and fails
+FUZZ_DIR := $(PLAIN_BUILD)/fuzz
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 300
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,\
-	$(SC_CFLAGS)) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_BIN := $(FUZZ_BUILD)/fuzz_reader
-FUZZ_OBJS := $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_reader.o $(LIB_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
-FUZZ_CORPUS := $(FUZZ_BUILD)/corpus
+	$(SC_CFLAGS)) -I$(CUDA_INCLUDE) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_RECORDS := process thread segment fd signals cuda_log devmem
+FUZZ_BINS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_RECORDS:%=$(FUZZ_DIR)/fuzz_%)
+# The library and the tools' readers, in an archive: each target links what it uses.
+# selfckpt-inspect's main() is called in-process, renamed.
+FUZZ_LIB := $(FUZZ_DIR)/libselfckpt-fuzz.a
+FUZZ_LIB_SRCS := $(LIB_SRCS) $(LIB_A_SRCS) cli/tool.c cli/inspect.c cli/restore_load.c \
+	cli/restore_cuda.c
+FUZZ_SEED := $(FUZZ_DIR)/fuzz_seed
 
-$(FUZZ_BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+$(FUZZ_DIR)/obj/%.o: %.c | $(DEPS_STAMP) $(CUDA_INCLUDE)/cuda.h
 	$(Q)mkdir -p $(@D)
 	$(call quiet,CC,$<)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(FUZZ_BIN): $(FUZZ_OBJS)
+$(FUZZ_DIR)/obj/cli/inspect.o: FUZZ_CFLAGS += -Dmain=sc_inspect_main
+
+# fuzz_records.c, once per record type.
+$(FUZZ_RECORDS:%=$(FUZZ_DIR)/obj/records/%.o): $(FUZZ_DIR)/obj/records/%.o: \
+		tests/fuzz/fuzz_records.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
-	$(call quiet,LD,$@)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
+	$(call quiet,CC,$@)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(CFLAGS) -DFUZZ_TARGET=$* \
+		-c -o $@ $<
 
-fuzz: $(FUZZ_BIN)
-	$(Q)mkdir -p $(FUZZ_CORPUS)
-	$(Q)cp tests/golden/good/*.sckpt tests/golden/broken/*.sckpt $(FUZZ_CORPUS)/
-	$(Q)$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
-		-artifact_prefix=$(FUZZ_BUILD)/ $(FUZZ_CORPUS)
+$(FUZZ_LIB): $(FUZZ_LIB_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
+	$(call quiet,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
--include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)
+$(FUZZ_DIR)/fuzz_reader: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_reader.o $(FUZZ_LIB)
+$(FUZZ_RECORDS:%=$(FUZZ_DIR)/fuzz_%): $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/records/%.o $(FUZZ_LIB)
+$(FUZZ_BINS):
+	$(call quiet,LD,$@)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ \
+		$(SC_LDLIBS)
+
+$(FUZZ_SEED): $(FUZZ_DIR)/obj/tests/fuzz/fuzz_seed.o $(FUZZ_LIB)
+	$(call quiet,LD,$@)$(FUZZ_CC) $(FUZZ_SAN) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
+
+# The seeds come from images the plain build's test programs write of themselves.
+.PHONY: fuzz-build fuzz-seeds
+fuzz-seeds: $(FUZZ_SEED) test-processes
+	$(Q)sh tests/fuzz/make-seeds.sh $(PLAIN_BUILD)
+
+fuzz-build: $(FUZZ_BINS) fuzz-seeds
+
+fuzz: fuzz-build
+	$(Q)sh tests/fuzz/run-all.sh $(PLAIN_BUILD) $(FUZZ_SECONDS) 1
 
 # Round-trip test programs (tests/progs/, run by tests/core/test_roundtrip*.c): each is its own
 # process that checkpoints itself, linked with the static library. Like every checkpointed
