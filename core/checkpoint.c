@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,7 +67,7 @@ struct kernel_sigaction {
 	uint64_t handler, flags, restorer, mask;
 };
 
-static int install_stop_handler(void)
+int sc_stop_handler_install(void)
 {
 	struct sigaction sa = { 0 };
 
@@ -95,6 +96,33 @@ static void capture_signals(struct sc_signals_info *s)
 	}
 }
 
+/* The name the kernel gives thread @tid ("comm"), into @name. */
+static void thread_name(int tid, char *name, size_t size)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
+	snprintf(name, size, "?");
+	f = fopen(path, "re");
+	if (f && fgets(name, (int)size, f))
+		name[strcspn(name, "\n")] = '\0';
+	if (f)
+		fclose(f);
+}
+
+static int blocking_thread_error(void)
+{
+	char name[32];
+	int tid = sc_stopped.blocking_tid;
+
+	thread_name(tid, name, sizeof(name));
+	return sc_err(EDEADLK, "thread %d ('%s') blocks signal %d, which stops the threads for a "
+		      "checkpoint, so the process cannot be checkpointed now; the checkpoint is "
+		      "given up and the program goes on (glibc's helper thread of SIGEV_THREAD "
+		      "timers blocks every signal)", tid, name, sc_stopped.stop_signal);
+}
+
 /*
  * Phase 1. Returns 0 in the process that checkpoints (with the snapshot in
  * fz->child), 1 when the process resumes from an image, or a negative error.
@@ -112,9 +140,11 @@ static int freeze(struct sc_frozen *fz)
 		if (err == -ESRCH)
 			return sc_err(ESRCH, "the main thread has exited (pthread_exit): a process "
 				      "without it cannot be checkpointed");
+		if (err == -EDEADLK)
+			return blocking_thread_error();
 		if (err == -ETIMEDOUT)
 			return sc_err(ETIMEDOUT, "a thread did not stop for the checkpoint within "
-				      "10 s: does it block signal %d?", sc_stopped.stop_signal);
+				      "10 s; the checkpoint is given up and the program goes on");
 		return sc_err(-err, "cannot stop the threads: %s", strerror(-err));
 	}
 	/* Counted again from zero as the threads come back from an image. */
@@ -337,7 +367,7 @@ int sc_checkpoint(const char *path, bool background)
 		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save() needs a file name");
 	checkpoint_begin();
 	sc_snapshot_reaped(); /* the last snapshot's reaper is no thread to save */
-	err = install_stop_handler();
+	err = sc_stop_handler_install();
 	if (!err)
 		err = sc_fds_prepare(&fz.fds);
 	if (!err && hooks.prepare && (err = hooks.prepare()) < 0)

@@ -149,6 +149,7 @@ struct sc_stopped {
 	struct sc_pending_sig pending[SC_MAX_PENDING]; /* taken off the queues at the stop */
 	int n_pending;
 	int32_t pid;
+	int32_t blocking_tid; /* a thread that blocks the stop signal (-EDEADLK) */
 };
 
 extern struct sc_stopped sc_stopped;
@@ -161,12 +162,23 @@ extern struct sc_stopped sc_stopped;
  * until the new one is complete).
  */
 int sc_checkpoint(const char *path, bool background);
+/** sc_stop_handler_install() - install the stop signal's handler, once; 0 or an error. */
+int sc_stop_handler_install(void);
 
 /* restart.c */
 int sc_restart_finish(void);
 
 /* stop_rt.c */
 void sc_stop_handler(int sig, siginfo_t *si, void *uc);
+/*
+ * The program's own action for the stop signal, which the library keeps
+ * (interpose.c): the stop handler runs it for every instance of the signal
+ * that is not a checkpoint's. NULL: such signals are ignored.
+ */
+struct sc_stop_chain {
+	void (*handler)(int sig, siginfo_t *si, void *uc);
+};
+void sc_stop_chain_set(const struct sc_stop_chain *c);
 int sc_threads_stop(void);
 void sc_threads_release(void);
 

@@ -22,11 +22,36 @@ struct sc_stopped sc_stopped;
 #define ESRCH_ 3
 #define E2BIG_ 7
 #define ETIMEDOUT_ 110
+#define EDEADLK_ 35
 #define STOP_TIMEOUT_NS 10000000000ll
+/* A thread not stopped after this long is looked at: does it block the signal? */
+#define BLOCKED_CHECK_NS 200000000ll
+
+/*
+ * Each stop has its own number, carried in the signal with the thread's slot.
+ * A thread that blocked the signal gets it late, after the stop was given up:
+ * it must not park then, with nobody left to release it.
+ */
+#define SLOT_BITS 16
+static int stop_epoch;
+static int stop_active; /* the epoch of the stop under way, 0 when none */
+
+/* The program's own action for the stop signal (interpose.c), run for signals not ours. */
+static struct sc_stop_chain chain;
+
+void sc_stop_chain_set(const struct sc_stop_chain *c)
+{
+	chain = *c;
+}
 
 static int load(int *p)
 {
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static int stop_active_epoch(void)
+{
+	return load(&stop_active);
 }
 
 /*
@@ -40,17 +65,22 @@ void sc_stop_handler(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	struct sc_thread_state *t;
-	int gen = load(&sc_stopped.gen);
+	int gen = load(&sc_stopped.gen), v = si->si_value.sival_int;
+	int slot = v & ((1 << SLOT_BITS) - 1);
 
-	(void)sig;
-	if (si->si_code != SI_QUEUE_CODE || si->si_pid != sc_stopped.pid ||
-	    si->si_value.sival_int < 0 || si->si_value.sival_int >= sc_stopped.n)
-		return; /* not ours: ignore */
-	t = &sc_stopped.threads[si->si_value.sival_int];
+	if (si->si_code != SI_QUEUE_CODE || si->si_pid != sc_stopped.pid || v <= 0 ||
+	    (v >> SLOT_BITS) == 0) {
+		if (chain.handler)
+			chain.handler(sig, si, ucv); /* the program's own use of the signal */
+		return;
+	}
+	if ((v >> SLOT_BITS) != stop_active_epoch() || slot >= sc_stopped.n)
+		return; /* a stop that was given up */
+	t = &sc_stopped.threads[slot];
 	sc_thread_capture(t);
 	t->sigmask = *(uint64_t *)&uc->uc_sigmask;
 	sc_sys2(SYS_rt_sigpending, (long)&t->pending, 8);
-	sc_pending_take_private(si->si_value.sival_int);
+	sc_pending_take_private(slot);
 	sc_ctx_save(&t->ctx);
 	__atomic_store_n(&t->parked, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&sc_stopped.stopped, 1, __ATOMIC_RELEASE);
@@ -58,7 +88,7 @@ void sc_stop_handler(int sig, siginfo_t *si, void *ucv)
 	while (load(&sc_stopped.gen) == gen)
 		sc_futex_wait(&sc_stopped.gen, gen);
 	/* Released, here or in a process restored from an image: its signals wait again. */
-	sc_pending_requeue(si->si_value.sival_int);
+	sc_pending_requeue(slot);
 }
 
 struct linux_dirent64 {
@@ -110,7 +140,7 @@ static int signal_thread(int tid)
 	si.si_code = SI_QUEUE_CODE;
 	si.si_pid = sc_stopped.pid;
 	si.si_uid = (uid_t)sc_sys0(SYS_getuid);
-	si.si_value.sival_int = slot;
+	si.si_value.sival_int = slot | stop_active << SLOT_BITS;
 	err = sc_sys4(SYS_rt_tgsigqueueinfo, sc_stopped.pid, tid, sc_stopped.stop_signal,
 		      (long)&si);
 	if (err == -ESRCH_) { /* it exited meanwhile */
@@ -153,10 +183,10 @@ static int count_live(void)
 	return live;
 }
 
-/* "/proc/self/task/<tid>/stat" into @path (at least 48 bytes). */
-static void task_stat_path(char *path, int tid)
+/* "/proc/self/task/<tid><tail>" into @path (at least 48 bytes; @tail of 8 at most). */
+static void task_path(char *path, int tid, const char *tail)
 {
-	static const char head[] = "/proc/self/task/", tail[] = "/stat";
+	static const char head[] = "/proc/self/task/";
 	char digits[12];
 	int n = 0, k = 0;
 
@@ -167,8 +197,9 @@ static void task_stat_path(char *path, int tid)
 		path[k++] = head[i];
 	while (n > 0)
 		path[k++] = digits[--n];
-	for (size_t i = 0; i < sizeof(tail); i++)
-		path[k++] = tail[i];
+	do
+		path[k++] = *tail;
+	while (*tail++);
 }
 
 /*
@@ -182,7 +213,7 @@ static int thread_gone(int tid)
 	long fd, n;
 	int state = 0;
 
-	task_stat_path(path, tid);
+	task_path(path, tid, "/stat");
 	fd = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd == -ENOENT_ || fd == -ESRCH_;
@@ -220,6 +251,53 @@ static int forget_exited(void)
 	return 0;
 }
 
+/* "SigBlk:" of /proc/self/task/<tid>/status: does thread @tid block the stop signal? */
+static int blocks_stop_signal(int tid)
+{
+	static char buf[4096];
+	char path[48];
+	uint64_t mask = 0;
+	long fd, n;
+
+	task_path(path, tid, "/status");
+	fd = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	n = sc_sys3(SYS_read, fd, (long)buf, sizeof(buf) - 1);
+	sc_sys1(SYS_close, fd);
+	buf[n > 0 ? n : 0] = '\0';
+	for (long i = 0; i + 8 < n; i++) {
+		if (buf[i] != 'S' || buf[i + 1] != 'i' || buf[i + 2] != 'g' || buf[i + 3] != 'B' ||
+		    buf[i + 4] != 'l' || buf[i + 5] != 'k' || buf[i + 6] != ':')
+			continue;
+		for (i += 7; buf[i] == ' ' || buf[i] == '\t'; i++)
+			;
+		for (; (buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f'); i++)
+			mask = mask << 4 | (uint64_t)(buf[i] <= '9' ? buf[i] - '0' : buf[i] - 'a' + 10);
+		return (int)(mask >> (sc_stopped.stop_signal - 1) & 1);
+	}
+	return 0;
+}
+
+/*
+ * A thread that blocks the stop signal never stops (glibc's helper thread of
+ * SIGEV_THREAD timers blocks every signal): the stop is given up at once
+ * rather than after the time limit, naming the thread.
+ */
+static int find_blocking_thread(void)
+{
+	for (int i = 0; i < sc_stopped.n; i++) {
+		struct sc_thread_state *t = &sc_stopped.threads[i];
+
+		if (i != sc_stopped.self && t->tid &&
+		    !__atomic_load_n(&t->parked, __ATOMIC_ACQUIRE) && blocks_stop_signal(t->tid)) {
+			sc_stopped.blocking_tid = t->tid;
+			return -EDEADLK_;
+		}
+	}
+	return 0;
+}
+
 static int wait_stopped(void)
 {
 	struct { long s, ns; } ts = { 0, 10000000 };
@@ -232,8 +310,11 @@ static int wait_stopped(void)
 		waited += ts.ns;
 		if (load(&sc_stopped.stopped) < count_live() && forget_exited() < 0)
 			return -ESRCH_;
+		if (waited >= BLOCKED_CHECK_NS && waited % BLOCKED_CHECK_NS < ts.ns &&
+		    load(&sc_stopped.stopped) < count_live() && find_blocking_thread() < 0)
+			return -EDEADLK_;
 		if (waited > STOP_TIMEOUT_NS)
-			return -ETIMEDOUT_; /* a thread blocks the stop signal */
+			return -ETIMEDOUT_; /* a thread that cannot take the signal */
 	}
 	return 0;
 }
@@ -255,7 +336,10 @@ int sc_threads_stop(void)
 	sc_stopped.restored = 0;
 	sc_stopped.self = 0;
 	sc_stopped.n_pending = 0;
+	sc_stopped.blocking_tid = 0;
 	n_exited = 0;
+	stop_epoch = stop_epoch % 0x7fff + 1;
+	__atomic_store_n(&stop_active, stop_epoch, __ATOMIC_RELEASE);
 	sc_stopped.threads[0].tid = (int32_t)sc_gettid();
 	sc_stopped.n = 1;
 	dirfd = (int)sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/task",
@@ -276,6 +360,8 @@ int sc_threads_stop(void)
 
 void sc_threads_release(void)
 {
+	/* first: a thread whose signal comes only now must not park */
+	__atomic_store_n(&stop_active, 0, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&sc_stopped.gen, 1, __ATOMIC_RELEASE);
 	sc_futex_wake(&sc_stopped.gen, 0x7fffffff);
 }

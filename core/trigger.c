@@ -297,7 +297,11 @@ static int install_handler(int sig)
 	return 0;
 }
 
-/* Every signal blocked in the thread but the stop signal, which it must take. */
+/*
+ * Every signal blocked in the thread but the stop signal, which it must take,
+ * and the trigger signals: where the program's threads all block them, the
+ * kernel delivers them here.
+ */
 static int start_thread(void)
 {
 	sigset_t all, old;
@@ -307,6 +311,8 @@ static int start_thread(void)
 
 	sigfillset(&all);
 	sigdelset(&all, sc_stop_signal());
+	sigdelset(&all, sc_trigger.sig_soon);
+	sigdelset(&all, sc_trigger.sig_now);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, THREAD_STACK);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
