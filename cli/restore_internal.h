@@ -35,6 +35,7 @@ struct mapping {
 	uint64_t premap;    /* where its content is staged in the hole, 0 for none */
 	uint32_t op_kind;
 	bool staged_copy;   /* content goes in by copies (stack, private file) */
+	bool remade;        /* a shared file that was gone, made again from the image */
 };
 
 struct image {

@@ -226,6 +226,40 @@ static int add_op(struct plan *p, const struct mapping *m, uint32_t kind, uint64
 	return 0;
 }
 
+/*
+ * A shared mapping of a file that is gone (the JVM deletes its perf-data file
+ * when it exits; shared memory in /dev/shm is removed): made again at its path
+ * from the pages the image holds, as long as the mapping reaches. The file is
+ * staged like a memfd: its pages are decoded straight into it.
+ */
+static int plan_remade_file(const struct image *im, struct mapping *m, struct plan *p)
+{
+	const struct sc_segment_info *s = &m->win[0].seg;
+	uint64_t len = m->end - m->start, size = s->offset + len;
+	int fd, err;
+
+	fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return sc_err(SELFCKPT_EHOST, "cannot make '%s' again for the shared mapping at "
+			      "0x%llx: %s", s->path, (unsigned long long)m->start, strerror(errno));
+	if (ftruncate(fd, (off_t)(s->file_size > size ? s->file_size : size)) < 0) {
+		err = sc_err(errno, "cannot size '%s' for the shared mapping at 0x%llx: %s",
+			     s->path, (unsigned long long)m->start, strerror(errno));
+		close(fd);
+		return err;
+	}
+	sc_log(SC_LOG_WARN, "'%s', mapped shared at 0x%llx, was gone: made again from '%s'",
+	       s->path, (unsigned long long)m->start, im->path);
+	m->fd = sc_fd_move_above(fd, fd_base(im));
+	close(fd);
+	if (m->fd < 0)
+		return sc_err(-m->fd, "cannot move a descriptor: %s", strerror(-m->fd));
+	p->map_fds[p->n_map_fds++] = m->fd;
+	m->remade = true;
+	m->premap = sc_plan_take(p, len);
+	return add_op(p, m, SC_OP_MAP_FD, MAP_SHARED, PROT_READ | PROT_WRITE);
+}
+
 /* Decide the operation for @m and stage room for its content. */
 static int plan_mapping(const struct image *im, struct mapping *m, struct plan *p)
 {
@@ -236,7 +270,9 @@ static int plan_mapping(const struct image *im, struct mapping *m, struct plan *
 
 	if ((s->flags & SC_SEG_FILE) && (s->flags & SC_SEG_SHARED)) {
 		/* The file holds the data, and writes through the mapping change its
-		 * time: it must only be there. */
+		 * time: it must only be there, or made again from the image. */
+		if (has_stored(m) && access(s->path, F_OK) < 0 && errno == ENOENT)
+			return plan_remade_file(im, m, p);
 		if ((err = open_backing(im, m, p)) < 0)
 			return err;
 		return add_op(p, m, SC_OP_MAP_FD, MAP_SHARED, s->prot | PROT_READ);
@@ -317,12 +353,12 @@ static int premap(const struct mapping *m)
 {
 	uint64_t len = m->end - m->start;
 	bool shared = (m->win[0].seg.flags & SC_SEG_SHARED) && !(m->win[0].seg.flags & SC_SEG_FILE);
-	bool memfd = shared && m->fd >= 0;
+	bool memfd = (shared || m->remade) && m->fd >= 0;
 	int flags = memfd ? MAP_SHARED
 		    : shared ? MAP_SHARED | MAP_ANONYMOUS
 			     : MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 	void *at = mmap((void *)m->premap, len, PROT_READ | PROT_WRITE, flags | MAP_FIXED, /* in the hole */
-			memfd ? m->fd : -1, 0);
+			memfd ? m->fd : -1, m->remade ? (off_t)m->win[0].seg.offset : 0);
 
 	if (at == MAP_FAILED || (uint64_t)at != m->premap)
 		return sc_err(errno ? errno : EEXIST, "cannot stage %llu bytes at 0x%llx: %s",
@@ -399,8 +435,8 @@ int sc_plan_fill(struct image *im, struct plan *p, unsigned threads)
 		return err;
 	for (size_t i = 0; i < im->n_maps; i++) {
 		struct mapping *m = &im->maps[i];
-		bool memfd = (m->win[0].seg.flags & SC_SEG_SHARED) &&
-			     !(m->win[0].seg.flags & SC_SEG_FILE) && m->fd >= 0;
+		bool memfd = (((m->win[0].seg.flags & SC_SEG_SHARED) &&
+			      !(m->win[0].seg.flags & SC_SEG_FILE)) || m->remade) && m->fd >= 0;
 
 		if (!m->premap) {
 			/* nothing staged; zeroed file pages still need their copies */

@@ -10,13 +10,15 @@
  * the size of the mapping: residency comes from the page tables.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "compress/sc_compress.h"
@@ -66,15 +68,39 @@ static bool vma_saved(const struct sc_vma *v)
 	}
 }
 
+#define SHARED_FILE_KEEP (1ull << 20)
+
+/*
+ * A shared file mapping whose file may be gone at restore time: one on a
+ * temporary file system (POSIX shared memory in /dev/shm, the JVM's perf data
+ * in a tmpfs /tmp), or a small one. Its pages are stored; the restore maps
+ * the file where it still is, and makes it again from them where it is not.
+ * Only a mapping the file covers whole: reading past its end would fault.
+ */
+static bool keeps_shared_file(const struct sc_vma *v)
+{
+	struct statfs fs;
+	struct stat st;
+
+	if (v->kind != SC_VMA_FILE || !(v->flags & SC_VMA_SHARED) || stat(v->path, &st) < 0 ||
+	    (uint64_t)st.st_size < v->offset + (v->end - v->start))
+		return false;
+	if (v->end - v->start <= SHARED_FILE_KEEP)
+		return true;
+	return statfs(v->path, &fs) == 0 &&
+	       (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
+}
+
 /* What a page in a given residency state becomes in the image. */
-static uint8_t classify(const struct sc_vma *v, enum sc_page_state st, bool embed)
+static uint8_t classify(const struct sc_vma *v, enum sc_page_state st, bool embed,
+			bool keep_shared)
 {
 	bool shared = v->flags & SC_VMA_SHARED;
 
 	switch (v->kind) {
 	case SC_VMA_FILE:
-		if (shared)
-			return SC_RUN_FILE; /* the file holds the data */
+		if (shared) /* the file holds the data; a copy where it may go away */
+			return keep_shared ? TO_READ : SC_RUN_FILE;
 		if (st == SC_PAGE_PRESENT || embed)
 			return TO_READ;
 		return SC_RUN_FILE;
@@ -416,7 +442,7 @@ static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 {
 	uint64_t ps = page_size(), limit = SC_WINDOW / ps;
 	pid_t child = pl->child;
-	bool embed = pl->embed;
+	bool embed = pl->embed, keep_shared = keeps_shared_file(v);
 	struct window *w = &pl->win[pl->fill];
 	struct sc_page_run *pr;
 	size_t n;
@@ -429,7 +455,7 @@ static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 	w->pages = w->fill = w->scanned = 0;
 	w->n_runs = 0;
 	for (size_t i = 0; !err && i < n; i++) {
-		uint8_t kind = classify(v, pr[i].state, embed);
+		uint8_t kind = classify(v, pr[i].state, embed, keep_shared);
 		uint64_t page = pr[i].first, left = pr[i].count;
 
 		if (kind != TO_READ) {
