@@ -174,7 +174,7 @@ static int add_devmem(struct inspection *in, const struct sc_record *rec)
 {
 	struct devmem_stat *st = &in->devmem;
 	struct sc_devmem d;
-	int err = sc_devmem_decode(rec->meta, rec->meta_len, &d);
+	int err = sc_devmem_read(rec, &d);
 
 	if (err < 0)
 		return sc_err(-err, "devmem record %u of '%s' has damaged metadata (%u bytes): %s",

@@ -70,7 +70,7 @@ static int take_record(struct sc_reader *r, const struct sc_record *rec, struct 
 	}
 	if (rec->type != SC_REC_DEVMEM)
 		return 0;
-	if ((err = sc_devmem_decode(rec->meta, rec->meta_len, &d)) < 0)
+	if ((err = sc_devmem_read(rec, &d)) < 0)
 		return sc_err(-err, "devmem record %u of '%s' has damaged metadata: %s", rec->seq,
 			      sc_reader_name(r), selfckpt_strerror(err));
 	if (d.kind == SC_DEVMEM_HOST)

@@ -81,3 +81,10 @@ int sc_devmem_decode(const uint8_t *m, uint32_t meta_len, struct sc_devmem *d)
 		return -SELFCKPT_EUNKNOWN;
 	return d->offset && d->kind != SC_DEVMEM_ARRAY ? -SELFCKPT_ERESERVED : 0;
 }
+
+int sc_devmem_read(const struct sc_record *rec, struct sc_devmem *d)
+{
+	int err = sc_devmem_decode(rec->meta, rec->meta_len, d);
+
+	return !err && rec->raw_len != d->len ? -SELFCKPT_ELENGTH : err;
+}

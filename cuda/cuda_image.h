@@ -50,6 +50,17 @@ struct sc_devmem {
 };
 
 void sc_devmem_encode(uint8_t *meta, const struct sc_devmem *d);
+/** sc_devmem_decode() - 0, or -SELFCKPT_ELENGTH / -SELFCKPT_EUNKNOWN / -SELFCKPT_ERESERVED. */
 int sc_devmem_decode(const uint8_t *meta, uint32_t meta_len, struct sc_devmem *d);
+
+struct sc_record;
+
+/**
+ * sc_devmem_read() - decode the meta of devmem record @rec, and check that its
+ * length is the record's payload length (spec R-DEV-1, R-DEV-2).
+ * Return: as sc_devmem_decode(), -SELFCKPT_ELENGTH also for another payload
+ * length; not reported: the caller names the record.
+ */
+int sc_devmem_read(const struct sc_record *rec, struct sc_devmem *d);
 
 #endif /* SC_CUDA_IMAGE_H */

@@ -88,7 +88,12 @@ static struct sc_cu_ctx *context_on(CUdevice dev)
 	return NULL;
 }
 
-/* The same device addresses, then the same physical blocks in them, cleared. */
+/*
+ * The same device addresses, then the same physical blocks in them, cleared
+ * (spec R-DEV-3: memory no record holds was zero). Each clear is waited for: the
+ * upload fills the blocks on streams that do not wait for the NULL stream, and
+ * a clear that fails must fail the restart, not the program's next call.
+ */
 static int replay_arena(void)
 {
 	size_t nr, nb;
@@ -113,14 +118,15 @@ static int replay_arena(void)
 	}
 	for (size_t i = 0; i < nb; i++) {
 		struct sc_req z = { .op = SC_OP_MEMSET, .ctx = b[i].ctx->o.real,
+				    .flags = SC_MSG_SYNC_STREAM,
 				    .a = { b[i].addr, 0, 1, b[i].size, 0, 0, 0 } };
 
 		res = call(SC_OP_VMM_MAP, b[i].ctx->o.real, b[i].addr, b[i].size,
 			   (uint64_t)b[i].dev, &b[i].handle);
-		if (res == CUDA_SUCCESS)
-			res = sc_cu_post(&z);
 		if (res != CUDA_SUCCESS)
 			return cuda_failed("mapping device memory", res);
+		if ((res = sc_cu_call(&z)) != CUDA_SUCCESS)
+			return cuda_failed("clearing device memory", res);
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@ TEST_SRCS := \
 	tests/cuda/test_cuda_roundtrip.c \
 	tests/cuda/test_cuda_samples.c \
 	tests/cuda/test_errors.c \
+	tests/cuda/test_spec_dev.c \
 	tests/format/test_atomic.c \
 	tests/format/test_golden.c \
 	tests/format/test_roundtrip.c \
