@@ -1,6 +1,8 @@
 # tests/: the Criterion suite. One binary runs every test, each in its own process.
 TEST_SRCS := \
+	tests/cli/test_ckside.c \
 	tests/cli/test_inspect.c \
+	tests/cli/test_instant.c \
 	tests/cli/test_real_programs.c \
 	tests/cli/test_run.c \
 	tests/compress/test_chunk.c \
@@ -49,6 +51,13 @@ test-progs: $(BUILD)/tests/progs/counter
 $(BUILD)/tests/progs/counter: tests/progs/counter.c
 	$(Q)mkdir -p $(@D)
 	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) -Wall -Wextra $(CFLAGS) -o $@ $<
+
+# Programs that know nothing of selfckpt, run under selfckpt-run by tests/cli/test_instant.c.
+RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile
+test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
+$(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c
+	$(Q)mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) -Wall -Wextra $(CFLAGS) -o $@ $< -lpthread -lrt
 
 # LeakSanitizer: Criterion's runner keeps a few bytes it never frees.
 test: $(TEST_DEPS_STAMP) $(TEST_BIN) test-processes
@@ -146,7 +155,7 @@ fuzz: fuzz-build
 # Round-trip test programs (tests/progs/, run by tests/core/test_roundtrip*.c): each is its own
 # process that checkpoints itself, linked with the static library. Like every checkpointed
 # process they come from the plain build (test-processes, PLAIN_BUILD in the Makefile).
-PROG_NAMES := blocked churn clock dlopen failsave files growth heap mapfile mappings procstate signals \
+PROG_NAMES := badsave blocked churn clock dlopen failsave files growth heap mapfile mappings procstate signals \
 	threads tlsmisc
 
 test-progs: $(PROG_NAMES:%=$(BUILD)/tests/progs/%)
