@@ -386,6 +386,7 @@ int sc_checkpoint(const char *path, bool background)
 	t1 = sc_log_seconds();
 	err = freeze(&fz);
 	if (err == 1) {
+		sc_fds_restarted(&fz.fds);
 		sc_fds_frozen_free(&fz.fds);
 		return restarted();
 	}

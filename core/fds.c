@@ -50,6 +50,53 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 
+/*
+ * What 0, 1 and 2 were when the program started (or came back from an image):
+ * a standard descriptor that later points at another regular file was pointed
+ * there by the program itself, and is restored from the image.
+ */
+static struct {
+	bool open;
+	uint64_t dev, ino;
+} stdio_start[3];
+
+static void note_stdio(int fd)
+{
+	struct stat st;
+
+	stdio_start[fd].open = fstat(fd, &st) == 0;
+	stdio_start[fd].dev = stdio_start[fd].open ? st.st_dev : 0;
+	stdio_start[fd].ino = stdio_start[fd].open ? st.st_ino : 0;
+}
+
+__attribute__((constructor)) static void note_stdio_at_start(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		note_stdio(fd);
+}
+
+static bool own_stdio(const struct sc_fd_instant *d)
+{
+	return d->fd <= 2 && S_ISREG(d->mode) &&
+	       (!stdio_start[d->fd].open || stdio_start[d->fd].dev != d->dev ||
+		stdio_start[d->fd].ino != d->ino);
+}
+
+void sc_fds_restarted(const struct sc_fds_frozen *z)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		struct stat st;
+		bool from_image = false;
+
+		for (int i = 0; i < z->n; i++)
+			if (z->fds[i].fd == fd && own_stdio(&z->fds[i]) && fstat(fd, &st) == 0 &&
+			    st.st_ino == z->fds[i].ino && st.st_dev == z->fds[i].dev)
+				from_image = true;
+		if (!from_image)
+			note_stdio(fd);
+	}
+}
+
 /* Leave room for descriptors opened between the count and the freeze. */
 #define FDS_SPARE 256
 #define DENTS_SIZE (32 << 10)
@@ -220,7 +267,7 @@ static int collect_one(const struct sc_fds_frozen *z, int i, pid_t pid, struct s
 	f->fd = d->fd;
 	f->kind = classify(link, d);
 	f->open_flags = d->status & ~O_CLOEXEC;
-	f->fd_flags = d->fd_flags & FD_CLOEXEC;
+	f->fd_flags = (d->fd_flags & FD_CLOEXEC) | (own_stdio(d) ? SC_FD_OWN_STDIO : 0);
 	f->pos = d->pos > 0 ? (uint64_t)d->pos : 0;
 	f->dev = d->dev;
 	f->inode = d->ino;

@@ -60,7 +60,7 @@ static int keep_above(int fd, int min, const struct sc_fd *f)
 /* Put a copy of @src at @f's number, with @f's close-on-exec bit. */
 static int place_copy(int src, const struct sc_fd *f)
 {
-	if (fcntl(f->fd, F_GETFD) >= 0)
+	if (f->fd > 2 && fcntl(f->fd, F_GETFD) >= 0)
 		return sc_err(EBUSY, "cannot restore descriptor %d ('%s'): the restorer already "
 			      "uses that number", f->fd, f->path);
 	if (dup3(src, f->fd, (f->fd_flags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0)
@@ -490,7 +490,7 @@ int sc_fds_restore(const struct sc_fd *fds, size_t n)
 		if (fds[i].fd >= min)
 			min = fds[i].fd + 1;
 	for (size_t i = 0; i < n; i++) {
-		if (fds[i].fd <= 2) {
+		if (fds[i].fd <= 2 && !(fds[i].fd_flags & SC_FD_OWN_STDIO)) {
 			sc_log(SC_LOG_DEBUG, "descriptor %d ('%s') stays the restorer's own",
 			       fds[i].fd, fds[i].path);
 			continue;

@@ -26,6 +26,13 @@ enum sc_fd_kind {
 	SC_FD_OTHER = 8,   /* anything else: comes back closed, with a warning */
 };
 
+/*
+ * fd_flags bit (format 1.1): a standard descriptor (0, 1, 2) that the program
+ * pointed at a regular file of its own (sort -o dup2()s its output file onto
+ * 1): restored from the image, where the others stay the restorer's.
+ */
+#define SC_FD_OWN_STDIO 0x100
+
 struct sc_fd {
 	int fd;
 	enum sc_fd_kind kind;
@@ -67,6 +74,14 @@ int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *ski
  * Return: 0 or a negative error (reported).
  */
 int sc_fds_capture(struct sc_fd **out, size_t *n, const int *skip, size_t n_skip);
+
+/**
+ * sc_fds_restarted() - in a process restored from an image whose descriptors
+ * were frozen in @z: the standard descriptors that the restorer gave it are
+ * from now on the ones it started with (sc_fds_collect() keeps a standard
+ * descriptor the program pointed elsewhere).
+ */
+void sc_fds_restarted(const struct sc_fds_frozen *z);
 
 /** sc_fds_in_list() - is @fd one of the @n numbers of @list? */
 bool sc_fds_in_list(int fd, const int *list, size_t n);
