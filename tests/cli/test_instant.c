@@ -135,16 +135,39 @@ static bool checkpoint_at(struct trip *t, const char *const *prog, long delay_ms
 	return access(t->latest, F_OK) == 0;
 }
 
-/* Restore DIR/ckpt/latest; its standard output into @got. Returns the exit status. */
-static int restore(struct trip *t, char *got)
+/*
+ * Restore DIR/ckpt/latest; its standard output into @got. With @again_ms,
+ * checkpoint the restored process again by SIGUSR2 after that long, and
+ * kill it once the new image is there. Returns the exit status.
+ */
+static int restore_and(struct trip *t, char *got, long again_ms)
 {
 	char tool[PATH_MAX], out[128], err[128];
+	struct stat before = { 0 }, now = { 0 };
 	const char *argv[] = { build_path(tool, "bin/selfckpt-restore"), t->latest, NULL };
 	int status;
+	pid_t pid;
 
 	snprintf(out, sizeof(out), "%s/restore.out", t->dir);
 	snprintf(err, sizeof(err), "%s/restore.err", t->dir);
-	status = wait_status(spawn(argv, out, err));
+	stat(t->latest, &before); /* a new image is a new file, under the same name or not */
+	pid = spawn(argv, out, err);
+	if (again_ms) {
+		struct timespec t0;
+
+		usleep((useconds_t)again_ms * 1000);
+		kill(pid, SIGUSR2);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			usleep(10000);
+			if (stat(t->latest, &now) < 0)
+				now.st_ino = before.st_ino;
+		} while (now.st_ino == before.st_ino && ms_since(&t0) < 5000);
+		cr_assert_neq(now.st_ino, before.st_ino,
+			      "the restored process wrote no image on SIGUSR2");
+		kill(pid, SIGKILL);
+	}
+	status = wait_status(pid);
 	slurp(out, got);
 	if (status) {
 		char e[OUT_MAX];
@@ -152,7 +175,12 @@ static int restore(struct trip *t, char *got)
 		slurp(err, e);
 		cr_log_error("selfckpt-restore exited %d: %s", status, e);
 	}
-	return status;
+	return again_ms ? 0 : status;
+}
+
+static int restore(struct trip *t, char *got)
+{
+	return restore_and(t, got, 0);
 }
 
 /* Checkpoint at @delay_ms, restore twice: each restore prints @ref. */
@@ -206,6 +234,40 @@ Test(instant, hash_and_copy_at_twenty_random_moments, .timeout = 600)
 		round_trip(&t, prog, ref, 150 + rand() % 500);
 }
 
+/*
+ * Checkpoint at @delay_ms, restore and checkpoint the restored process again
+ * @again_ms later, then restore that image twice: each prints @ref.
+ */
+static void round_trip_again(struct trip *t, const char *const *prog, const char *ref,
+			     long delay_ms, long again_ms)
+{
+	char got[OUT_MAX];
+
+	cr_assert(checkpoint_at(t, prog, delay_ms, 5000), "no image after SIGUSR2 at %ld ms: %s",
+		  delay_ms, t->err);
+	restore_and(t, got, again_ms);
+	for (int k = 1; k <= 2; k++) {
+		cr_assert_eq(restore(t, got), 0, "restore %d of the restored process's image failed",
+			     k);
+		cr_assert_str_eq(got, ref, "restore %d of the restored process's image printed\n%s"
+				 "instead of\n%s", k, got, ref);
+	}
+}
+
+Test(instant, hash_and_copy_of_a_restored_process_checkpointed_again, .timeout = 120)
+{
+	char prog_path[PATH_MAX], in[128], out[128], ref[OUT_MAX];
+	const char *prog[4] = { build_path(prog_path, "tests/progs/hashcopy"), in, out, NULL };
+	struct trip t;
+
+	trip_init(&t);
+	snprintf(in, sizeof(in), "%s/in.bin", t.dir);
+	snprintf(out, sizeof(out), "%s/copy.bin", t.dir);
+	make_input(in, 24u << 20);
+	reference(&t, prog, ref);
+	round_trip_again(&t, prog, ref, 300, 300);
+}
+
 /* Threads that block every signal, the stop signal included, are stopped all the same. */
 Test(instant, threads_that_block_every_signal_are_stopped, .timeout = 120)
 {
@@ -217,6 +279,7 @@ Test(instant, threads_that_block_every_signal_are_stopped, .timeout = 120)
 	reference(&t, prog, ref);
 	cr_assert(strstr(ref, "stop signal blocked as asked: yes"), "%s", ref);
 	round_trip(&t, prog, ref, 500);
+	round_trip_again(&t, prog, ref, 300, 300);
 }
 
 /*
@@ -265,6 +328,7 @@ static void shared_file_round_trip(const char *folder)
 	reference(&t, prog, ref);
 	round_trip(&t, prog, ref, 500);
 	cr_assert(access(path, F_OK) < 0, "the restored program did not remove '%s'", path);
+	round_trip_again(&t, prog, ref, 300, 300);
 }
 
 Test(instant, shared_mapped_file_in_dev_shm_is_made_again, .timeout = 120)
