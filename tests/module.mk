@@ -22,6 +22,7 @@ TEST_SRCS := \
 	tests/format/test_atomic.c \
 	tests/format/test_golden.c \
 	tests/format/test_roundtrip.c \
+	tests/format/test_spec_misc.c \
 	tests/format/test_spec_seg.c \
 	tests/format/test_truncation.c \
 	tests/format/test_writer.c

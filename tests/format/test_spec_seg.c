@@ -154,8 +154,9 @@ static void cleanup(void)
 }
 
 /*
- * [R-SEG-1] [R-SEG-4] [R-TYP-3] A meta laid out as the spec says decodes to its
- * fields, its runs and its path; the variable part is at the meta's end, so a
+ * [R-SEG-1] [R-SEG-4] [R-TYP-3] [R-REC-10] A meta laid out as the spec says
+ * decodes to its fields, its runs and its path, before any payload is read: the
+ * meta is what plans the record. The variable part is at the meta's end, so a
  * longer fixed part (a newer minor) still reads.
  */
 Test(spec_seg, a_meta_decodes_to_its_fields, .fini = cleanup)
