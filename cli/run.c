@@ -8,7 +8,9 @@
  * library first in LD_PRELOAD and becomes the program with execvp(): the
  * program keeps the tool's pid, its standard streams and its exit status.
  * The library's constructor (core/trigger.c) does the rest. With --resume and
- * an image behind DIR/latest, it becomes selfckpt-restore instead.
+ * an image behind DIR/latest, it becomes selfckpt-restore instead. Either way
+ * it first removes from DIR the temporary images of checkpoints that were
+ * killed midway (format/atomic.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +26,7 @@
 
 #include "cli/tool.h"
 #include "core/sc_trigger.h"
+#include "format/sc_format.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"
 
@@ -338,6 +341,10 @@ int main(int argc, char **argv)
 		return ret;
 	if (tool_dir(bin) < 0)
 		return SC_EXIT_IOERR;
+	/* Before anything runs: what a checkpoint that was killed midway left in DIR. */
+	if ((ret = sc_atomic_clean_dir(dir)) < 0)
+		sc_log(SC_LOG_DEBUG, "cannot look for stale temporary images in '%s': %s", dir,
+		       strerror(-ret));
 	if (o.resume && (ret = resume(bin, dir)) >= 0)
 		return ret;
 	if (find_library(bin, lib) < 0)
