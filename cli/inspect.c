@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "cli/tool.h"
+#include "core/sc_fds.h"
+#include "core/sc_records.h"
 #include "cuda/module_info.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
@@ -33,6 +35,9 @@
 #define DEVMEM_KINDS (SC_DEVMEM_ARRAY + 1)
 #define DEVICES_MAX 64 /* device ordinals listed; a larger one is only counted */
 #define ARCHS_TEXT 1024
+#define ARGS_MAX (1u << 20)  /* command-line bytes shown */
+#define SKIP_STEP (64u << 10) /* payload bytes read past at a time */
+#define KERNEL_O_LARGEFILE 0100000 /* in every fdinfo of x86-64; glibc's O_LARGEFILE is 0 */
 
 struct options {
 	bool json, verify;
@@ -53,6 +58,19 @@ struct devmem_stat {
 	uint64_t other_devices;       /* records of ordinals DEVICES_MAX and above */
 };
 
+/* What the process, thread and fd records say: what the image is. */
+struct process_view {
+	bool has_process;
+	struct sc_process_info proc;
+	char *args;                       /* the command line, NUL-separated; NULL: not found */
+	size_t args_len;
+	bool args_cut;                    /* longer than ARGS_MAX: the start only */
+	struct sc_thread_record *threads;
+	size_t threads_n, threads_cap;
+	struct sc_fd *fds;                /* without their saved contents */
+	size_t fds_n, fds_cap;
+};
+
 struct inspection {
 	const struct options *opt;
 	struct sc_reader *r;
@@ -67,6 +85,7 @@ struct inspection {
 	bool has_cuda;                    /* the image has a cuda-log record */
 	struct sc_cuda_log cuda;
 	struct devmem_stat devmem;
+	struct process_view pv;
 };
 
 /* ---- command line ---- */
@@ -85,10 +104,12 @@ static const struct option long_opts[] = {
 static int print_help(void)
 {
 	fputs("Usage: " TOOL " [--json] [--verify] [--threads N] FILE\n"
-	      "Describe a selfckpt image: its header, then its records grouped by type with\n"
-	      "their payload size (raw) and the bytes they take in the file (stored); for a\n"
-	      "CUDA program, its GPU memory and the modules it loaded, with their kernels and\n"
-	      "the GPU architectures they have code for.\n"
+	      "Describe a selfckpt image: its header; the process it holds (program, command\n"
+	      "line, pid, working directory), its threads and its open descriptors (number,\n"
+	      "kind, offset, flags, path, and what the restore does with each); its records\n"
+	      "grouped by type with their payload size (raw) and the bytes they take in the\n"
+	      "file (stored); for a CUDA program, its GPU memory and the modules it loaded,\n"
+	      "with their kernels and the GPU architectures they have code for.\n"
 	      "FILE '-' reads standard input as a stream, which checks every checksum.\n"
 	      "\n"
 	      "  --json       print one JSON document (schema_version 1) instead of text\n"
@@ -210,13 +231,180 @@ static int take_cuda(struct inspection *in, const struct sc_record *rec)
 	return err;
 }
 
+/* ---- the process, its threads and descriptors ---- */
+
+static int grow(void **arr, size_t *cap, size_t n, size_t size, struct inspection *in)
+{
+	size_t want = *cap ? 2 * *cap : 16;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*arr, want * size);
+	if (!p)
+		return sc_err(ENOMEM, "out of memory listing the records of '%s'",
+			      sc_reader_name(in->r));
+	*arr = p;
+	*cap = want;
+	return 0;
+}
+
+static int take_thread(struct inspection *in, const struct sc_record *rec)
+{
+	struct process_view *pv = &in->pv;
+	int err = grow((void **)&pv->threads, &pv->threads_cap, pv->threads_n,
+		       sizeof(*pv->threads), in);
+
+	if (!err)
+		err = sc_thread_read(in->r, rec, &pv->threads[pv->threads_n]);
+	pv->threads_n += !err;
+	return err;
+}
+
+/* A descriptor without its saved contents: those are counted, not shown. */
+static int take_fd(struct inspection *in, const struct sc_record *rec)
+{
+	struct process_view *pv = &in->pv;
+	int err = grow((void **)&pv->fds, &pv->fds_cap, pv->fds_n, sizeof(*pv->fds), in);
+	struct sc_fd *f = &pv->fds[pv->fds_n];
+
+	if (!err)
+		err = sc_fd_read_record(in->r, rec, f);
+	if (err)
+		return err;
+	free(f->data);
+	f->data = NULL;
+	pv->fds_n++;
+	return 0;
+}
+
+/* Read and drop the next @n payload bytes. */
+static int skip_payload(struct sc_reader *r, uint64_t n, uint8_t *buf)
+{
+	int err = 0;
+
+	while (!err && n) {
+		size_t step = n < SKIP_STEP ? (size_t)n : SKIP_STEP;
+
+		err = sc_reader_read(r, buf, step);
+		n -= step;
+	}
+	return err;
+}
+
+/*
+ * [@lo, @hi) of the window @s into @out, from its payload (the stored pages, run by
+ * run): 1 when done, 0 when part of it is a file run (not in the image).
+ */
+static int read_range(struct inspection *in, const struct sc_segment_info *s, uint64_t lo,
+		      uint64_t hi, uint8_t *out, uint8_t *buf)
+{
+	uint64_t page = sc_reader_header(in->r)->page_size, at = 0, stored = 0;
+
+	for (uint32_t i = 0; i < s->n_runs; i++) {
+		const struct sc_run *run = &s->runs[i];
+		uint64_t start = s->start + run->first * page, len = (uint64_t)run->count * page;
+		uint64_t a = lo > start ? lo : start, b = hi < start + len ? hi : start + len;
+		int err;
+
+		if (a < b && run->kind == SC_RUN_FILE)
+			return 0;
+		if (a < b && run->kind == SC_RUN_ZERO)
+			memset(out + (a - lo), 0, b - a);
+		if (a < b && run->kind == SC_RUN_STORED) {
+			if ((err = skip_payload(in->r, stored + (a - start) - at, buf)) < 0 ||
+			    (err = sc_reader_read(in->r, out + (a - lo), b - a)) < 0)
+				return err;
+			at = stored + (b - start);
+		}
+		if (run->kind == SC_RUN_STORED)
+			stored += len;
+	}
+	return 1;
+}
+
+/* The command line, [@lo, @hi) of the window @s (the start of it when @cut). */
+static int read_args(struct inspection *in, const struct sc_segment_info *s, uint64_t lo,
+		     uint64_t hi, bool cut)
+{
+	struct process_view *pv = &in->pv;
+	uint8_t *buf = malloc(SKIP_STEP);
+	int ret;
+
+	pv->args = malloc(hi - lo + 1);
+	if (!buf || !pv->args) {
+		free(buf);
+		return sc_err(ENOMEM, "out of memory reading the command line in '%s'",
+			      sc_reader_name(in->r));
+	}
+	ret = read_range(in, s, lo, hi, (uint8_t *)pv->args, buf);
+	free(buf);
+	if (ret == 1) {
+		pv->args[hi - lo] = '\0';
+		pv->args_len = hi - lo;
+		pv->args_cut = cut;
+		return 0;
+	}
+	free(pv->args); /* in a file's pages: not in the image */
+	pv->args = NULL;
+	return ret;
+}
+
+/* The window that holds arg_start (of the process record before it) holds the command line. */
+static int take_segment(struct inspection *in, const struct sc_record *rec)
+{
+	const struct sc_process_info *p = &in->pv.proc;
+	struct sc_segment_info s;
+	uint64_t hi, end;
+	int err;
+
+	if (!in->pv.has_process || in->pv.args || p->arg_end <= p->arg_start)
+		return 0;
+	err = sc_segment_read(in->r, rec, sc_reader_header(in->r)->page_size, &s);
+	if (err < 0)
+		return err;
+	end = s.start + s.length;
+	if (p->arg_start >= s.start && p->arg_start < end) {
+		hi = p->arg_end - p->arg_start > ARGS_MAX ? p->arg_start + ARGS_MAX : p->arg_end;
+		hi = hi < end ? hi : end;
+		err = read_args(in, &s, p->arg_start, hi, hi < p->arg_end);
+	}
+	sc_segment_free(&s);
+	return err;
+}
+
+/* As for the restorer, the last process record counts. */
+static int take_process(struct inspection *in, const struct sc_record *rec)
+{
+	struct process_view *pv = &in->pv;
+	int err;
+
+	sc_process_free(&pv->proc);
+	free(pv->args);
+	pv->args = NULL;
+	err = sc_process_read(in->r, rec, &pv->proc);
+	pv->has_process = !err;
+	return err;
+}
+
+static int take_record(struct inspection *in, const struct sc_record *rec)
+{
+	switch (rec->type) {
+	case SC_REC_PROCESS: return take_process(in, rec);
+	case SC_REC_THREAD: return take_thread(in, rec);
+	case SC_REC_FD: return take_fd(in, rec);
+	case SC_REC_SEGMENT: return take_segment(in, rec);
+	default: return take_cuda(in, rec);
+	}
+}
+
 static int walk_records(struct inspection *in)
 {
 	struct sc_record rec;
 	int ret;
 
 	while ((ret = sc_reader_next(in->r, &rec)) == 1) {
-		if ((ret = take_cuda(in, &rec)) < 0)
+		if ((ret = take_record(in, &rec)) < 0)
 			return ret;
 		if (in->opt->verify && (ret = sc_reader_skip(in->r, true)) < 0)
 			return ret;
@@ -293,6 +481,182 @@ static int group_types(struct inspection *in)
 	in->types = t;
 	in->n_types = k;
 	return 0;
+}
+
+/* ---- text output: the process ---- */
+
+/* One argument as a shell would need it: bare when safe, else in single quotes. */
+static void print_arg(const char *a)
+{
+	const char *p;
+
+	if (*a && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			    "0123456789_@%+=:,./-") == strlen(a)) {
+		sc_tool_print_text(stdout, a);
+		return;
+	}
+	putchar('\'');
+	for (p = a; *p; p++) {
+		char c[2] = { *p, '\0' };
+
+		if (*p == '\'')
+			fputs("'\\''", stdout);
+		else
+			sc_tool_print_text(stdout, c);
+	}
+	putchar('\'');
+}
+
+static void print_command_line(const struct process_view *pv)
+{
+	fputs("command line  ", stdout);
+	if (!pv->args) {
+		puts("(not in the image)");
+		return;
+	}
+	for (size_t i = 0; i < pv->args_len; i += strlen(pv->args + i) + 1) {
+		fputs(i ? " " : "", stdout);
+		print_arg(pv->args + i);
+	}
+	puts(pv->args_cut ? " ..." : "");
+}
+
+static void print_process(const struct process_view *pv)
+{
+	const struct sc_process_info *p = &pv->proc;
+
+	fputs("program       ", stdout);
+	sc_tool_print_text(stdout, *p->exe ? p->exe : "(unknown)");
+	putchar('\n');
+	print_command_line(pv);
+	printf("pid           %u (parent %u), uid %u, gid %u, umask %04o\n", p->pid, p->ppid,
+	       p->uid, p->gid, p->umask);
+	fputs("directory     ", stdout);
+	sc_tool_print_text(stdout, p->cwd);
+	putchar('\n');
+}
+
+static const char *signal_set(char *buf, size_t n, uint64_t set)
+{
+	if (!set)
+		return "none";
+	snprintf(buf, n, "0x%016llx", (unsigned long long)set);
+	return buf;
+}
+
+static void print_threads(const struct process_view *pv)
+{
+	char blocked[24], pending[24];
+
+	printf("\nthreads       %zu\n", pv->threads_n);
+	if (pv->threads_n)
+		printf("  %-10s %-18s  %-18s  %s\n", "tid", "fs base", "blocked signals",
+		       "pending signals");
+	for (size_t i = 0; i < pv->threads_n; i++) {
+		const struct sc_thread_record *t = &pv->threads[i];
+
+		printf("  %-10d 0x%016llx  %-18s  %s%s\n", t->tid, (unsigned long long)t->fs_base,
+		       signal_set(blocked, sizeof(blocked), t->sigmask),
+		       signal_set(pending, sizeof(pending), t->pending),
+		       t->flags & 1 ? "  (made the checkpoint)" : "");
+	}
+}
+
+static const char *fd_kind_name(enum sc_fd_kind k)
+{
+	static const char *const names[] = {
+		[SC_FD_REGULAR] = "file", [SC_FD_DIR] = "directory",
+		[SC_FD_PIPE_R] = "pipe-read", [SC_FD_PIPE_W] = "pipe-write",
+		[SC_FD_MEMFD] = "memfd", [SC_FD_DELETED] = "deleted", [SC_FD_SOCKET] = "socket",
+		[SC_FD_CHAR] = "device", [SC_FD_OTHER] = "other",
+	};
+
+	return (unsigned)k <= SC_FD_OTHER ? names[k] : "unknown";
+}
+
+/* O_ACCMODE and the status flags, as names; O_LARGEFILE (always set) left out. */
+static const char *open_flags_text(char *buf, size_t n, const struct sc_fd *f)
+{
+	static const struct { int flag; const char *name; } names[] = {
+		{ O_APPEND, "O_APPEND" }, { O_NONBLOCK, "O_NONBLOCK" }, { O_DSYNC, "O_DSYNC" },
+		{ O_SYNC & ~O_DSYNC, "O_SYNC" }, { O_DIRECT, "O_DIRECT" }, { O_NOATIME, "O_NOATIME" },
+		{ O_PATH, "O_PATH" }, { O_ASYNC, "O_ASYNC" },
+	};
+	static const char *const modes[] = { "O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE" };
+	int rest = f->open_flags & ~(O_ACCMODE | KERNEL_O_LARGEFILE);
+	size_t len = (size_t)snprintf(buf, n, "%s", modes[f->open_flags & O_ACCMODE]);
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if ((rest & names[i].flag) == names[i].flag && len < n) {
+			len += (size_t)snprintf(buf + len, n - len, "|%s", names[i].name);
+			rest &= ~names[i].flag;
+		}
+	}
+	if (rest && len < n)
+		len += (size_t)snprintf(buf + len, n - len, "|0%o", (unsigned)rest);
+	if ((f->fd_flags & FD_CLOEXEC) && len < n)
+		snprintf(buf + len, n - len, "|O_CLOEXEC");
+	return buf;
+}
+
+/* What a restore does with the descriptor, when that is not "opened again as it was". */
+static const char *fd_fate(const struct sc_fd *f)
+{
+	if (f->fd <= 2 && !(f->fd_flags & SC_FD_OWN_STDIO))
+		return "the restorer's own";
+	if (f->kind == SC_FD_SOCKET || f->kind == SC_FD_OTHER)
+		return "comes back closed";
+	return NULL;
+}
+
+/* The other descriptors that share @f's open file description, as "shares with 1, 5". */
+static void print_sharers(const struct process_view *pv, const struct sc_fd *f)
+{
+	bool first = true;
+
+	if (!f->share_id)
+		return;
+	if (fd_fate(f) || f->data_len)
+		fputs("; ", stdout);
+	for (size_t i = 0; i < pv->fds_n; i++) {
+		if (pv->fds[i].share_id != f->share_id || pv->fds[i].fd == f->fd)
+			continue;
+		printf("%s%d", first ? "shares its file description with " : ", ", pv->fds[i].fd);
+		first = false;
+	}
+}
+
+static void print_fd(const struct process_view *pv, const struct sc_fd *f)
+{
+	char flags[160], off[24], size[SC_TOOL_SIZE_BUF];
+	const char *fate = fd_fate(f);
+	bool pipe = f->kind == SC_FD_PIPE_R || f->kind == SC_FD_PIPE_W;
+
+	snprintf(off, sizeof(off), "%llu", (unsigned long long)f->pos);
+	printf("  %-5d %-10s %12s  %-28s ", f->fd, fd_kind_name(f->kind),
+	       pipe || f->kind == SC_FD_SOCKET ? "-" : off,
+	       open_flags_text(flags, sizeof(flags), f));
+	sc_tool_print_text(stdout, f->path);
+	if (fate || f->share_id || f->data_len) {
+		fputs("  (", stdout);
+		if (fate)
+			fputs(fate, stdout);
+		else if (f->data_len)
+			printf("%s of contents saved", sc_tool_size(size, f->data_len));
+		print_sharers(pv, f);
+		putchar(')');
+	}
+	putchar('\n');
+}
+
+static void print_fds(const struct process_view *pv)
+{
+	printf("\ndescriptors   %zu\n", pv->fds_n);
+	if (pv->fds_n)
+		printf("  %-5s %-10s %12s  %-28s %s\n", "fd", "kind", "offset", "flags", "path");
+	for (size_t i = 0; i < pv->fds_n; i++)
+		print_fd(pv, &pv->fds[i]);
+	putchar('\n');
 }
 
 /* ---- text output ---- */
@@ -428,6 +792,12 @@ static void print_text(const struct inspection *in)
 	char a[SC_TOOL_SIZE_BUF], b[SC_TOOL_SIZE_BUF], label[32];
 
 	print_header(in);
+	if (in->pv.has_process)
+		print_process(&in->pv);
+	if (in->pv.has_process || in->pv.threads_n)
+		print_threads(&in->pv);
+	if (in->pv.has_process || in->pv.fds_n)
+		print_fds(&in->pv);
 	printf("%-18s %8s %12s %12s  %10s\n", "type", "count", "raw", "stored", "stored/raw");
 	for (size_t i = 0; i < in->n_types; i++) {
 		const struct type_stat *t = &in->types[i];
@@ -466,6 +836,77 @@ static void json_header(const struct inspection *in)
 	printf(", \"created_ns\": %llu, \"created\": \"%s\", \"flags\": %llu},\n",
 	       (unsigned long long)h->created_ns, time_utc(when, sizeof(when), h->created_ns),
 	       (unsigned long long)h->flags);
+}
+
+static void json_args(const struct process_view *pv)
+{
+	fputs(", \"argv\": ", stdout);
+	if (!pv->args) {
+		fputs("null", stdout);
+		return;
+	}
+	putchar('[');
+	for (size_t i = 0; i < pv->args_len; i += strlen(pv->args + i) + 1) {
+		fputs(i ? ", " : "", stdout);
+		sc_tool_print_json_string(stdout, pv->args + i);
+	}
+	printf("], \"argv_complete\": %s", pv->args_cut ? "false" : "true");
+}
+
+/* "process": null for an image without a process record. */
+static void json_process(const struct process_view *pv)
+{
+	const struct sc_process_info *p = &pv->proc;
+
+	if (!pv->has_process) {
+		printf("  \"process\": null,\n");
+		return;
+	}
+	printf("  \"process\": {\"pid\": %u, \"ppid\": %u, \"uid\": %u, \"gid\": %u, "
+	       "\"umask\": %u, \"exe\": ", p->pid, p->ppid, p->uid, p->gid, p->umask);
+	sc_tool_print_json_string(stdout, p->exe);
+	fputs(", \"cwd\": ", stdout);
+	sc_tool_print_json_string(stdout, p->cwd);
+	json_args(pv);
+	printf("},\n");
+}
+
+static void json_threads(const struct process_view *pv)
+{
+	printf("  \"threads\": [\n");
+	for (size_t i = 0; i < pv->threads_n; i++) {
+		const struct sc_thread_record *t = &pv->threads[i];
+
+		printf("    {\"tid\": %d, \"made_checkpoint\": %s, \"fs_base\": %llu, "
+		       "\"blocked\": %llu, \"pending\": %llu}%s\n", t->tid,
+		       t->flags & 1 ? "true" : "false", (unsigned long long)t->fs_base,
+		       (unsigned long long)t->sigmask, (unsigned long long)t->pending,
+		       i + 1 < pv->threads_n ? "," : "");
+	}
+	printf("  ],\n");
+}
+
+static void json_fd(const struct sc_fd *f, bool last)
+{
+	char flags[160];
+	const char *fate = fd_fate(f);
+
+	printf("    {\"fd\": %d, \"kind\": \"%s\", \"offset\": %llu, \"open_flags\": %d, "
+	       "\"flags\": \"%s\", \"cloexec\": %s, \"path\": ", f->fd, fd_kind_name(f->kind),
+	       (unsigned long long)f->pos, f->open_flags, open_flags_text(flags, sizeof(flags), f),
+	       f->fd_flags & FD_CLOEXEC ? "true" : "false");
+	sc_tool_print_json_string(stdout, f->path);
+	printf(", \"share_id\": %llu, \"saved_bytes\": %zu, \"at_restore\": \"%s\"}%s\n",
+	       (unsigned long long)f->share_id, f->data_len,
+	       !fate ? "restored" : f->fd <= 2 ? "restorer" : "closed", last ? "" : ",");
+}
+
+static void json_fds(const struct process_view *pv)
+{
+	printf("  \"descriptors\": [\n");
+	for (size_t i = 0; i < pv->fds_n; i++)
+		json_fd(&pv->fds[i], i + 1 == pv->fds_n);
+	printf("  ],\n");
 }
 
 static void json_type_name(uint32_t type)
@@ -595,6 +1036,9 @@ static void print_json(const struct inspection *in)
 	sc_tool_print_json_string(stdout, in->opt->path);
 	printf(",\n");
 	json_header(in);
+	json_process(&in->pv);
+	json_threads(&in->pv);
+	json_fds(&in->pv);
 	printf("  \"records\": [\n");
 	for (size_t i = 0; i < in->n; i++)
 		json_record(i, &in->idx[i], false);
@@ -623,6 +1067,10 @@ static void close_input(struct inspection *in)
 	sc_reader_free(in->r);
 	free(in->types);
 	sc_cuda_log_release(&in->cuda);
+	sc_process_free(&in->pv.proc);
+	free(in->pv.args);
+	free(in->pv.threads);
+	sc_fds_free(in->pv.fds, in->pv.fds_n);
 }
 
 /* A module that could not be described makes the image damaged, once it is shown. */
