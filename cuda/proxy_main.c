@@ -7,6 +7,7 @@
  *
  *   selfckpt-gpu-proxy CHANNEL_FD CHANNEL_ADDRESS APP_PID
  *   selfckpt-gpu-proxy --query
+ *   selfckpt-gpu-proxy --help
  *
  * --query prints one line per device, "device ORDINAL MAJOR.MINOR NAME", and
  * exits 0; or the reason on standard error and exits 69 (EX_UNAVAILABLE) where
@@ -224,6 +225,27 @@ static int query_devices(const char *driver)
 	return fflush(stdout) ? QUERY_UNAVAILABLE : 0;
 }
 
+static int print_help(void)
+{
+	fputs("Usage: selfckpt-gpu-proxy --query\n"
+	      "       selfckpt-gpu-proxy CHANNEL_FD CHANNEL_ADDRESS APP_PID\n"
+	      "The GPU proxy of selfckpt: the one process of a CUDA job that loads the CUDA\n"
+	      "driver. libselfckpt starts it at cuInit, in the second form, and forwards every\n"
+	      "CUDA call of the program to it; that form is not for interactive use.\n"
+	      "\n"
+	      "  --query  load the driver, initialise it and print one line per GPU it sees,\n"
+	      "           \"device ORDINAL MAJOR.MINOR NAME\" (the compute capability), then exit\n"
+	      "           0; with no driver, no GPU or a driver error, print the reason on\n"
+	      "           standard error and exit 69. It changes nothing on the GPUs.\n"
+	      "           selfckpt-restore runs it before it restores a CUDA program, to refuse\n"
+	      "           an image whose modules have no code for these GPUs.\n"
+	      "  --help   print this help and exit\n"
+	      "\n"
+	      "SELFCKPT_LIBCUDA names the driver library (default libcuda.so.1);\n"
+	      "CUDA_VISIBLE_DEVICES chooses the GPUs the driver shows.\n", stdout);
+	return fflush(stdout) ? 74 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *driver = getenv("SELFCKPT_LIBCUDA");
@@ -234,9 +256,12 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "--query"))
 		return query_devices(driver && *driver ? driver : "libcuda.so.1");
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return print_help();
 	if (argc != 4) {
 		fprintf(stderr, "usage: selfckpt-gpu-proxy CHANNEL_FD CHANNEL_ADDRESS APP_PID\n"
-				"(started by libselfckpt at cuInit; not for interactive use)\n");
+				"(started by libselfckpt at cuInit; not for interactive use)\n"
+				"Try 'selfckpt-gpu-proxy --help'.\n");
 		return 64;
 	}
 	make_layout_deterministic(argv);
