@@ -30,7 +30,9 @@ static int usage(void)
 	      "Restore the process saved in IMAGE: it continues in the foreground, from the\n"
 	      "instruction after the checkpoint, with this terminal's standard streams.\n"
 	      "It gets back its pid and thread ids, inside new user and pid namespaces,\n"
-	      "where the system allows them; otherwise it runs with new ids.\n"
+	      "where the system allows them; otherwise it runs with new ids. It runs with\n"
+	      "the rights of the user who restores it (a warning says so when IMAGE belongs\n"
+	      "to another user), and dies when selfckpt-restore is killed.\n"
 	      "\n"
 	      "  --new-ids    do not use namespaces: new pid and thread ids\n"
 	      "  --threads N  decompress on N threads (default: all online CPUs)\n"
@@ -40,9 +42,11 @@ static int usage(void)
 	      "Exit status when the restore is refused (nothing was changed):\n"
 	      "  64  wrong command line\n"
 	      "  65  the image is corrupt or unsupported\n"
-	      "  66  IMAGE is missing or cannot be opened\n"
+	      "  66  IMAGE is missing or cannot be opened, or users other than its owner\n"
+	      "      may write it\n"
 	      "  69  this machine cannot take the image (another kernel's vDSO, a changed file,\n"
-	      "      no GPU that can run its CUDA modules)\n"
+	      "      a system that refuses what the restore needs, no GPU that can run its\n"
+	      "      CUDA modules)\n"
 	      "  74  another input or output error\n"
 	      "Once restored, the exit status is the restored program's.\n",
 	      stdout);
@@ -91,24 +95,47 @@ static int parse(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-/* The saved pid, from the process record, before anything else is decided. */
-static int peek_pid(const char *path, pid_t *pid)
+/* Stage 1, before the point of no return: every refusal comes back from here. */
+static int prepare(const struct options *o, struct image *im, struct plan *plan)
 {
-	struct sc_read_opts ro = { .threads = 1 };
-	struct sc_process_info p;
-	struct sc_reader *r;
-	struct sc_record rec;
-	int err = sc_reader_open(&r, path, &ro);
+	bool same_ids = false;
+	pid_t pid;
+	int fd, err, verdict;
+	double t[5];
 
-	*pid = 0;
-	while (!err && (err = sc_reader_next(r, &rec)) == 1 && rec.type != SC_REC_PROCESS)
-		err = 0;
-	if (err == 1 && (err = sc_process_read(r, &rec, &p)) == 0) {
-		*pid = (pid_t)p.pid;
-		sc_process_free(&p);
-	}
-	sc_reader_free(r);
-	return err < 0 ? err : 0;
+	t[0] = sc_log_seconds();
+	err = sc_image_open(o->path, &fd);
+	if (!err)
+		err = sc_image_peek_pid(fd, o->path, &pid);
+	if (!err)
+		err = sc_restore_cuda_check_fd(fd, o->path, o->threads);
+	if (err < 0)
+		return err;
+	/* From here on, in the same-ids case, this is the process at the saved pid. */
+	t[1] = sc_log_seconds();
+	if (!o->new_ids && pid > 1)
+		same_ids = sc_same_ids_enter(pid, fd) == 0;
+	t[2] = sc_log_seconds();
+	err = sc_image_load_fd(im, fd, o->path);
+	if (!err)
+		err = sc_plan_build(im, plan);
+	plan->same_ids = same_ids;
+	if (!err)
+		err = sc_probe_mm_map(im, false);
+	t[3] = sc_log_seconds();
+	if (!err)
+		err = sc_image_verify_start(im);
+	if (!err)
+		err = sc_plan_fill(im, plan, o->threads);
+	verdict = sc_image_verify_finish(im);
+	t[4] = sc_log_seconds();
+	if (!err)
+		err = verdict;
+	if (!err)
+		sc_log(SC_LOG_DEBUG, "restore: '%s' checked in %.3f s, ids %.3f s, records loaded and "
+		       "mappings planned %.3f s, memory staged and the file verified %.3f s",
+		       o->path, t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3]);
+	return err;
 }
 
 int main(int argc, char **argv)
@@ -116,43 +143,17 @@ int main(int argc, char **argv)
 	struct options o = { 0 };
 	struct image im;
 	struct plan plan;
-	bool same_ids = false;
-	pid_t pid;
 	int ret, err;
 
-	double t[5];
-
 	sc_tool_init(TOOL);
-	t[0] = sc_log_seconds();
 	ret = parse(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
 	if (!o.new_ids && getenv("SELFCKPT_NEW_IDS"))
 		o.new_ids = !strcmp(getenv("SELFCKPT_NEW_IDS"), "1");
-	err = peek_pid(o.path, &pid);
+	err = prepare(&o, &im, &plan);
 	if (!err)
-		err = sc_restore_cuda_check(o.path, o.threads);
-	if (err < 0)
-		return sc_tool_exit_code(err);
-	/* From here on, in the same-ids case, this is the process at the saved pid. */
-	t[1] = sc_log_seconds();
-	if (!o.new_ids && pid > 1)
-		same_ids = sc_same_ids_enter(pid) == 0;
-	t[2] = sc_log_seconds();
-	err = sc_image_load(&im, o.path);
-	if (!err)
-		err = sc_plan_build(&im, &plan);
-	plan.same_ids = same_ids;
-	t[3] = sc_log_seconds();
-	if (!err)
-		err = sc_plan_fill(&im, &plan, o.threads);
-	t[4] = sc_log_seconds();
-	if (!err) {
-		sc_log(SC_LOG_DEBUG, "restore: '%s' checked in %.3f s, ids %.3f s, records loaded and "
-		       "mappings planned %.3f s, memory staged %.3f s", o.path, t[1] - t[0],
-		       t[2] - t[1], t[3] - t[2], t[4] - t[3]);
 		err = sc_restore_jump(&im, &plan);
-	}
 	/* Only refusals come back here: a restore that succeeds never returns. */
 	return sc_tool_exit_code(err);
 }

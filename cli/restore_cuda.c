@@ -82,12 +82,13 @@ static int take_record(struct sc_reader *r, const struct sc_record *rec, struct 
 	return 0;
 }
 
-static int read_need(const char *path, unsigned threads, struct need *n)
+/* From @fd when it is one (the reader does not own it), else from @path. */
+static int read_need(const char *path, int fd, unsigned threads, struct need *n)
 {
 	struct sc_read_opts ro = { .threads = threads };
 	struct sc_reader *r = NULL;
 	struct sc_record rec;
-	int err = sc_reader_open(&r, path, &ro);
+	int err = fd >= 0 ? sc_reader_open_fd(&r, fd, path, &ro) : sc_reader_open(&r, path, &ro);
 
 	n->devices = 1; /* device 0: where a program that never picks one runs */
 	while (!err && (err = sc_reader_next(r, &rec)) == 1)
@@ -356,9 +357,14 @@ static int check_gpus(const char *path, const struct need *n, const struct gpus 
 
 int sc_restore_cuda_check(const char *path, unsigned threads)
 {
+	return sc_restore_cuda_check_fd(-1, path, threads);
+}
+
+int sc_restore_cuda_check_fd(int fd, const char *path, unsigned threads)
+{
 	struct need n = { 0 };
 	struct gpus *g = NULL;
-	int err = read_need(path, threads, &n);
+	int err = read_need(path, fd, threads, &n);
 
 	if (!err && n.has_cuda && !(g = calloc(1, sizeof(*g))))
 		err = sc_err(ENOMEM, "out of memory checking the GPUs");

@@ -8,27 +8,34 @@
  * mount namespace, forks the namespace's init (which mounts a /proc of its
  * own), and init creates the restoring process with clone3(set_tid) at the
  * saved pid; the blob then creates each thread at its saved tid. init and this
- * process only wait, pass signals on, and exit as the restored process does.
- * Where namespaces are not allowed (some containers) the caller falls back to
- * new ids.
+ * process only wait, pass signals on, and exit as the restored process does;
+ * init dies with this process (a parent-death signal), and the kernel then
+ * kills every process of the namespace: a kill -9 of selfckpt-restore leaves
+ * nothing running. Where namespaces or clone3 are not allowed (containers'
+ * seccomp profiles) the caller falls back to new ids, decided before this
+ * process has changed.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/restore_internal.h"
 #include "format/sc_log.h"
 
 #define INIT_FAILED 121 /* init could not set up: the caller retries with new ids */
+#define THREADS_WAIT_MS 2000
 
 static volatile pid_t forward_to;
 
@@ -88,22 +95,81 @@ static int enter_namespaces(void)
 	return write_file("/proc/self/gid_map", map);
 }
 
+/* The kernel's count of this process's threads (/proc/self/stat, field 20), or -errno. */
+static int count_threads(void)
+{
+	char buf[1024], *p;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 2;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	while (p && field < 20)
+		p = strchr(p + 1, ' '), field++;
+	return p ? atoi(p + 1) : -EIO;
+}
+
+/*
+ * unshare(CLONE_NEWUSER) refuses a process of several threads (EINVAL). The
+ * readers' threads are joined by now, but a joined thread is only released by
+ * the kernel a moment after it woke its joiner: wait until the kernel counts
+ * this thread alone.
+ */
+static int wait_single_threaded(void)
+{
+	struct timespec tick = { 0, 200 * 1000 };
+	int n = count_threads(), i;
+
+	for (i = 0; n > 1 && i < THREADS_WAIT_MS * 5; i++) {
+		nanosleep(&tick, NULL);
+		n = count_threads();
+	}
+	if (n > 1)
+		return sc_err(EBUSY, "%d threads of selfckpt-restore still run after %d ms", n,
+			      THREADS_WAIT_MS);
+	if (i)
+		sc_log(SC_LOG_DEBUG, "restore: waited %d times 0.2 ms for joined threads to end", i);
+	return 0; /* n < 0: no /proc to ask; unshare() will say */
+}
+
+/*
+ * Die with the process that ran selfckpt-restore (@alive: a pipe whose only
+ * writer it holds): SIGKILL when it dies, or now when it has died already.
+ */
+static void die_with_parent(int alive)
+{
+	struct pollfd p = { .fd = alive, .events = POLLIN };
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || poll(&p, 1, 0) != 0)
+		_exit(INIT_FAILED);
+}
+
 /* The namespace's init: its own /proc, then the restoring process at @pid. */
-static int run_init(pid_t pid)
+static int run_init(pid_t pid, int image_fd, int alive)
 {
 	pid_t want = pid;
 	struct clone_args ca = { .exit_signal = SIGCHLD, .set_tid = (uint64_t)(uintptr_t)&want,
 				 .set_tid_size = 1 };
 	long child;
 
+	die_with_parent(alive);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		_exit(INIT_FAILED);
 	child = syscall(SYS_clone3, &ca, sizeof(ca));
-	if (child == 0)
+	if (child == 0) {
+		close(alive);
 		return 0; /* the restoring process, at its saved pid */
+	}
 	if (child < 0)
 		_exit(INIT_FAILED);
+	close(image_fd);
 	forward_signals((pid_t)child);
 	for (;;) {
 		int status;
@@ -116,26 +182,57 @@ static int run_init(pid_t pid)
 	}
 }
 
-int sc_same_ids_enter(pid_t pid)
+/* What must hold before this process changes: else new ids, and nothing changed. */
+static int can_enter(void)
 {
-	int err = enter_namespaces(), status;
+	if (!sc_probe_clone3()) {
+		sc_log(SC_LOG_WARN, "clone3 is not allowed here (a seccomp profile): the process "
+		       "comes back with new ids (--new-ids says so without this warning)");
+		return 0;
+	}
+	if (wait_single_threaded() < 0) {
+		sc_log(SC_LOG_WARN, "the process comes back with new ids");
+		return 0;
+	}
+	return 1;
+}
+
+int sc_same_ids_enter(pid_t pid, int image_fd)
+{
+	int err, status, alive[2];
 	pid_t init;
 
+	if (!can_enter())
+		return 1;
+	if (pipe2(alive, O_CLOEXEC) < 0) {
+		sc_log(SC_LOG_WARN, "cannot make a pipe (%s): the process comes back with new ids",
+		       strerror(errno));
+		return 1;
+	}
+	err = enter_namespaces();
 	if (err < 0) {
+		close(alive[0]);
+		close(alive[1]);
 		sc_log(SC_LOG_WARN, "no user namespace (%s): the process comes back with new "
 		       "thread ids (--new-ids says so without this warning)", strerror(-err));
 		return 1;
 	}
 	init = fork();
-	if (init == 0)
-		return run_init(pid);
-	if (init < 0)
+	if (init == 0) {
+		close(alive[1]);
+		return run_init(pid, image_fd, alive[0]);
+	}
+	close(alive[0]);
+	if (init < 0) {
+		close(alive[1]);
 		return 1;
+	}
 	forward_signals(init);
 	while (waitpid(init, &status, 0) < 0)
 		if (errno != EINTR)
 			_exit(70);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == INIT_FAILED) {
+		close(alive[1]);
 		sc_log(SC_LOG_WARN, "cannot mount a /proc for the new pid namespace: the process "
 		       "comes back with new ids (--new-ids says so without this warning)");
 		return 1;

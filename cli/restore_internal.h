@@ -2,7 +2,10 @@
 /*
  * restore_internal.h - stage 1 of selfckpt-restore, in ordinary C:
  *   restore.c        command line and the order of the steps
- *   restore_load.c   read and check every record of the image
+ *   restore_load.c   open the image once, read and check every record and the
+ *                    whole file
+ *   restore_ids.c    the saved pid and thread ids, in new namespaces
+ *   restore_probe.c  what the system refuses, asked before the point of no return
  *   restore_plan.c   where each mapping goes, the hole, premapping and filling
  *   restore_jump.c   the blob's arguments, the unmap list, the jump
  *   restore_cuda.c   can this machine's GPUs run the CUDA modules of the image
@@ -10,6 +13,7 @@
 #ifndef SC_RESTORE_INTERNAL_H
 #define SC_RESTORE_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,7 +44,11 @@ struct mapping {
 
 struct image {
 	const char *path;
+	int fd;              /* the image, opened once (sc_image_open()); -1 when by path */
 	struct sc_reader *r; /* on one thread until sc_plan_fill() */
+	pthread_t verifier;  /* the whole-file check, while the payloads are read */
+	bool verifying;
+	int verify_err;
 	uint64_t page;
 	struct sc_process_info proc;
 	struct sc_signals_info sig;
@@ -71,15 +79,60 @@ struct plan {
 };
 
 /* restore_load.c */
+
+/*
+ * sc_image_open() - open the image for the whole restore, before any namespace
+ * is entered (inside one, root may no longer open another user's file).
+ * Refuses (-EACCES, reported) an image that users other than its owner may
+ * write; warns about one that belongs to another user. "-" is standard input.
+ * Return: 0 with *@fd open, or a negative error.
+ */
+int sc_image_open(const char *path, int *fd);
+
+/* The saved pid, from the process record of the image open at @fd. */
+int sc_image_peek_pid(int fd, const char *path, pid_t *pid);
+
+/* Read and check every record's metadata: of the image at @path, or at @fd (not owned). */
 int sc_image_load(struct image *im, const char *path);
+int sc_image_load_fd(struct image *im, int fd, const char *path);
 void sc_image_release(struct image *im);
+
+/*
+ * sc_image_verify_start() - check the whole-file checksum on a thread of its
+ * own while the payloads are read; sc_image_verify_finish() joins it and
+ * returns its verdict (reported). Only for an image loaded from a descriptor.
+ */
+int sc_image_verify_start(struct image *im);
+int sc_image_verify_finish(struct image *im);
 
 /* restore_plan.c */
 int sc_plan_build(struct image *im, struct plan *p);
 int sc_plan_fill(struct image *im, struct plan *p, unsigned threads);
 
-/* restore_ids.c */
-int sc_same_ids_enter(pid_t pid);
+/*
+ * restore_ids.c: sc_same_ids_enter() - become the process at @pid in new user,
+ * pid and mount namespaces. Return: 0 there; 1 when the system does not allow
+ * it (warned), this process unchanged. @image_fd stays open in the restoring
+ * process only. The processes that wait in between die with the one that ran
+ * selfckpt-restore, and take the restored process with them.
+ */
+int sc_same_ids_enter(pid_t pid, int image_fd);
+
+/* restore_probe.c */
+
+/* Is clone3 allowed (some seccomp profiles answer ENOSYS or EPERM)? */
+bool sc_probe_clone3(void);
+
+/* The kernel's prctl_mm_map of the saved process (auxv not set). */
+void sc_mm_map_fill(const struct sc_process_info *pr, struct sc_mm_map *mm);
+
+/*
+ * sc_probe_mm_map() - would the blob's prctl(PR_SET_MM, PR_SET_MM_MAP) with the
+ * saved layout pass? Asked without effect. @exact once the restored process's
+ * limits are set (RLIMIT_DATA bounds brk): before, only a refusal of the call
+ * itself counts. Return: 0, or -SELFCKPT_EHOST (reported).
+ */
+int sc_probe_mm_map(const struct image *im, bool exact);
 
 /* restore_jump.c */
 int sc_restore_jump(struct image *im, struct plan *p);
@@ -89,5 +142,7 @@ int sc_restore_jump(struct image *im, struct plan *p);
  * is here and can run each of its modules; -SELFCKPT_EHOST (reported) otherwise.
  */
 int sc_restore_cuda_check(const char *path, unsigned threads);
+/* The same on the image open at @fd (not owned). */
+int sc_restore_cuda_check_fd(int fd, const char *path, unsigned threads);
 
 #endif /* SC_RESTORE_INTERNAL_H */

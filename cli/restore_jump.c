@@ -79,12 +79,7 @@ static void fill_process(const struct image *im, struct sc_restorer_args *a)
 	const struct sc_process_info *pr = &im->proc;
 	const struct sc_thread_record *t = &im->threads[a->self];
 
-	a->mm = (struct sc_mm_map){
-		.start_code = pr->start_code, .end_code = pr->end_code,
-		.start_data = pr->start_data, .end_data = pr->end_data,
-		.start_brk = pr->start_brk, .brk = pr->brk, .start_stack = pr->start_stack,
-		.arg_start = pr->arg_start, .arg_end = pr->arg_end, .env_start = pr->env_start,
-		.env_end = pr->env_end, .auxv_size = (uint32_t)pr->auxv_len, .exe_fd = -1 };
+	sc_mm_map_fill(pr, &a->mm);
 	memcpy(a->auxv, pr->auxv, pr->auxv_len);
 	for (int sig = 1; sig <= 64; sig++) {
 		const struct sc_sigaction_record *s = &im->sig.act[sig - 1];
@@ -265,7 +260,9 @@ int sc_restore_jump(struct image *im, struct plan *p)
 		return err;
 	sc_reader_free(im->r);
 	im->r = NULL;
-	if ((err = restore_descriptors(im, p)) < 0 || (err = restore_process_state(im)) < 0)
+	/* The limits are the restored process's now: the blob's PR_SET_MM_MAP must pass. */
+	if ((err = restore_descriptors(im, p)) < 0 || (err = restore_process_state(im)) < 0 ||
+	    (err = sc_probe_mm_map(im, true)) < 0)
 		return err;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);

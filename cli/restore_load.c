@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * restore_load.c - read and check every record's metadata, and group the
- * segment windows into the mappings they belong to. Payloads stay in the
- * file until restore_plan.c reads them into place.
+ * restore_load.c - open the image once and read and check every record's
+ * metadata, and group the segment windows into the mappings they belong to.
+ * Payloads stay in the file until restore_plan.c reads them into place, while
+ * a thread of this file checks the whole file's checksum: everything the
+ * restore relies on is checked before the point of no return.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/restore_internal.h"
@@ -125,6 +129,23 @@ static int check_header(struct image *im)
 	return 0;
 }
 
+static int load(struct image *im)
+{
+	struct sc_record rec;
+	size_t caps[3] = { 0 };
+	int err;
+
+	if ((err = check_header(im)) < 0)
+		return err;
+	if (!sc_reader_seekable(im->r))
+		return sc_err(SELFCKPT_EUSAGE, "'%s' is not a regular file: restoring needs to "
+			      "read it twice", im->path);
+	while ((err = sc_reader_next(im->r, &rec)) == 1)
+		if ((err = load_record(im, &rec, caps)) < 0)
+			return err;
+	return err < 0 ? err : check_complete(im);
+}
+
 /*
  * The reader starts on one thread, that is on none of its own: until the
  * payloads are read, this process must stay single-threaded (see sc_plan_fill()).
@@ -132,21 +153,122 @@ static int check_header(struct image *im)
 int sc_image_load(struct image *im, const char *path)
 {
 	struct sc_read_opts ro = { .threads = 1 };
-	struct sc_record rec;
-	size_t caps[3] = { 0 };
 	int err;
 
 	memset(im, 0, sizeof(*im));
 	im->path = path;
-	if ((err = sc_reader_open(&im->r, path, &ro)) < 0 || (err = check_header(im)) < 0)
+	im->fd = -1;
+	if ((err = sc_reader_open(&im->r, path, &ro)) < 0)
 		return err;
-	if (!sc_reader_seekable(im->r))
-		return sc_err(SELFCKPT_EUSAGE, "'%s' is not a regular file: restoring needs to "
-			      "read it twice", path);
-	while ((err = sc_reader_next(im->r, &rec)) == 1)
-		if ((err = load_record(im, &rec, caps)) < 0)
-			return err;
-	return err < 0 ? err : check_complete(im);
+	return load(im);
+}
+
+int sc_image_load_fd(struct image *im, int fd, const char *path)
+{
+	struct sc_read_opts ro = { .threads = 1 };
+	int err;
+
+	memset(im, 0, sizeof(*im));
+	im->path = path;
+	im->fd = fd;
+	if ((err = sc_reader_open_fd(&im->r, fd, path, &ro)) < 0)
+		return err;
+	return load(im);
+}
+
+/* ---- the image file, opened once ---- */
+
+int sc_image_open(const char *path, int *fd)
+{
+	struct stat st;
+	int f = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+
+	*fd = -1;
+	if (f < 0)
+		return sc_err(errno, "cannot open '%s': %s", path, strerror(errno));
+	if (fstat(f, &st) < 0) {
+		int err = sc_err(errno, "cannot stat '%s': %s", path, strerror(errno));
+
+		close(f);
+		return err;
+	}
+	/* As ssh refuses a key that others may change: they would choose the code it runs. */
+	if (S_ISREG(st.st_mode) && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		if (f != STDIN_FILENO)
+			close(f);
+		return sc_err(EACCES, "'%s' may be written by users other than its owner (mode "
+			      "%04o): any of them could change what it runs; refused (chmod go-w "
+			      "'%s')", path, (unsigned)(st.st_mode & 07777), path);
+	}
+	if (S_ISREG(st.st_mode) && st.st_uid != geteuid())
+		sc_log(SC_LOG_WARN, "'%s' belongs to uid %u, not to this user (uid %u): the "
+		       "process comes back with this user's rights", path, (unsigned)st.st_uid,
+		       (unsigned)geteuid());
+	*fd = f;
+	return 0;
+}
+
+int sc_image_peek_pid(int fd, const char *path, pid_t *pid)
+{
+	struct sc_read_opts ro = { .threads = 1 };
+	struct sc_process_info p;
+	struct sc_reader *r;
+	struct sc_record rec;
+	int err = sc_reader_open_fd(&r, fd, path, &ro);
+
+	*pid = 0;
+	while (!err && (err = sc_reader_next(r, &rec)) == 1 && rec.type != SC_REC_PROCESS)
+		err = 0;
+	if (err == 1 && (err = sc_process_read(r, &rec, &p)) == 0) {
+		*pid = (pid_t)p.pid;
+		sc_process_free(&p);
+	}
+	sc_reader_free(r);
+	return err < 0 ? err : 0;
+}
+
+/* ---- the whole-file checksum ---- */
+
+/*
+ * The reader checks each record and chunk it hands out, not the bytes the
+ * restore skips (index, records it does not use): the whole-file XXH3 covers
+ * every byte, as selfckpt-inspect --verify does. It reads the file once more,
+ * on its own reader and thread, while the payloads are decoded.
+ */
+static void *verify_main(void *arg)
+{
+	struct image *im = arg;
+	struct sc_read_opts ro = { .threads = 1 };
+	struct sc_reader *r;
+
+	im->verify_err = sc_reader_open_fd(&r, im->fd, im->path, &ro);
+	if (!im->verify_err) {
+		im->verify_err = sc_reader_verify_file(r);
+		sc_reader_free(r);
+	}
+	return NULL;
+}
+
+int sc_image_verify_start(struct image *im)
+{
+	int err;
+
+	if (im->fd < 0)
+		return sc_err(SELFCKPT_EUSAGE, "'%s' has no descriptor to verify", im->path);
+	err = pthread_create(&im->verifier, NULL, verify_main, im);
+	if (err)
+		return sc_err(err, "cannot start the check of '%s': %s", im->path, strerror(err));
+	im->verifying = true;
+	return 0;
+}
+
+int sc_image_verify_finish(struct image *im)
+{
+	if (!im->verifying)
+		return 0;
+	pthread_join(im->verifier, NULL);
+	im->verifying = false;
+	return im->verify_err;
 }
 
 void sc_image_release(struct image *im)

@@ -40,7 +40,8 @@ void sc_restorer_main(struct sc_restorer_args *a) __attribute__((used, noreturn)
 /*
  * long blob_clone3(struct clone_args *ca, size_t size, entry, arg): the child
  * starts on ca->stack + ca->stack_size and calls entry(arg) in the restored
- * library; it never comes back into the blob.
+ * library; it never comes back into the blob. Only for saved thread ids
+ * (set_tid), which clone() cannot ask for.
  */
 long blob_clone3(void *ca, unsigned long size, uint64_t entry, uint64_t arg);
 __asm__(".text\n"
@@ -52,6 +53,37 @@ __asm__(".text\n"
 	"	mov %rdx, %r12\n"
 	"	mov %rcx, %r13\n"
 	"	mov $435, %eax\n" /* SYS_clone3 */
+	"	syscall\n"
+	"	test %rax, %rax\n"
+	"	jnz 1f\n"
+	"	mov %r13, %rdi\n"
+	"	and $-16, %rsp\n"
+	"	xor %ebp, %ebp\n"
+	"	call *%r12\n"
+	"	ud2\n"
+	"1:	pop %r13\n"
+	"	pop %r12\n"
+	"	ret\n");
+
+/*
+ * long blob_clone(flags, stack_top, tid_addr, tls, entry, arg): the same with
+ * clone(), which every seccomp profile that refuses clone3 still allows (Docker
+ * answers clone3 with ENOSYS so that libc falls back to clone). @tid_addr is
+ * both the parent and the child tid pointer.
+ */
+long blob_clone(uint64_t flags, uint64_t stack_top, uint64_t tid_addr, uint64_t tls,
+		uint64_t entry, uint64_t arg);
+__asm__(".text\n"
+	".globl blob_clone\n"
+	".hidden blob_clone\n"
+	"blob_clone:\n"
+	"	push %r12\n"
+	"	push %r13\n"
+	"	mov %r8, %r12\n"
+	"	mov %r9, %r13\n"
+	"	mov %rcx, %r8\n"          /* tls */
+	"	mov %rdx, %r10\n"         /* child tid */
+	"	mov $56, %eax\n"          /* SYS_clone */
 	"	syscall\n"
 	"	test %rax, %rax\n"
 	"	jnz 1f\n"
@@ -222,24 +254,30 @@ struct kernel_stack_t {
 	uint64_t size;
 };
 
-/* Every other thread: each resumes where it stopped, inside the stop handler. */
+/*
+ * Every other thread: each resumes where it stopped, inside the stop handler.
+ * clone3 only for the saved ids; stage 1 made sure it is allowed before it
+ * chose them (restore_probe.c).
+ */
 static void spawn_threads(struct sc_restorer_args *a)
 {
 	for (uint32_t i = 0; i < a->n_threads; i++) {
 		const struct sc_thread_args *t = &a->threads[i];
+		uint64_t top = t->stack - 512;
 		struct clone_args_ ca = {
 			.flags = CLONE_THREAD_FLAGS, .child_tid = t->tid_addr,
-			.parent_tid = t->tid_addr, .stack = t->stack - 512 - THREAD_START_ROOM,
-			.stack_size = THREAD_START_ROOM, .tls = t->fs_base };
+			.parent_tid = t->tid_addr, .stack = top - THREAD_START_ROOM,
+			.stack_size = THREAD_START_ROOM, .tls = t->fs_base,
+			.set_tid = (uint64_t)&t->tid, .set_tid_size = 1 };
 		long r;
 
 		if (i == a->self)
 			continue;
-		if (a->same_ids) {
-			ca.set_tid = (uint64_t)&t->tid;
-			ca.set_tid_size = 1;
-		}
-		r = blob_clone3(&ca, sizeof(ca), a->thread_start, t->state);
+		if (a->same_ids)
+			r = blob_clone3(&ca, sizeof(ca), a->thread_start, t->state);
+		else
+			r = blob_clone(CLONE_THREAD_FLAGS, top, t->tid_addr, t->fs_base,
+				       a->thread_start, t->state);
 		if (r < 0)
 			fail(a, "cannot re-create the thread whose stack is at", r, t->stack);
 	}
