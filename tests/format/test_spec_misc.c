@@ -264,9 +264,14 @@ static char path_a[] = "/tmp/sc-spec-a-XXXXXX", path_b[] = "/tmp/sc-spec-b-XXXXX
 
 static void temp_paths(void)
 {
+	int a, b;
+
 	quiet();
-	cr_assert_geq(mkstemp(path_a), 0);
-	cr_assert_geq(mkstemp(path_b), 0);
+	a = mkstemp(path_a);
+	b = mkstemp(path_b);
+	cr_assert(a >= 0 && b >= 0);
+	close(a);
+	close(b);
 }
 
 static void remove_paths(void)
