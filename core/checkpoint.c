@@ -161,6 +161,7 @@ static int freeze(struct sc_frozen *fz)
 	if (hooks.frozen)
 		hooks.frozen();
 	sc_fds_freeze(&fz->fds);
+	sc_shared_freeze(&fz->shared);
 	if (sc_ctx_save(&me->ctx))
 		return 1;
 	fz->child = (pid_t)sc_clone_frozen();
@@ -284,6 +285,7 @@ static void *write_in_background(void *arg)
 	sc_copier_stop(); /* first: the snapshot's exit then frees the buffers */
 	sc_snapshot_kill(bg->fz.child);
 	sc_fds_frozen_free(&bg->fz.fds);
+	sc_shared_free(&bg->fz.shared);
 	free(bg->path);
 	free(bg);
 	if (hooks.done)
@@ -370,8 +372,12 @@ int sc_checkpoint(const char *path, bool background)
 	err = sc_stop_handler_install();
 	if (!err)
 		err = sc_fds_prepare(&fz.fds);
-	if (!err && hooks.prepare && (err = hooks.prepare()) < 0)
+	if (!err && (err = sc_shared_prepare(&fz.shared)) < 0)
 		sc_fds_frozen_free(&fz.fds);
+	if (!err && hooks.prepare && (err = hooks.prepare()) < 0) {
+		sc_fds_frozen_free(&fz.fds);
+		sc_shared_free(&fz.shared);
+	}
 	if (err) {
 		checkpoint_end();
 		return err;
@@ -388,6 +394,7 @@ int sc_checkpoint(const char *path, bool background)
 	if (err == 1) {
 		sc_fds_restarted(&fz.fds);
 		sc_fds_frozen_free(&fz.fds);
+		sc_shared_forget(&fz.shared);
 		return restarted();
 	}
 	t2 = sc_log_seconds();
@@ -404,6 +411,7 @@ int sc_checkpoint(const char *path, bool background)
 	sc_copier_stop();
 	sc_snapshot_kill(fz.child);
 	sc_fds_frozen_free(&fz.fds);
+	sc_shared_free(&fz.shared);
 	sc_log(SC_LOG_DEBUG, "checkpoint: shared memory set up in %.3f s, snapshot taken in "
 	       "%.3f s, image in %.3f s, snapshot and shared memory released in %.3f s",
 	       t1 - t0, t2 - t1, t3 - t2, sc_log_seconds() - t3);

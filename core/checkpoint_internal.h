@@ -11,6 +11,7 @@
 
 #include "core/core_internal.h"
 #include "core/fds_freeze.h"
+#include "core/shared_freeze.h"
 #include "core/sc_records.h"
 #include "format/sc_format.h"
 
@@ -20,6 +21,7 @@ struct sc_frozen {
 	uint64_t brk;
 	struct sc_signals_info signals;
 	struct sc_fds_frozen fds; /* the descriptors at the instant */
+	struct sc_shared_frozen shared; /* copies of the shared memory at the instant */
 };
 
 struct sc_save_opts {

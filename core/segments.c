@@ -15,15 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "compress/sc_compress.h"
 #include "core/checkpoint_internal.h"
 #include "core/sc_core.h"
+#include "core/shared_freeze.h"
 #include "format/sc_log.h"
 
 
@@ -68,8 +67,6 @@ static bool vma_saved(const struct sc_vma *v)
 	}
 }
 
-#define SHARED_FILE_KEEP (1ull << 20)
-
 /*
  * A shared file mapping whose file may be gone at restore time: one on a
  * temporary file system (POSIX shared memory in /dev/shm, the JVM's perf data
@@ -79,16 +76,8 @@ static bool vma_saved(const struct sc_vma *v)
  */
 static bool keeps_shared_file(const struct sc_vma *v)
 {
-	struct statfs fs;
-	struct stat st;
-
-	if (v->kind != SC_VMA_FILE || !(v->flags & SC_VMA_SHARED) || stat(v->path, &st) < 0 ||
-	    (uint64_t)st.st_size < v->offset + (v->end - v->start))
-		return false;
-	if (v->end - v->start <= SHARED_FILE_KEEP)
-		return true;
-	return statfs(v->path, &fs) == 0 &&
-	       (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
+	return v->kind == SC_VMA_FILE && (v->flags & SC_VMA_SHARED) &&
+	       sc_shared_stores_file(v->path, v->offset, v->end - v->start);
 }
 
 /* What a page in a given residency state becomes in the image. */
@@ -387,6 +376,7 @@ struct pipeline {
 	int err;             /* the reader's error */
 	char msg[1024];      /* and its message, for the caller's thread */
 	pid_t child;
+	const struct sc_shared_frozen *shared; /* copies of shared memory at the instant */
 	struct sc_pool *pool;    /* reads the snapshot on every core */
 	bool copier;             /* the window buffers are the copier's */
 	bool embed;
@@ -438,11 +428,33 @@ static int flush_window(struct pipeline *pl)
  * compression workers waiting for its last chunks.
  */
 #define ROOM_PART 4
+
+/*
+ * Where the pages of @v are read: a shared mapping's copy made at the
+ * instant (shared_freeze_rt.c), else the mapping itself in the snapshot.
+ */
+static uint64_t instant_source(const struct pipeline *pl, const struct sc_vma *v,
+			       bool keep_shared)
+{
+	uint64_t copy;
+
+	if (!(v->flags & SC_VMA_SHARED) || (v->kind == SC_VMA_FILE && !keep_shared))
+		return v->start;
+	copy = sc_shared_copy_of(pl->shared, v->start, v->end);
+	if (!copy)
+		sc_log(SC_LOG_WARN, "shared mapping %s at 0x%llx was not copied at the instant of "
+		       "the checkpoint (made while the threads stopped, or unreadable): it is "
+		       "saved as it is now", *v->path ? v->path : "(anonymous)",
+		       (unsigned long long)v->start);
+	return copy ? copy : v->start;
+}
+
 static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 {
 	uint64_t ps = page_size(), limit = SC_WINDOW / ps;
 	pid_t child = pl->child;
 	bool embed = pl->embed, keep_shared = keeps_shared_file(v);
+	uint64_t src = instant_source(pl, v, keep_shared);
 	struct window *w = &pl->win[pl->fill];
 	struct sc_page_run *pr;
 	size_t n;
@@ -467,7 +479,7 @@ static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 			uint64_t room = limit - w->fill, take = room < left ? room : left;
 
 			err = read_pages(w, pl->pool, child, pl->copier && copier_reads(v),
-					 v->start + page * ps, take);
+					 src + page * ps, take);
 			page += take;
 			left -= take;
 			if (!err && limit - w->fill < limit / ROOM_PART) {
@@ -553,7 +565,7 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 {
 	struct pipeline pl = { .lock = PTHREAD_MUTEX_INITIALIZER,
 			       .changed = PTHREAD_COND_INITIALIZER, .child = fz->child,
-			       .embed = o->embed_files };
+			       .shared = &fz->shared, .embed = o->embed_files };
 	struct sc_vma *v;
 	uint8_t *shared;
 	size_t n, shared_size;

@@ -2,7 +2,7 @@
 /*
  * test_instant.c - an image is one instant of the process: programs that
  * know nothing of selfckpt (tests/progs/hashcopy, sigblock, evtimer,
- * shmfile), run under selfckpt-run, checkpointed by SIGUSR2 at a moment of
+ * shmfile, shmcount), run under selfckpt-run, checkpointed by SIGUSR2 at a moment of
  * the test's choosing, killed with -9, restored twice from the same image;
  * each restore must print what an uninterrupted run prints. Cites R-TYP-12.
  *
@@ -343,4 +343,23 @@ Test(instant, shared_mapped_file_in_dev_shm_is_made_again, .timeout = 120)
 Test(instant, small_shared_mapped_file_is_made_again, .timeout = 120)
 {
 	shared_file_round_trip("/tmp");
+}
+
+/*
+ * Shared memory (anonymous, and a memfd) is saved as it was at the instant,
+ * like private memory: counts kept in both agree after every restore.
+ */
+Test(instant, shared_memory_is_saved_at_the_instant, .timeout = 240)
+{
+	char prog_path[PATH_MAX], ref[OUT_MAX];
+	const char *prog[2] = { build_path(prog_path, "tests/progs/shmcount"), NULL };
+	struct trip t;
+
+	trip_init(&t);
+	reference(&t, prog, ref);
+	cr_assert(strstr(ref, "agrees with private") && strstr(ref, "memfd agrees"), "%s", ref);
+	srand((unsigned)getpid());
+	for (int i = 0; i < 5; i++)
+		round_trip(&t, prog, ref, 200 + rand() % 800);
+	round_trip_again(&t, prog, ref, 300, 300);
 }
