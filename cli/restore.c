@@ -96,7 +96,7 @@ static int parse(int argc, char **argv, struct options *o)
 }
 
 /* Stage 1, before the point of no return: every refusal comes back from here. */
-static int prepare(const struct options *o, struct image *im, struct plan *plan)
+static int prepare(struct options *o, struct image *im, struct plan *plan)
 {
 	bool same_ids = false;
 	pid_t pid;
@@ -104,6 +104,12 @@ static int prepare(const struct options *o, struct image *im, struct plan *plan)
 	double t[5];
 
 	t[0] = sc_log_seconds();
+	if (sc_probe_clone3() == -EPERM) {
+		/* glibc falls back to clone only on ENOSYS: no thread would start */
+		sc_log(SC_LOG_DEBUG, "restore: clone3 is refused with EPERM: reading on this "
+		       "thread only");
+		o->threads = 1;
+	}
 	err = sc_image_open(o->path, &fd);
 	if (!err)
 		err = sc_image_peek_pid(fd, o->path, &pid);

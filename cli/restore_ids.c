@@ -185,7 +185,7 @@ static int run_init(pid_t pid, int image_fd, int alive)
 /* What must hold before this process changes: else new ids, and nothing changed. */
 static int can_enter(void)
 {
-	if (!sc_probe_clone3()) {
+	if (sc_probe_clone3() < 0) {
 		sc_log(SC_LOG_WARN, "clone3 is not allowed here (a seccomp profile): the process "
 		       "comes back with new ids (--new-ids says so without this warning)");
 		return 0;

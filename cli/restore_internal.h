@@ -120,8 +120,11 @@ int sc_same_ids_enter(pid_t pid, int image_fd);
 
 /* restore_probe.c */
 
-/* Is clone3 allowed (some seccomp profiles answer ENOSYS or EPERM)? */
-bool sc_probe_clone3(void);
+/*
+ * Is clone3 allowed? 0, or what a seccomp profile answers: -ENOSYS (libc then
+ * falls back to clone), or -EPERM (then libc cannot start a thread at all).
+ */
+int sc_probe_clone3(void);
 
 /* The kernel's prctl_mm_map of the saved process (auxv not set). */
 void sc_mm_map_fill(const struct sc_process_info *pr, struct sc_mm_map *mm);

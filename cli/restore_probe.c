@@ -27,9 +27,11 @@
  * clone3 with no arguments: a kernel that runs it refuses the size (EINVAL)
  * before anything else; a seccomp filter answers first, with ENOSYS or EPERM.
  */
-bool sc_probe_clone3(void)
+int sc_probe_clone3(void)
 {
-	return syscall(SYS_clone3, NULL, 0) < 0 && errno == EINVAL;
+	if (syscall(SYS_clone3, NULL, 0) < 0 && errno != EINVAL)
+		return -errno;
+	return 0;
 }
 
 void sc_mm_map_fill(const struct sc_process_info *pr, struct sc_mm_map *mm)
