@@ -1,6 +1,7 @@
 # tests/: the Criterion suite. One binary runs every test, each in its own process.
 TEST_SRCS := \
 	tests/cli/test_ckside.c \
+	tests/cli/test_deploy.c \
 	tests/cli/test_inspect.c \
 	tests/cli/test_instant.c \
 	tests/cli/test_real_programs.c \
@@ -60,6 +61,14 @@ test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c
 	$(Q)mkdir -p $(@D)
 	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) -Wall -Wextra $(CFLAGS) -o $@ $< -lpthread -lrt
+
+# tests/cli/test_deploy.c: the sandbox that makes each setting, and a program with or without
+# threads; both know nothing of selfckpt.
+DEPLOY_PROG_NAMES := sandbox workers
+test-progs: $(DEPLOY_PROG_NAMES:%=$(BUILD)/tests/progs/%)
+$(DEPLOY_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c
+	$(Q)mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) -Wall -Wextra $(CFLAGS) -o $@ $< -lpthread
 
 # LeakSanitizer: Criterion's runner keeps a few bytes it never frees.
 test: $(TEST_DEPS_STAMP) $(TEST_BIN) test-processes
