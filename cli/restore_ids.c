@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,16 +80,80 @@ static int write_file(const char *path, const char *text)
 	return ok ? 0 : -EPERM;
 }
 
+#define ALL_IDS "0 0 4294967295\n"
+
+/*
+ * Root keeps its rights over every file only where every id is mapped into the
+ * new namespace (else another user's 0600 file is out of its reach, and it
+ * cannot switch to another user). A process may map only its own id into a
+ * namespace it has just entered: a helper left in this namespace maps them
+ * all, once told to by a byte on @go. Return: the helper's pid, or -1.
+ */
+static pid_t start_mapper(int *go)
+{
+	char path[64], c;
+	pid_t self = getpid(), helper;
+	int p[2];
+
+	if (geteuid() != 0 || pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	helper = fork();
+	if (helper == 0) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(1);
+		snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)self);
+		if (write_file(path, ALL_IDS) < 0)
+			_exit(1);
+		snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)self);
+		_exit(write_file(path, ALL_IDS) < 0 ? 2 : 0);
+	}
+	close(p[0]);
+	if (helper < 0) {
+		close(p[1]);
+		return -1;
+	}
+	*go = p[1];
+	return helper;
+}
+
+/* Tell the helper (@go: 0 to send it away) and wait: 0 every id mapped, 1 uid_map only, 2 none. */
+static int finish_mapper(pid_t helper, int go, bool map)
+{
+	int status;
+
+	if (map && write(go, "m", 1) != 1)
+		map = false;
+	close(go);
+	while (waitpid(helper, &status, 0) < 0)
+		if (errno != EINTR)
+			return 2;
+	if (!map || !WIFEXITED(status))
+		return 2;
+	return WEXITSTATUS(status) == 0 ? 0 : WEXITSTATUS(status) == 2 ? 1 : 2;
+}
+
 static int enter_namespaces(void)
 {
 	char map[64];
 	uid_t uid = getuid();
 	gid_t gid = getgid();
+	int go = -1, mapped = 2;
+	pid_t mapper = start_mapper(&go);
 
-	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0)
-		return -errno;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0) {
+		int err = -errno;
+
+		if (mapper > 0)
+			finish_mapper(mapper, go, false);
+		return err;
+	}
+	if (mapper > 0)
+		mapped = finish_mapper(mapper, go, true);
+	if (mapped == 0)
+		return 0;
 	snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
-	if (write_file("/proc/self/uid_map", map) < 0)
+	if (mapped == 2 && write_file("/proc/self/uid_map", map) < 0)
 		return -EPERM;
 	write_file("/proc/self/setgroups", "deny");
 	snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);

@@ -81,13 +81,14 @@ checkpoint() {
 	image=$work/ckpt/$(readlink ckpt/latest)
 }
 
-# run_workers AT STEPS [JAIL...]: the single-threaded program, and its reference output.
+# run_workers AT STEPS [JAIL...]: the single-threaded program, and its reference
+# output; it holds after line AT until the checkpoint stops it.
 run_workers() {
 	at=$1 steps=$2
 	shift 2
 	"$dir/bin/workers" 0 "$steps" > reference.txt || fail "the reference run failed"
 	checkpoint "$at" "$@" -- "$dir/bin/selfckpt-run" --dir "$work/ckpt" -- \
-		"$dir/bin/workers" 0 "$steps"
+		"$dir/bin/workers" 0 "$steps" $((at - 1))
 }
 
 # right OUT: the lines before the checkpoint, then OUT, are the reference.
@@ -134,8 +135,11 @@ PY
 	# shellcheck disable=SC2086
 	"$sandbox" $jail -- "$@" < /dev/null > reference.txt 2> reference.err ||
 		{ cat reference.err >&2; fail "$setting: the reference run of $what failed"; }
+	# The C program holds after line 10 until the checkpoint stops it.
+	hold=
+	[ "$what" = python ] || hold=9
 	# shellcheck disable=SC2086
-	checkpoint 10 $jail -- "$dir/bin/selfckpt-run" --dir "$work/ckpt" -- "$@"
+	checkpoint 10 $jail -- "$dir/bin/selfckpt-run" --dir "$work/ckpt" -- "$@" $hold
 	for n in 1 2; do
 		# shellcheck disable=SC2086
 		"$sandbox" $jail -- "$restore" "$image" < /dev/null > after$n.txt 2> restore$n.err
@@ -177,13 +181,25 @@ guard_writable() {
 
 guard_owner() {
 	chown "$nobody:$nobody" "$work"
-	run_workers 4 12 --user "$nobody"
+	run_workers 4 40 --user "$nobody"
 	[ "$(stat -c %u:%a "$image")" = "$nobody:600" ] || fail "the image is not 0600 of $nobody"
 	[ "$(stat -c %u:%a "$work/ckpt")" = "$nobody:700" ] || fail "its folder is not 0700"
-	"$restore" "$image" < /dev/null > after.txt 2> restore.err || {
-		cat restore.err >&2
-		fail "root could not restore the image of uid $nobody"
-	}
+	: > after.txt
+	"$restore" "$image" < /dev/null > after.txt 2> restore.err &
+	rpid=$!
+	wait_for has_lines after.txt 2
+	# With its ids, in a user namespace of its own: root there keeps every id mapped.
+	inside=0
+	for p in $(writers_of "$work/after.txt"); do
+		[ "$(readlink "/proc/$p/ns/user")" != "$(readlink /proc/self/ns/user)" ] || continue
+		inside=$((inside + 1))
+		[ "$(tr -s ' ' < "/proc/$p/uid_map")" = " 0 0 4294967295" ] ||
+			fail "root's restored process does not map every uid: $(cat "/proc/$p/uid_map")"
+	done
+	if unshare --user true 2> /dev/null && [ $inside -eq 0 ]; then
+		fail "root's restore did not get its ids back"
+	fi
+	wait "$rpid" || { cat restore.err >&2; fail "root could not restore the image of uid $nobody"; }
 	grep -q "belongs to uid $nobody" restore.err || fail "no warning about the owner"
 	right after.txt || fail "the image of uid $nobody came back wrong"
 }

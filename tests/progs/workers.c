@@ -3,13 +3,15 @@
  * workers.c - a program for the deployment tests (tests/cli/deploy.sh). It
  * knows nothing of selfckpt and does not link the library.
  *
- *   workers THREADS STEPS
+ *   workers THREADS STEPS [HOLD]
  *
  * Prints STEPS lines "STEP TOTAL", one every 50 ms. With THREADS > 0, every
  * step is computed by THREADS threads that meet the main thread at a barrier
  * twice a step; with 0 the main thread computes alone. The output depends on
  * neither the timing nor the run, so a run checkpointed, killed and restored
- * ends exactly as an uninterrupted one.
+ * ends exactly as an uninterrupted one. With HOLD, the pause after step HOLD
+ * lasts up to 10 s, until a signal handler runs (a checkpoint's stop signal):
+ * a checkpoint asked for then always finds the program before its end.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -56,14 +58,16 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	struct timespec tick = { 0, 50 * 1000 * 1000 };
+	struct timespec hold_time = { 10, 0 };
 	uint64_t total = 0;
-	int steps;
+	int steps, hold;
 
-	if (argc != 3 || (threads = atoi(argv[1])) < 0 || threads > MAX_THREADS) {
-		fprintf(stderr, "usage: workers THREADS STEPS\n");
+	if (argc < 3 || argc > 4 || (threads = atoi(argv[1])) < 0 || threads > MAX_THREADS) {
+		fprintf(stderr, "usage: workers THREADS STEPS [HOLD]\n");
 		return 2;
 	}
 	steps = atoi(argv[2]);
+	hold = argc > 3 ? atoi(argv[3]) : -1;
 	pthread_barrier_init(&start, NULL, (unsigned)threads + 1);
 	pthread_barrier_init(&done, NULL, (unsigned)threads + 1);
 	for (int i = 0; i < threads; i++) {
@@ -85,7 +89,7 @@ int main(int argc, char **argv)
 		}
 		printf("%d %016llx\n", step, (unsigned long long)total);
 		fflush(stdout);
-		nanosleep(&tick, NULL);
+		nanosleep(step == hold ? &hold_time : &tick, NULL); /* a handler ends it early */
 	}
 	return 0;
 }
