@@ -325,7 +325,8 @@ Test(spec_dev, cuda_log_checks)
 		err = read_log(meta, sizeof(meta), p, len + cases[i].extra, &log);
 		cr_assert_eq(err, cases[i].err, "case %zu: %d (%s)", i, err, selfckpt_last_error());
 		if (err)
-			cr_assert(strstr(selfckpt_last_error(), "cuda-log record 0 of '/tmp/sc-spec"),
+			cr_assert(strstr(selfckpt_last_error(),
+					 "cuda-log record 0 of '/tmp/sc-spec"),
 				  "case %zu: %s", i, selfckpt_last_error());
 		else
 			sc_cuda_log_release(&log);

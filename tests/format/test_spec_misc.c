@@ -213,8 +213,9 @@ static void ed_write(struct ed *e, const char *path, uint64_t *off)
 		struct ed_rec *r = &e->rec[i];
 		uint8_t *x = index + SC_INDEX_ENTRY_SIZE * i, *zero = calloc(1, r->extra + 1);
 		uint64_t start = o.n;
+		uint32_t seq = e->keep_seq ? sc_get_le32(r->h + 12) : (uint32_t)i;
 
-		seal(r->h, e->keep_seq ? sc_get_le32(r->h + 12) : (uint32_t)i, r->meta, r->meta_len);
+		seal(r->h, seq, r->meta, r->meta_len);
 		if (off)
 			off[i] = start;
 		put(&o, r->h, HDR);
@@ -767,7 +768,7 @@ Test(spec_img, chunk_checks_in_order)
 	expect_both(path_b, -SELFCKPT_ECHUNK, "the checksum last");
 }
 
-/* [R-ERR-3] a message names the file, the record and its type, the chunk, the offset, both values */
+/* [R-ERR-3] a message names the file, the record and its type, the chunk, the offset, the values */
 Test(spec_img, a_message_says_where_and_what)
 {
 	static struct ed e;
@@ -1126,7 +1127,8 @@ static struct sc_process_info process_sample(void)
 	static uint8_t auxv[32] = { 33, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4 };
 	struct sc_process_info p = { .pid = 1234, .ppid = 1, .uid = 1000, .gid = 100,
 				     .umask = 022, .brk = 0x5000000, .vdso_block_start = 0x7fff0000,
-				     .handoff = 0x7f0000001000ull, .thread_start = 0x7f0000002000ull,
+				     .handoff = 0x7f0000001000ull,
+				     .thread_start = 0x7f0000002000ull,
 				     .cwd = cwd, .exe = exe, .auxv = auxv, .auxv_len = 32 };
 
 	for (int i = 0; i < SC_RLIMITS; i++) {
@@ -1190,7 +1192,8 @@ Test(spec_img, process_record)
 	sc_process_free(&p);
 	for (int at = 20; at < 24; at++) {
 		process_image(path_a, at, 1, 0);
-		cr_assert_eq(DECODE(path_a, sc_process_read, &p), -SELFCKPT_ERESERVED, "byte %d", at);
+		cr_assert_eq(DECODE(path_a, sc_process_read, &p), -SELFCKPT_ERESERVED, "byte %d",
+			     at);
 	}
 	process_image(path_a, -1, 0, 1000);
 	cr_assert_eq(DECODE(path_a, sc_process_read, &p), 0, "%s", selfckpt_last_error());
@@ -1249,7 +1252,8 @@ Test(spec_img, thread_record)
 	}
 	for (int bit = 1; bit < 32; bit++) {
 		thread_image(path_a, 4 + bit / 8, (uint8_t)(1u << (bit % 8)) | (bit < 8), 72);
-		cr_assert_eq(DECODE(path_a, sc_thread_read, &t), -SELFCKPT_ERESERVED, "bit %d", bit);
+		cr_assert_eq(DECODE(path_a, sc_thread_read, &t), -SELFCKPT_ERESERVED, "bit %d",
+			     bit);
 	}
 	thread_image(path_a, -1, 0, 64);
 	cr_assert_eq(DECODE(path_a, sc_thread_read, &t), -SELFCKPT_ELENGTH);

@@ -23,6 +23,8 @@
 #define FIXED 88
 #define RUN 16
 #define RUNS_MAX 8
+#define Z SC_RUN_ZERO
+#define E (-SELFCKPT_ELENGTH)
 #define BASE 0x100000000ull /* a page-aligned address */
 
 static void quiet(void)
@@ -138,7 +140,8 @@ static int decode(const uint8_t *meta, uint32_t meta_len, uint64_t raw_len,
 	err = sc_segment_read(r, &rec, PAGE, out);
 	sc_reader_free(r);
 	if (err)
-		cr_assert(strstr(selfckpt_last_error(), "bad segment record 0 in '/tmp/sc-spec-seg-"),
+		cr_assert(strstr(selfckpt_last_error(),
+				 "bad segment record 0 in '/tmp/sc-spec-seg-"),
 			  "the message names no record: %s", selfckpt_last_error());
 	return err;
 }
@@ -292,17 +295,16 @@ Test(spec_seg, run_table, .fini = cleanup)
 		{ 1, { { 0, 4, SC_RUN_ZERO } }, 0 },
 		{ 4, { { 0, 1, SC_RUN_FILE }, { 1, 1, SC_RUN_ZERO }, { 2, 1, SC_RUN_FILE },
 		       { 3, 1, SC_RUN_ZERO } }, 0 },
-		{ 0, { { 0 } }, -SELFCKPT_ELENGTH },                              /* none */
-		{ 1, { { 1, 3, SC_RUN_ZERO } }, -SELFCKPT_ELENGTH },              /* not at 0 */
-		{ 2, { { 0, 0, SC_RUN_ZERO }, { 0, 4, SC_RUN_ZERO } }, -SELFCKPT_ELENGTH },
-		{ 2, { { 0, 1, SC_RUN_ZERO }, { 2, 2, SC_RUN_ZERO } }, -SELFCKPT_ELENGTH }, /* gap */
-		{ 2, { { 0, 2, SC_RUN_ZERO }, { 1, 3, SC_RUN_ZERO } }, -SELFCKPT_ELENGTH }, /* overlap */
-		{ 2, { { 2, 2, SC_RUN_ZERO }, { 0, 2, SC_RUN_ZERO } }, -SELFCKPT_ELENGTH }, /* unsorted */
-		{ 1, { { 0, 3, SC_RUN_ZERO } }, -SELFCKPT_ELENGTH },              /* short */
-		{ 1, { { 0, 5, SC_RUN_ZERO } }, -SELFCKPT_ELENGTH },              /* past the end */
-		{ 2, { { 0, 4, SC_RUN_ZERO }, { 4, 0xffffffffu, SC_RUN_ZERO } }, -SELFCKPT_ELENGTH },
-		{ 2, { { 0, 0xffffffffu, SC_RUN_ZERO }, { 0xffffffffull, 0xffffffffu, SC_RUN_ZERO } },
-		  -SELFCKPT_ELENGTH },
+		{ 0, { { 0 } }, E },                                      /* none */
+		{ 1, { { 1, 3, Z } }, E },                                /* not at page 0 */
+		{ 2, { { 0, 0, Z }, { 0, 4, Z } }, E },                   /* an empty run */
+		{ 2, { { 0, 1, Z }, { 2, 2, Z } }, E },                   /* a gap */
+		{ 2, { { 0, 2, Z }, { 1, 3, Z } }, E },                   /* an overlap */
+		{ 2, { { 2, 2, Z }, { 0, 2, Z } }, E },                   /* unsorted */
+		{ 1, { { 0, 3, Z } }, E },                                /* short */
+		{ 1, { { 0, 5, Z } }, E },                                /* past the end */
+		{ 2, { { 0, 4, Z }, { 4, 0xffffffffu, Z } }, E },
+		{ 2, { { 0, 0xffffffffu, Z }, { 0xffffffffull, 0xffffffffu, Z } }, E },
 		{ 1, { { 0, 4, 3 } }, -SELFCKPT_EUNKNOWN },
 		{ 2, { { 0, 1, SC_RUN_ZERO }, { 1, 3, 0xff } }, -SELFCKPT_EUNKNOWN },
 	};
@@ -484,7 +486,8 @@ Test(roundtrip, checkpoint_windows_tile_their_mappings)
 			  win[i].start + win[i].length <= win[i].vma_end, "window %zu", i);
 		if (first) {
 			cr_assert_eq(win[i].start, win[i].vma_start, "window %zu", i);
-			cr_assert(!i || win[i].vma_start >= win[i - 1].vma_end, "mapping of %zu", i);
+			cr_assert(!i || win[i].vma_start >= win[i - 1].vma_end, "mapping of %zu",
+				  i);
 		} else {
 			cr_assert_eq(win[i].vma_end, win[i - 1].vma_end, "window %zu", i);
 			cr_assert_eq(win[i].start, win[i - 1].start + win[i - 1].length, "%zu", i);
