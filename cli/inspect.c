@@ -578,9 +578,10 @@ static const char *fd_kind_name(enum sc_fd_kind k)
 static const char *open_flags_text(char *buf, size_t n, const struct sc_fd *f)
 {
 	static const struct { int flag; const char *name; } names[] = {
-		{ O_APPEND, "O_APPEND" }, { O_NONBLOCK, "O_NONBLOCK" }, { O_DSYNC, "O_DSYNC" },
-		{ O_SYNC & ~O_DSYNC, "O_SYNC" }, { O_DIRECT, "O_DIRECT" }, { O_NOATIME, "O_NOATIME" },
-		{ O_PATH, "O_PATH" }, { O_ASYNC, "O_ASYNC" },
+		{ O_APPEND, "O_APPEND" }, { O_NONBLOCK, "O_NONBLOCK" },
+		{ O_SYNC, "O_SYNC" }, { O_DSYNC, "O_DSYNC" }, /* O_SYNC includes O_DSYNC */
+		{ O_DIRECT, "O_DIRECT" }, { O_NOATIME, "O_NOATIME" }, { O_PATH, "O_PATH" },
+		{ O_ASYNC, "O_ASYNC" },
 	};
 	static const char *const modes[] = { "O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE" };
 	int rest = f->open_flags & ~(O_ACCMODE | KERNEL_O_LARGEFILE);

@@ -243,8 +243,8 @@ static const char *catch_midway(pid_t pid, int sig)
 		cr_assert_fail("no temporary file of process %d within %d ms", (int)pid, WAIT_MS);
 	}
 	cr_assert_eq(kill(pid, sig), 0);
-	if (sig == SIGKILL)
-		cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	/* until it is dead, or stopped: a signal takes effect after kill() returns */
+	cr_assert_eq(waitpid(pid, NULL, sig == SIGSTOP ? WUNTRACED : 0), pid);
 	return temp_of(in_base("ck"), pid); /* the file it had when it was stopped */
 }
 
@@ -286,6 +286,22 @@ Test(roundtrip, next_checkpoint_removes_what_a_killed_one_left, .timeout = 120)
 	cr_expect_null(strstr(listing(in_base("ck")), TAG), "%s", listing(in_base("ck")));
 }
 
+/* Does a process hold a write lock on ck/@name? */
+static bool write_locked(const char *name)
+{
+	struct flock l = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", in_base("ck"), name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	cr_assert_eq(fcntl(fd, F_OFD_GETLK, &l), 0, "%s: %s", path, strerror(errno));
+	close(fd);
+	return l.l_type == F_WRLCK;
+}
+
 static const char *run_tool(void)
 {
 	static char path[4096];
@@ -307,7 +323,8 @@ Test(roundtrip, selfckpt_run_removes_what_a_killed_checkpoint_left_not_a_live_on
 	kill_midway(stale, sizeof(stale));
 	writer = start_slow(in_base("ck/live.sckpt"));
 	snprintf(live, sizeof(live), "%s", catch_midway(writer, SIGSTOP) ?: "");
-	if (!*live) { /* it renamed its image as it stopped: wait for the next one */
+	/* stopped as it renamed its image, or between making a file and locking it */
+	for (int i = 0; i < 5 && !(*live && write_locked(live)); i++) {
 		kill(writer, SIGCONT);
 		snprintf(live, sizeof(live), "%s", catch_midway(writer, SIGSTOP) ?: "");
 	}
@@ -318,7 +335,7 @@ Test(roundtrip, selfckpt_run_removes_what_a_killed_checkpoint_left_not_a_live_on
 	cr_expect(!*live || in_ck(live), "the live writer's '%s' was removed", live);
 	kill(writer, SIGKILL);
 	waitpid(writer, NULL, 0);
-	cr_assert(*live, "the live writer had no temporary file when it was stopped");
+	cr_assert(*live, "the live writer had no locked temporary file when it was stopped");
 }
 
 /* ---- exiting ---- */
