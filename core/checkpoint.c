@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/checkpoint_internal.h"
+#include "core/sc_exiting.h"
 #include "core/sc_fds.h"
 #include "core/sc_handoff.h"
 #include "core/sc_hooks.h"
@@ -53,6 +54,22 @@ static void checkpoint_begin(void)
 		pthread_cond_wait(&busy_done, &busy_lock);
 	busy = true;
 	pthread_mutex_unlock(&busy_lock);
+}
+
+/*
+ * A child forked while a checkpoint was under way is not checkpointing: it
+ * starts free of it (the lock may have been held by a thread it does not have).
+ */
+static void child_after_fork(void)
+{
+	pthread_mutex_init(&busy_lock, NULL);
+	pthread_cond_init(&busy_done, NULL);
+	busy = false;
+}
+
+__attribute__((constructor)) static void checkpoint_init(void)
+{
+	pthread_atfork(NULL, NULL, child_after_fork);
 }
 
 static void checkpoint_end(void)
@@ -303,11 +320,6 @@ static void wait_for_background(void)
 	pthread_mutex_unlock(&busy_lock);
 }
 
-static void register_exit_wait(void)
-{
-	atexit(wait_for_background);
-}
-
 /* Hand the snapshot to a thread of its own; the caller goes on at once. */
 static int start_background(const char *path, const struct sc_frozen *fz)
 {
@@ -318,10 +330,7 @@ static int start_background(const char *path, const struct sc_frozen *fz)
 
 	if (bg && !(bg->path = strdup(path)))
 		err = ENOMEM;
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-
 	if (!err) {
-		pthread_once(&once, register_exit_wait);
 		bg->fz = *fz;
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -367,9 +376,12 @@ int sc_checkpoint(const char *path, bool background)
 
 	if (!path || !*path)
 		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save() needs a file name");
+	sc_exiting_watch(wait_for_background); /* an exit waits for the checkpoint under way */
 	checkpoint_begin();
 	sc_snapshot_reaped(); /* the last snapshot's reaper is no thread to save */
-	err = sc_stop_handler_install();
+	err = sc_exiting_refuse(path); /* none starts once the program is exiting */
+	if (!err)
+		err = sc_stop_handler_install();
 	if (!err)
 		err = sc_fds_prepare(&fz.fds);
 	if (!err && (err = sc_shared_prepare(&fz.shared)) < 0)

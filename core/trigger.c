@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "core/core_internal.h"
+#include "core/sc_exiting.h"
 #include "core/sc_hooks.h"
 #include "core/sc_sys.h"
 #include "core/sc_trigger.h"
@@ -234,6 +235,8 @@ static void serve(unsigned req)
 	const char *why = describe(req, buf);
 	int n, ret;
 
+	if (sc_exiting())
+		return; /* the program is exiting: no new checkpoint */
 	n = snprintf(path, sizeof(path), "%s/%s.%d.sckpt", cfg.dir, cfg.prog, (int)getpid());
 	if (n >= (int)sizeof(path)) {
 		sc_err(ENAMETOOLONG, "image path '%s/%s...' is too long", cfg.dir, cfg.prog);

@@ -605,3 +605,26 @@ Test(roundtrip, inspect_describes_a_stream_and_in_json, .timeout = 60)
 	expect_exit(&r, 0, "selfckpt-inspect --json, read by python3");
 	run_free(&r);
 }
+
+/* ---- no checkpoint once the program is exiting ---- */
+
+/*
+ * dd holds a buffer of random bytes, so each image takes a while to write; the
+ * interval starts one after the other, and dd exits while one is under way.
+ * Its exit waits for that one, and no other begins: nothing is left behind.
+ */
+Test(roundtrip, exit_during_an_interval_checkpoint_leaves_nothing_behind, .timeout = 120)
+{
+	const char *argv[] = { tool("selfckpt-run"), "--interval", "0.001", "--dir",
+			       in_base("ck"), "--", "dd", "if=/dev/urandom", "of=/dev/null",
+			       "bs=24M", "count=1", NULL };
+	struct run r;
+
+	for (int i = 0; i < 6; i++) {
+		run(argv, &r);
+		expect_exit(&r, 0, "dd under selfckpt-run --interval");
+		run_free(&r);
+		cr_assert_null(strstr(listing(in_base("ck")), TAG), "run %d left:\n%s", i + 1,
+			       listing(in_base("ck")));
+	}
+}
