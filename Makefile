@@ -31,7 +31,8 @@ SC_LDLIBS := -lelf -lz -lzstd -lxxhash -lpthread
 # from the plain build in $(PLAIN_BUILD).
 PLAIN_BUILD := $(BUILD)
 ifeq ($(SAN),1)
-BUILD := $(BUILD)-san
+# override: a BUILD given on the command line names the plain build here too
+override BUILD := $(BUILD)-san
 SC_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SC_CFLAGS += $(SC_SAN)
 SC_LDFLAGS += $(SC_SAN)
