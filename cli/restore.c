@@ -138,9 +138,9 @@ static int prepare(struct options *o, struct image *im, struct plan *plan)
 	if (!err)
 		err = verdict;
 	if (!err)
-		sc_log(SC_LOG_DEBUG, "restore: '%s' checked in %.3f s, ids %.3f s, records loaded and "
-		       "mappings planned %.3f s, memory staged and the file verified %.3f s",
-		       o->path, t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3]);
+		sc_log(SC_LOG_DEBUG, "restore: '%s' checked in %.3f s, ids %.3f s, records "
+		       "loaded and mappings planned %.3f s, memory staged and the file verified "
+		       "%.3f s", o->path, t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3]);
 	return err;
 }
 

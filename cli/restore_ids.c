@@ -199,7 +199,8 @@ static int wait_single_threaded(void)
 		return sc_err(EBUSY, "%d threads of selfckpt-restore still run after %d ms", n,
 			      THREADS_WAIT_MS);
 	if (i)
-		sc_log(SC_LOG_DEBUG, "restore: waited %d times 0.2 ms for joined threads to end", i);
+		sc_log(SC_LOG_DEBUG, "restore: waited %d times 0.2 ms for joined threads to end",
+		       i);
 	return 0; /* n < 0: no /proc to ask; unshare() will say */
 }
 

@@ -50,15 +50,15 @@ static int refused(const struct image *im, int e, bool exact)
 	struct rlimit rl = { 0 };
 
 	if (e == EPERM || e == EACCES || e == ENOSYS || !exact)
-		return sc_err(SELFCKPT_EHOST, "cannot restore '%s' here: the system refuses to set "
-			      "a process's memory layout (prctl PR_SET_MM_MAP: %s; a kernel without "
-			      "CONFIG_CHECKPOINT_RESTORE, or a security policy)", im->path,
+		return sc_err(SELFCKPT_EHOST, "cannot restore '%s' here: the system refuses to "
+			      "set a process's memory layout (prctl PR_SET_MM_MAP: %s; a kernel "
+			      "without CONFIG_CHECKPOINT_RESTORE, or a security policy)", im->path,
 			      strerror(e));
 	getrlimit(RLIMIT_DATA, &rl);
 	return sc_err(SELFCKPT_EHOST, "cannot restore '%s' here: the kernel refuses its memory "
-		      "layout (prctl PR_SET_MM_MAP: %s): brk 0x%llx from 0x%llx, data 0x%llx-0x%llx, "
-		      "RLIMIT_DATA %llu, auxiliary vector of %llu bytes", im->path, strerror(e),
-		      (unsigned long long)pr->brk, (unsigned long long)pr->start_brk,
+		      "layout (prctl PR_SET_MM_MAP: %s): brk 0x%llx from 0x%llx, data "
+		      "0x%llx-0x%llx, RLIMIT_DATA %llu, auxiliary vector of %llu bytes", im->path,
+		      strerror(e), (unsigned long long)pr->brk, (unsigned long long)pr->start_brk,
 		      (unsigned long long)pr->start_data, (unsigned long long)pr->end_data,
 		      (unsigned long long)rl.rlim_cur, (unsigned long long)pr->auxv_len);
 }
