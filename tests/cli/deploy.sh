@@ -5,8 +5,9 @@
 # exactly what an uninterrupted run prints.
 #
 #   deploy.sh BUILD roundtrip SETTING PROGRAM
-#     The checkpoint and two restores inside one setting, made by
-#     tests/progs/sandbox (a seccomp filter, a capability set, a user):
+#     The checkpoint, two restores, a checkpoint of the second restored process
+#     and its restore, all inside one setting, made by tests/progs/sandbox (a
+#     seccomp filter, a capability set, a user):
 #     SETTING: root, user, docker-root, docker-user, k8s-restricted
 #     PROGRAM: c-single, c-threads (4 threads), python
 #   deploy.sh BUILD guard CASE
@@ -60,7 +61,7 @@ wait_for() {
 }
 
 has_lines() {
-	[ "$(lines "$1")" -ge "$2" ]
+	[ -f "$1" ] && [ "$(lines "$1")" -ge "$2" ]
 }
 
 # checkpoint AT JAIL... -- PROGRAM...: run PROGRAM under selfckpt-run inside
@@ -141,8 +142,12 @@ PY
 	# shellcheck disable=SC2086
 	checkpoint 10 $jail -- "$dir/bin/selfckpt-run" --dir "$work/ckpt" -- "$@" $hold
 	for n in 1 2; do
+		: > after$n.txt
 		# shellcheck disable=SC2086
-		"$sandbox" $jail -- "$restore" "$image" < /dev/null > after$n.txt 2> restore$n.err
+		"$sandbox" $jail -- "$restore" "$image" < /dev/null > after$n.txt 2> restore$n.err &
+		rpid=$!
+		[ $n -eq 2 ] && checkpoint_again after2.txt
+		wait "$rpid"
 		status=$?
 		[ $status -eq 0 ] || { cat restore$n.err >&2; fail "$setting: restore $n of $what exited $status"; }
 		right after$n.txt || {
@@ -151,6 +156,23 @@ PY
 			fail "$setting: restore $n of $what differs from the uninterrupted run"
 		}
 	done
+	# The image the restored process made of itself, restored in the same setting.
+	# shellcheck disable=SC2086
+	"$sandbox" $jail -- "$restore" "$image" < /dev/null > after3.txt 2> restore3.err ||
+		{ cat restore3.err >&2; fail "$setting: the image of the restored $what does not restore"; }
+	first=$(head -n 1 after3.txt | cut -d' ' -f1)
+	[ -n "$first" ] && tail -n +$((first + 1)) reference.txt | cmp -s - after3.txt ||
+		fail "$setting: the image of the restored $what comes back wrong"
+}
+
+# checkpoint_again OUT: SIGUSR2 to the process restored by $rpid (selfckpt-restore
+# passes signals on) once it printed 3 lines to OUT; $image becomes its image.
+checkpoint_again() {
+	wait_for has_lines "$1" 3 || fail "$setting: the restored $what printed no 3 lines"
+	rm -f "$image" # the restored process needs it no more; its next image may take its name
+	kill -USR2 "$rpid"
+	wait_for test -e ckpt/latest || fail "$setting: no image of the restored $what"
+	image=$work/ckpt/$(readlink ckpt/latest)
 }
 
 # ---- the restorer's guards ----
