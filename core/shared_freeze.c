@@ -15,6 +15,7 @@
 #define PAGEMAP_BYTES (4096 * 8) /* shared_freeze_rt.c reads 4096 entries at a time */
 #define SPARE_COPIES 64          /* mappings made between now and the freeze */
 #define SPARE_STAGE (64ull << 20)
+#define GUARD 4096
 
 static size_t buffers_size(const struct sc_shared_frozen *z)
 {
@@ -49,18 +50,43 @@ static void unmap_buffers(struct sc_shared_frozen *z)
 }
 
 /*
- * Mapped, not malloc'd: the program's break must be at the instant what it
- * was before the call. The staging area is address space only until the
- * freeze writes into it; it is left out of the image (sc_skip_add()), and so
- * it is shared memory of its own: private anonymous memory could merge with
- * a neighbour into one mapping that the image would then hold whole. Nobody
- * writes it after the freeze, so the snapshot reads the copies as made.
+ * The staging area: private memory between two PROT_NONE guard pages, so that
+ * it can never merge with a neighbouring mapping into one that the image
+ * would then hold whole (it is left out of the image by its own range,
+ * sc_skip_add()). Its pages are made now, before the threads stop (huge pages
+ * where the kernel gives them), so that the copies cost the pause no faults.
  */
+static int map_stage(struct sc_shared_frozen *z, size_t populate)
+{
+	uint8_t *guarded = mmap(NULL, z->stage_len + 2 * GUARD, PROT_NONE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (guarded == MAP_FAILED || mprotect(guarded + GUARD, z->stage_len,
+					      PROT_READ | PROT_WRITE) < 0) {
+		int err = errno;
+
+		if (guarded != MAP_FAILED)
+			munmap(guarded, z->stage_len + 2 * GUARD);
+		return sc_err(err, "cannot map %llu bytes to copy shared memory: %s",
+			      (unsigned long long)z->stage_len, strerror(err));
+	}
+	z->stage = (uint64_t)(uintptr_t)(guarded + GUARD);
+	madvise(guarded + GUARD, z->stage_len, MADV_HUGEPAGE);
+	if (populate)
+		madvise(guarded + GUARD, populate, MADV_POPULATE_WRITE); /* kernel 5.14+ */
+	return 0;
+}
+
+static void unmap_stage(struct sc_shared_frozen *z)
+{
+	munmap((void *)(uintptr_t)(z->stage - GUARD), z->stage_len + 2 * GUARD);
+}
+
+/* Mapped, not malloc'd: the program's break must be at the instant what it was before the call. */
 int sc_shared_prepare(struct sc_shared_frozen *z)
 {
 	struct sc_shared_frozen probe = { 0 };
 	long maps_len;
-	void *stage;
 	int err;
 
 	memset(z, 0, sizeof(*z));
@@ -71,19 +97,12 @@ int sc_shared_prepare(struct sc_shared_frozen *z)
 	err = map_buffers(z, probe.n + SPARE_COPIES, 2 * maps_len + (64 << 10));
 	z->stage_len = probe.used + SPARE_STAGE;
 	unmap_buffers(&probe);
+	if (!err && (err = map_stage(z, (size_t)probe.used)) < 0)
+		unmap_buffers(z);
 	if (err < 0)
 		return err;
-	stage = mmap(NULL, z->stage_len, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (stage == MAP_FAILED) {
-		err = sc_err(errno, "cannot map %llu bytes to copy shared memory: %s",
-			     (unsigned long long)z->stage_len, strerror(errno));
-		unmap_buffers(z);
-		return err;
-	}
-	z->stage = (uint64_t)(uintptr_t)stage;
 	if (sc_skip_add(z->stage, z->stage + z->stage_len) < 0) {
-		munmap(stage, z->stage_len);
+		unmap_stage(z);
 		unmap_buffers(z);
 		return sc_err(EBUSY, "cannot leave the shared memory copies out of the image");
 	}
@@ -94,16 +113,23 @@ void sc_shared_free(struct sc_shared_frozen *z)
 {
 	if (z->stage) {
 		sc_skip_remove(z->stage);
-		munmap((void *)(uintptr_t)z->stage, z->stage_len);
+		unmap_stage(z);
 	}
 	unmap_buffers(z);
 	memset(z, 0, sizeof(*z));
 }
 
+/*
+ * In a restored process the staging area was not in the image; its guard
+ * pages were, merged with a PROT_NONE neighbour perhaps: those pages go.
+ */
 void sc_shared_forget(struct sc_shared_frozen *z)
 {
-	if (z->stage)
-		sc_skip_remove(z->stage); /* never in the image: nothing to unmap */
+	if (z->stage) {
+		sc_skip_remove(z->stage);
+		munmap((void *)(uintptr_t)(z->stage - GUARD), GUARD);
+		munmap((void *)(uintptr_t)(z->stage + z->stage_len), GUARD);
+	}
 	unmap_buffers(z);
 	memset(z, 0, sizeof(*z));
 }

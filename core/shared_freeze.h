@@ -6,7 +6,7 @@
  * memory in the snapshot and in the process that goes on: read after the
  * release, it would hold what the program wrote later. So the shared
  * mappings an image stores are copied while every thread is stopped
- * (shared_freeze_rt.c) into a staging area that the snapshot maps too;
+ * (shared_freeze_rt.c) into a private staging area that the snapshot keeps;
  * the image is written from the copies.
  */
 #ifndef SC_SHARED_FREEZE_H
