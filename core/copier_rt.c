@@ -23,12 +23,6 @@ int sc_copier_n;
 /* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM: a plain thread of the snapshot */
 #define COPIER_CLONE 0x50f00ul
 
-/* rep movsb: fast strings on every x86-64 CPU that has ERMS, and no libc. */
-static void copy(uint64_t dst, uint64_t src, uint64_t len)
-{
-	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(len) : : "memory");
-}
-
 /* Flag each page of the request, 1 where it is all zero; the others are counted. */
 static void scan(struct sc_copier_ctl *c)
 {
@@ -57,7 +51,7 @@ static void pack(const struct sc_copier_ctl *c)
 		}
 		while (i + run < n && !flags[i + run])
 			run++;
-		copy(dst, c->src + i * c->page, run * c->page);
+		sc_copy_bytes(dst, c->src + i * c->page, run * c->page);
 		dst += run * c->page;
 		i += run;
 	}

@@ -108,6 +108,12 @@ static inline long sc_gettid(void)
 	return sc_sys0(SYS_gettid);
 }
 
+/* rep movsb: fast strings on every x86-64 CPU that has ERMS, and no libc. */
+static inline void sc_copy_bytes(uint64_t dst, uint64_t src, uint64_t len)
+{
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(len) : : "memory");
+}
+
 static inline long sc_write(int fd, const void *p, size_t n)
 {
 	return sc_sys3(SYS_write, fd, (long)p, (long)n);

@@ -118,8 +118,8 @@ static int copy_resident(struct sc_shared_frozen *z, uint64_t to, uint64_t start
 			while (j < pages && (pm[j] & (PM_PRESENT | PM_SWAPPED)))
 				j++;
 			if (j > i) /* resident: a plain copy cannot fault */
-				__builtin_memcpy((void *)(to + (at - start) + i * PAGE),
-						 (const void *)(at + i * PAGE), (j - i) * PAGE);
+				sc_copy_bytes(to + (at - start) + i * PAGE, at + i * PAGE,
+					      (j - i) * PAGE);
 			i = j + 1;
 		}
 		at += pages * PAGE;

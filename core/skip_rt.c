@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * skip.c - mappings of selfckpt's own that an image must not hold: the CUDA
- * channel, shared with a GPU proxy that does not survive a restart. Whoever
- * owns one maps it again after a restart (a restored() hook).
+ * skip_rt.c - mappings of selfckpt's own that an image must not hold: the CUDA
+ * channel, shared with a GPU proxy that does not survive a restart, and the
+ * checkpoint's own buffers. Whoever owns one maps it again after a restart
+ * (a restored() hook).
+ *
+ * Stage contract: plain reads and writes of a static table, no system call;
+ * sc_skip_covers() runs while every other thread is stopped too
+ * (shared_freeze_rt.c).
  */
 #include "core/sc_core.h"
 
