@@ -117,7 +117,10 @@ static pid_t start_mapper(int *go)
 	return helper;
 }
 
-/* Tell the helper (@go: 0 to send it away) and wait: 0 every id mapped, 1 uid_map only, 2 none. */
+/*
+ * Tell the helper to map (@map) or to go, and wait for it.
+ * Return: 0 when every id is mapped, 1 uid_map only, 2 none.
+ */
 static int finish_mapper(pid_t helper, int go, bool map)
 {
 	int status;
