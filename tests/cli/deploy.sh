@@ -37,7 +37,7 @@ fail() {
 
 # Everything the processes run or read lies in a folder of their own, readable
 # by all, whatever the permissions of the build folder's parents.
-dir=$(mktemp -d /tmp/sc-deploy-XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/sc-deploy-XXXXXX")
 trap 'for p in $loads; do kill "$p" 2> /dev/null; done; rm -rf "$dir"' EXIT
 chmod 755 "$dir"
 mkdir "$dir/bin" "$dir/lib" "$dir/work"
