@@ -161,7 +161,8 @@ PY
 	"$sandbox" $jail -- "$restore" "$image" < /dev/null > after3.txt 2> restore3.err ||
 		{ cat restore3.err >&2; fail "$setting: the image of the restored $what does not restore"; }
 	first=$(head -n 1 after3.txt | cut -d' ' -f1)
-	[ -n "$first" ] && tail -n +$((first + 1)) reference.txt | cmp -s - after3.txt ||
+	[ -n "$first" ] || fail "$setting: the image of the restored $what printed nothing"
+	tail -n +$((first + 1)) reference.txt | cmp -s - after3.txt ||
 		fail "$setting: the image of the restored $what comes back wrong"
 }
 
