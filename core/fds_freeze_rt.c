@@ -20,32 +20,13 @@
 #include "core/sc_sys.h"
 
 #define EPERM_ 1
-#define E2BIG_FDS 7
-#define EAGAIN_FDS 11
+#define E2BIG_ 7
+#define EAGAIN_ 11
 #define ENOSYS_ 38
 #define FIONREAD_ 0x541B
 #define MFD_CLOEXEC_ 1u
 #define SPLICE_F_NONBLOCK_ 2u
 #define SENDFILE_MAX 0x7ffff000l
-
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
-static int parse_num(const char *s)
-{
-	int v = 0;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	for (; *s >= '0' && *s <= '9'; s++)
-		v = v * 10 + (*s - '0');
-	return *s ? -1 : v;
-}
 
 static void fail(struct sc_fds_frozen *z, int err, int what, int fd)
 {
@@ -114,14 +95,14 @@ static void list_all(struct sc_fds_frozen *z)
 	}
 	while ((n = sc_sys3(SYS_getdents64, dir, (long)z->dents, z->dents_size)) > 0) {
 		for (long off = 0; off < n;) {
-			struct linux_dirent64 *e = (struct linux_dirent64 *)(z->dents + off);
-			int fd = parse_num(e->d_name);
+			struct sc_dirent64 *e = (struct sc_dirent64 *)(z->dents + off);
+			int fd = sc_parse_uint(e->d_name);
 
 			off += e->d_reclen;
 			if (fd < 0 || fd == dir)
 				continue;
 			if (z->n == z->cap) {
-				fail(z, -E2BIG_FDS, SC_FREEZE_TOO_MANY, fd);
+				fail(z, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
 				break;
 			}
 			if (read_one(&z->fds[z->n], fd) == 0)
@@ -258,7 +239,7 @@ static void copy_pipe(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 	sc_sys1(SYS_close, ends[1]);
 	if (r != avail) {
 		sc_sys1(SYS_close, ends[0]);
-		fail(z, r < 0 ? (int)r : -EAGAIN_FDS, SC_FREEZE_COPY_PIPE, d->fd);
+		fail(z, r < 0 ? (int)r : -EAGAIN_, SC_FREEZE_COPY_PIPE, d->fd);
 		return;
 	}
 	d->held = ends[0];

@@ -108,6 +108,27 @@ static inline long sc_gettid(void)
 	return sc_sys0(SYS_gettid);
 }
 
+/* A directory entry as getdents64() returns it. */
+struct sc_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* The decimal number that is all of @s (a task or descriptor name); -1 otherwise. */
+static inline int sc_parse_uint(const char *s)
+{
+	int v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++)
+		v = v * 10 + (*s - '0');
+	return *s ? -1 : v;
+}
+
 /* rep movsb: fast strings on every x86-64 CPU that has ERMS, and no libc. */
 static inline void sc_copy_bytes(uint64_t dst, uint64_t src, uint64_t len)
 {

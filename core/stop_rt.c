@@ -91,25 +91,6 @@ void sc_stop_handler(int sig, siginfo_t *si, void *ucv)
 	sc_pending_requeue(slot);
 }
 
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
-static int parse_tid(const char *s)
-{
-	int v = 0;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	for (; *s >= '0' && *s <= '9'; s++)
-		v = v * 10 + (*s - '0');
-	return *s ? -1 : v;
-}
-
 /* Threads that exited after they were signalled (forget_exited()): not signalled again. */
 static int32_t exited[SC_MAX_THREADS];
 static int n_exited;
@@ -159,8 +140,8 @@ static int signal_new_threads(int dirfd, char *buf, size_t size)
 	sc_sys3(SYS_lseek, dirfd, 0, SEEK_SET);
 	while ((n = sc_sys3(SYS_getdents64, dirfd, (long)buf, (long)size)) > 0) {
 		for (long off = 0; off < n;) {
-			struct linux_dirent64 *d = (struct linux_dirent64 *)(buf + off);
-			int tid = parse_tid(d->d_name), r;
+			struct sc_dirent64 *d = (struct sc_dirent64 *)(buf + off);
+			int tid = sc_parse_uint(d->d_name), r;
 
 			off += d->d_reclen;
 			if (tid <= 0 || known(tid))

@@ -211,8 +211,24 @@ static void make_input(const char *path, size_t bytes)
 	fclose(f);
 }
 
+/* hashcopy's input in DIR, its command line in @prog, its output in @ref. */
+static void hashcopy_setup(struct trip *t, char *prog_path, char *in, char *out,
+			   const char **prog, char *ref)
+{
+	trip_init(t);
+	prog[0] = build_path(prog_path, "tests/progs/hashcopy");
+	prog[1] = in;
+	prog[2] = out;
+	prog[3] = NULL;
+	snprintf(in, 128, "%s/in.bin", t->dir);
+	snprintf(out, 128, "%s/copy.bin", t->dir);
+	make_input(in, 24u << 20);
+	reference(t, prog, ref);
+	cr_assert(strstr(ref, "copy same"), "the reference run's copy differs: %s", ref);
+}
+
 /*
- * The issue's test: a running hash over a file read through a descriptor and
+ * A running hash over a file read through a descriptor and
  * its dup() in turn, and a copy written, checkpointed at 20 moments spread
  * over the run. A position read after the snapshot, or dup'd descriptors that
  * come back apart (R-TYP-12), give another hash or a copy that differs.
@@ -220,15 +236,10 @@ static void make_input(const char *path, size_t bytes)
 Test(instant, hash_and_copy_at_twenty_random_moments, .timeout = 600)
 {
 	char prog_path[PATH_MAX], in[128], out[128], ref[OUT_MAX];
-	const char *prog[4] = { build_path(prog_path, "tests/progs/hashcopy"), in, out, NULL };
+	const char *prog[4];
 	struct trip t;
 
-	trip_init(&t);
-	snprintf(in, sizeof(in), "%s/in.bin", t.dir);
-	snprintf(out, sizeof(out), "%s/copy.bin", t.dir);
-	make_input(in, 24u << 20);
-	reference(&t, prog, ref);
-	cr_assert(strstr(ref, "copy same"), "the reference run's copy differs: %s", ref);
+	hashcopy_setup(&t, prog_path, in, out, prog, ref);
 	srand((unsigned)getpid());
 	for (int i = 0; i < 20; i++)
 		round_trip(&t, prog, ref, 150 + rand() % 500);
@@ -257,14 +268,10 @@ static void round_trip_again(struct trip *t, const char *const *prog, const char
 Test(instant, hash_and_copy_of_a_restored_process_checkpointed_again, .timeout = 120)
 {
 	char prog_path[PATH_MAX], in[128], out[128], ref[OUT_MAX];
-	const char *prog[4] = { build_path(prog_path, "tests/progs/hashcopy"), in, out, NULL };
+	const char *prog[4];
 	struct trip t;
 
-	trip_init(&t);
-	snprintf(in, sizeof(in), "%s/in.bin", t.dir);
-	snprintf(out, sizeof(out), "%s/copy.bin", t.dir);
-	make_input(in, 24u << 20);
-	reference(&t, prog, ref);
+	hashcopy_setup(&t, prog_path, in, out, prog, ref);
 	round_trip_again(&t, prog, ref, 300, 300);
 }
 
