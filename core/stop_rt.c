@@ -232,10 +232,38 @@ static int forget_exited(void)
 	return 0;
 }
 
-/* "SigBlk:" of /proc/self/task/<tid>/status: does thread @tid block the stop signal? */
-static int blocks_stop_signal(int tid)
+/* The value of field @name ("SigBlk:") in @buf, a status file: where it starts, or NULL. */
+static const char *status_field(const char *buf, const char *name)
+{
+	for (const char *line = buf; *line;) {
+		int k = 0;
+
+		while (name[k] && line[k] == name[k])
+			k++;
+		if (!name[k]) {
+			for (line += k; *line == ' ' || *line == '\t'; line++)
+				;
+			return line;
+		}
+		while (*line && *line != '\n')
+			line++;
+		if (*line)
+			line++;
+	}
+	return NULL;
+}
+
+/*
+ * Is thread @tid asleep with the stop signal blocked (/proc/self/task/<tid>/
+ * status: "State: S" and its bit in "SigBlk:")? Such a thread stays so until
+ * something else wakes it. A thread that blocks the signal while it runs (one
+ * just made, which glibc starts with every signal blocked, not yet scheduled
+ * on a loaded machine) is only late.
+ */
+static int asleep_blocking(int tid)
 {
 	static char buf[4096];
+	const char *state, *blk;
 	char path[48];
 	uint64_t mask = 0;
 	long fd, n;
@@ -247,34 +275,38 @@ static int blocks_stop_signal(int tid)
 	n = sc_sys3(SYS_read, fd, (long)buf, sizeof(buf) - 1);
 	sc_sys1(SYS_close, fd);
 	buf[n > 0 ? n : 0] = '\0';
-	for (long i = 0; i + 8 < n; i++) {
-		if (buf[i] != 'S' || buf[i + 1] != 'i' || buf[i + 2] != 'g' || buf[i + 3] != 'B' ||
-		    buf[i + 4] != 'l' || buf[i + 5] != 'k' || buf[i + 6] != ':')
-			continue;
-		for (i += 7; buf[i] == ' ' || buf[i] == '\t'; i++)
-			;
-		for (; (buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f'); i++)
-			mask = mask << 4 | (uint64_t)(buf[i] <= '9' ? buf[i] - '0' : buf[i] - 'a' + 10);
-		return (int)(mask >> (sc_stopped.stop_signal - 1) & 1);
-	}
-	return 0;
+	state = status_field(buf, "State:");
+	blk = status_field(buf, "SigBlk:");
+	if (!state || *state != 'S' || !blk)
+		return 0;
+	for (; (*blk >= '0' && *blk <= '9') || (*blk >= 'a' && *blk <= 'f'); blk++)
+		mask = mask << 4 | (uint64_t)(*blk <= '9' ? *blk - '0' : *blk - 'a' + 10);
+	return (int)(mask >> (sc_stopped.stop_signal - 1) & 1);
 }
 
 /*
- * A thread that blocks the stop signal never stops (glibc's helper thread of
- * SIGEV_THREAD timers blocks every signal): the stop is given up at once
- * rather than after the time limit, naming the thread.
+ * A thread that sleeps with the stop signal blocked never stops (glibc's
+ * helper thread of SIGEV_THREAD timers blocks every signal and waits): found
+ * so twice in a row, BLOCKED_CHECK_NS apart, it gives the stop up at once
+ * rather than after the time limit, and is named.
  */
 static int find_blocking_thread(void)
 {
+	int seen = sc_stopped.blocking_tid;
+
+	sc_stopped.blocking_tid = 0;
 	for (int i = 0; i < sc_stopped.n; i++) {
 		struct sc_thread_state *t = &sc_stopped.threads[i];
 
-		if (i != sc_stopped.self && t->tid &&
-		    !__atomic_load_n(&t->parked, __ATOMIC_ACQUIRE) && blocks_stop_signal(t->tid)) {
-			sc_stopped.blocking_tid = t->tid;
+		if (i == sc_stopped.self || !t->tid ||
+		    __atomic_load_n(&t->parked, __ATOMIC_ACQUIRE) || !asleep_blocking(t->tid))
+			continue;
+		if (t->tid == seen) {
+			sc_stopped.blocking_tid = seen;
 			return -EDEADLK_;
 		}
+		if (!sc_stopped.blocking_tid)
+			sc_stopped.blocking_tid = t->tid; /* looked at again next time */
 	}
 	return 0;
 }
