@@ -568,10 +568,13 @@ static const char *fd_kind_name(enum sc_fd_kind k)
 		[SC_FD_REGULAR] = "file", [SC_FD_DIR] = "directory",
 		[SC_FD_PIPE_R] = "pipe-read", [SC_FD_PIPE_W] = "pipe-write",
 		[SC_FD_MEMFD] = "memfd", [SC_FD_DELETED] = "deleted", [SC_FD_SOCKET] = "socket",
-		[SC_FD_CHAR] = "device", [SC_FD_OTHER] = "other",
+		[SC_FD_CHAR] = "device", [SC_FD_OTHER] = "other", [SC_FD_EVENTFD] = "eventfd",
+		[SC_FD_TIMERFD] = "timerfd", [SC_FD_SIGNALFD] = "signalfd",
+		[SC_FD_INOTIFY] = "inotify", [SC_FD_EPOLL] = "epoll", [SC_FD_UNIX] = "unix-socket",
+		[SC_FD_INET] = "inet-socket",
 	};
 
-	return (unsigned)k <= SC_FD_OTHER ? names[k] : "unknown";
+	return (unsigned)k <= SC_FD_KIND_LAST ? names[k] : "unknown";
 }
 
 /* O_ACCMODE and the status flags, as names; O_LARGEFILE (always set) left out. */

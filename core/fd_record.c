@@ -23,7 +23,7 @@ int sc_fd_write_record(struct sc_writer *w, const struct sc_fd *f)
 	uint8_t *m;
 	int err;
 
-	if (f->fd < 0 || (unsigned)f->kind > SC_FD_OTHER || path_len > SC_META_MAX - FD_META_FIXED)
+	if (f->fd < 0 || (unsigned)f->kind > SC_FD_KIND_LAST || path_len > SC_META_MAX - FD_META_FIXED)
 		return sc_err(SELFCKPT_EUSAGE, "cannot record descriptor %d: kind %u, path of %zu "
 			      "bytes", f->fd, (unsigned)f->kind, path_len);
 	m = calloc(1, FD_META_FIXED + path_len);
@@ -66,10 +66,10 @@ static int check_meta(struct sc_reader *r, const struct sc_record *rec)
 			      sc_reader_name(r), (unsigned long long)rec->offset, path_len,
 			      rec->meta_len - FD_META_FIXED_1_0);
 	kind = sc_get_le32(m + 4);
-	if (kind > SC_FD_OTHER)
+	if (kind > SC_FD_KIND_LAST)
 		return sc_err(SELFCKPT_EUNKNOWN, "fd record %u of '%s' at offset %llu has kind %u: "
 			      "expected 0 to %u", rec->seq, sc_reader_name(r),
-			      (unsigned long long)rec->offset, kind, (unsigned)SC_FD_OTHER);
+			      (unsigned long long)rec->offset, kind, (unsigned)SC_FD_KIND_LAST);
 	fd = sc_get_le32(m + 0);
 	if (fd > INT_MAX)
 		return sc_err(SELFCKPT_ELENGTH, "fd record %u of '%s' at offset %llu has descriptor "

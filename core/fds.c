@@ -23,8 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fd_objects.h"
 #include "core/fds_freeze.h"
-#include "core/sc_fds.h"
 #include "format/sc_log.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -160,8 +160,9 @@ static int report_freeze_error(const struct sc_fds_frozen *z)
 		[SC_FREEZE_STAT] = "cannot read a descriptor's flags",
 		[SC_FREEZE_COPY_FILE] = "cannot copy the contents of an unlinked file or memfd",
 		[SC_FREEZE_COPY_PIPE] = "cannot copy the buffer of a pipe",
+		[SC_FREEZE_COPY_FDINFO] = "cannot copy the kernel's account of an object",
 	};
-	const char *what = z->err_what > 0 && z->err_what <= SC_FREEZE_COPY_PIPE ?
+	const char *what = z->err_what > 0 && z->err_what <= SC_FREEZE_COPY_FDINFO ?
 			   step[z->err_what] : "cannot read the descriptors";
 
 	if (z->err_fd >= 0)
@@ -184,12 +185,34 @@ static int read_link(pid_t pid, int fd, char *link)
 	return 0;
 }
 
+/* An object without a file (an anon inode), by the name the kernel gives it. */
+static enum sc_fd_kind anon_kind(const char *link)
+{
+	static const struct {
+		const char *link;
+		enum sc_fd_kind kind;
+	} known[] = {
+		{ "anon_inode:[eventfd]", SC_FD_EVENTFD },
+		{ "anon_inode:[timerfd]", SC_FD_TIMERFD },
+		{ "anon_inode:[signalfd]", SC_FD_SIGNALFD },
+		{ "anon_inode:inotify", SC_FD_INOTIFY },
+		{ "anon_inode:[eventpoll]", SC_FD_EPOLL },
+	};
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(link, known[i].link))
+			return known[i].kind;
+	return SC_FD_OTHER;
+}
+
 /* The kind of @d; strips the " (deleted)" the kernel adds to an unlinked file's name. */
 static enum sc_fd_kind classify(char *link, const struct sc_fd_instant *d)
 {
 	bool unlinked = S_ISREG(d->mode) && d->nlink == 0;
 	enum sc_fd_kind kind;
 
+	if (!(d->mode & S_IFMT))
+		return anon_kind(link);
 	if (unlinked)
 		kind = strncmp(link, MEMFD_PREFIX, strlen(MEMFD_PREFIX)) ? SC_FD_DELETED
 									   : SC_FD_MEMFD;
@@ -282,10 +305,34 @@ static int collect_one(const struct sc_fds_frozen *z, int i, pid_t pid, struct s
 	}
 	if (!(f->path = strdup(link)))
 		return sc_err(ENOMEM, "out of memory recording descriptor %d", d->fd);
-	if (f->kind == SC_FD_SOCKET || f->kind == SC_FD_OTHER)
-		sc_log(SC_LOG_WARN, "descriptor %d (%s) will come back closed after a restore",
-		       f->fd, f->path);
-	return d->held >= 0 ? read_held(pid, d, f) : 0;
+	if (d->held < 0)
+		return 0;
+	err = read_held(pid, d, f);
+	return err ? err : sc_fd_object_collect(f);
+}
+
+/*
+ * Say once, by number and kind, which descriptors cannot come back as they
+ * are: they come back as stand-ins whose peer is gone (fds_restore.c).
+ */
+static void report_stand_ins(const struct sc_fd *fds, size_t n)
+{
+	char list[512];
+	size_t len = 0, count = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (fds[i].kind != SC_FD_SOCKET && fds[i].kind != SC_FD_OTHER)
+			continue;
+		if (len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d (%s)",
+						count ? ", " : "", fds[i].fd, fds[i].path);
+		count++;
+	}
+	if (count)
+		sc_log(SC_LOG_WARN, "%zu descriptor%s cannot come back as %s: %s%s; after a "
+		       "restore each reads as end of file and fails to write (EPIPE), as if its "
+		       "peer had closed", count, count > 1 ? "s" : "", count > 1 ? "they are" :
+		       "it is", list, len >= sizeof(list) ? "..." : "");
 }
 
 bool sc_fds_in_list(int fd, const int *list, size_t n)
@@ -316,10 +363,13 @@ int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *ski
 		err = collect_one(z, i, snapshot, &fds[k], shared(z, i, skip, n_skip));
 		k++;
 	}
+	if (!err)
+		err = sc_fd_objects_check(fds, k);
 	if (err) {
 		sc_fds_free(fds, k);
 		return err;
 	}
+	report_stand_ins(fds, k);
 	*out = fds;
 	*n = k;
 	return 0;

@@ -20,7 +20,8 @@ struct sc_fd_instant {
 	int32_t fd;
 	int32_t status;   /* F_GETFL: access mode and status flags */
 	int32_t fd_flags; /* F_GETFD */
-	int32_t held;     /* in the snapshot: a copy of the contents (memfd or pipe); -1: none */
+	int32_t held;     /* in the snapshot: a copy of the contents (memfd or pipe), or of the
+			     fdinfo of an anon inode; -1: none */
 	int64_t pos;      /* lseek(SEEK_CUR); -errno where the file cannot seek */
 	int64_t held_len; /* bytes in the copy */
 	uint64_t dev, ino, size, mtime_ns;
@@ -45,6 +46,7 @@ enum {
 	SC_FREEZE_STAT,       /* fstat or fcntl of a descriptor */
 	SC_FREEZE_COPY_FILE,  /* copying an unlinked file or memfd */
 	SC_FREEZE_COPY_PIPE,  /* copying a pipe's buffer */
+	SC_FREEZE_COPY_FDINFO, /* copying /proc/self/fdinfo of an anon inode */
 };
 
 /* fds.c */

@@ -37,17 +37,16 @@ static void fail(struct sc_fds_frozen *z, int err, int what, int fd)
 	z->err_fd = fd;
 }
 
-/* "/proc/self/fd/<fd>" into @path (at least 32 bytes). */
-static void proc_fd_path(char *path, int fd)
+/* @head (a /proc folder) then the number @fd into @path (at least 40 bytes). */
+static void proc_path(char *path, const char *head, int fd)
 {
-	static const char head[] = "/proc/self/fd/";
 	char digits[12];
 	int n = 0, k = 0;
 
 	do
 		digits[n++] = (char)('0' + fd % 10);
 	while ((fd /= 10) > 0);
-	for (size_t i = 0; i < sizeof(head) - 1; i++)
+	for (size_t i = 0; head[i]; i++)
 		path[k++] = head[i];
 	while (n > 0)
 		path[k++] = digits[--n];
@@ -167,12 +166,12 @@ static void find_shared(struct sc_fds_frozen *z)
 /* A descriptor @d can be read through: itself, or a second open of its file. */
 static int readable(const struct sc_fd_instant *d)
 {
-	char path[32];
+	char path[40];
 	int acc = d->status & O_ACCMODE;
 
 	if ((acc == O_RDONLY || acc == O_RDWR) && !(d->status & O_PATH))
 		return d->fd;
-	proc_fd_path(path, d->fd);
+	proc_path(path, "/proc/self/fd/", d->fd);
 	return (int)sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
 }
 
@@ -246,6 +245,47 @@ static void copy_pipe(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 	d->held_len = r;
 }
 
+/*
+ * The kernel's own account of an object without a file behind it (an anon
+ * inode: eventfd, timerfd, signalfd, inotify, epoll): /proc/self/fdinfo/N,
+ * copied as it reads now into a memfd the snapshot holds; fd_objects.c makes
+ * the object's state of it.
+ */
+static void copy_fdinfo(struct sc_fds_frozen *z, struct sc_fd_instant *d)
+{
+	char path[40], buf[4096];
+	long in, out, r = 0, w = 0;
+	int64_t len = 0;
+
+	/*
+	 * A periodic timerfd counts the periods that passed since it fired only
+	 * when asked: timerfd_gettime() brings its count of expirations up to
+	 * date without reading them (on any other object it fails, harmlessly).
+	 */
+	sc_sys2(SYS_timerfd_gettime, d->fd, (long)buf);
+	proc_path(path, "/proc/self/fdinfo/", d->fd);
+	in = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
+	out = in < 0 ? in : sc_sys2(SYS_memfd_create, (long)"selfckpt-fdinfo", MFD_CLOEXEC_);
+	while (out >= 0 && (r = sc_sys3(SYS_read, in, (long)buf, sizeof(buf))) > 0) {
+		for (long done = 0; done < r && w >= 0; done += w)
+			w = sc_sys3(SYS_write, out, (long)(buf + done), r - done);
+		if (w < 0)
+			break;
+		len += r;
+	}
+	if (in >= 0)
+		sc_sys1(SYS_close, in);
+	if (in < 0 || out < 0 || r < 0 || w < 0) {
+		if (out >= 0)
+			sc_sys1(SYS_close, out);
+		fail(z, in < 0 ? (int)in : out < 0 ? (int)out : r < 0 ? (int)r : (int)w,
+		     SC_FREEZE_COPY_FDINFO, d->fd);
+		return;
+	}
+	d->held = (int32_t)out;
+	d->held_len = len;
+}
+
 static void copy_contents(struct sc_fds_frozen *z)
 {
 	for (int i = 0; i < z->n; i++) {
@@ -259,6 +299,8 @@ static void copy_contents(struct sc_fds_frozen *z)
 		if (S_ISFIFO(d->mode) && (acc == O_RDONLY || acc == O_RDWR) &&
 		    !(d->status & O_PATH) && !pipe_copied(z, d))
 			copy_pipe(z, d);
+		if (!(d->mode & S_IFMT))
+			copy_fdinfo(z, d);
 	}
 }
 

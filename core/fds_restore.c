@@ -20,7 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/sc_fds.h"
+#include <sys/socket.h>
+
+#include "core/fd_objects.h"
 #include "format/sc_log.h"
 
 #define MEMFD_PREFIX "/memfd:"
@@ -420,6 +422,43 @@ static bool pipe_done(const struct sc_fd *fds, size_t i)
 	return false;
 }
 
+/*
+ * What cannot come back as it was (a connected TCP socket, a netlink socket,
+ * an object this version does not know) comes back as one end of a unix
+ * socket pair whose other end is closed: reads give end of file and writes
+ * fail with EPIPE, as after a peer closed; the number is not left free for
+ * the program's next open() to take unseen.
+ */
+static int restore_stand_in(const struct sc_fd *f, int min)
+{
+	int pair[2], fd;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+		return sc_err(errno, "cannot make a stand-in for descriptor %d (%s): %s", f->fd,
+			      f->path, strerror(errno));
+	close(pair[1]);
+	fd = keep_above(pair[0], min, f);
+	if (fd < 0)
+		return fd;
+	if (fcntl(fd, F_SETFL, f->open_flags & O_NONBLOCK) < 0) {
+		int err = sc_err(errno, "cannot set the flags of descriptor %d's stand-in: %s",
+				 f->fd, strerror(errno));
+
+		close(fd);
+		return err;
+	}
+	sc_log(SC_LOG_WARN, "descriptor %d (%s) did not come back: it reads as end of file and "
+	       "fails to write, as if its peer had closed", f->fd, f->path);
+	return place(fd, f);
+}
+
+static int restore_object(const struct sc_fd *f, int min)
+{
+	int fd = sc_fd_object_restore(f, min);
+
+	return fd < 0 ? fd : place(fd, f);
+}
+
 static int restore_one(const struct sc_fd *fds, size_t n, size_t i, int min)
 {
 	const struct sc_fd *f = &fds[i];
@@ -440,9 +479,16 @@ static int restore_one(const struct sc_fd *fds, size_t n, size_t i, int min)
 		return restore_deleted(f, min);
 	case SC_FD_SOCKET:
 	case SC_FD_OTHER:
-		sc_log(SC_LOG_WARN, "descriptor %d (%s) is not restored: it stays closed", f->fd,
-		       f->path);
-		return 0;
+		return restore_stand_in(f, min);
+	case SC_FD_EVENTFD:
+	case SC_FD_TIMERFD:
+	case SC_FD_SIGNALFD:
+	case SC_FD_INOTIFY:
+	case SC_FD_EPOLL:
+		return restore_object(f, min);
+	case SC_FD_UNIX:
+	case SC_FD_INET:
+		break;
 	}
 	return sc_err(SELFCKPT_EUSAGE, "descriptor %d ('%s') has unknown kind %u", f->fd, f->path,
 		      (unsigned)f->kind);
@@ -471,17 +517,75 @@ static int check_list(const struct sc_fd *fds, size_t n)
 		if (f->fd < 0 || f->fd == INT_MAX || !f->path)
 			return sc_err(SELFCKPT_EUSAGE, "cannot restore descriptor %d: bad number "
 				      "or no path", f->fd);
-		if (f->fd > 2 && f->kind != SC_FD_SOCKET && f->kind != SC_FD_OTHER &&
-		    fcntl(f->fd, F_GETFD) >= 0)
+		if (f->fd > 2 && fcntl(f->fd, F_GETFD) >= 0)
 			return sc_err(EBUSY, "cannot restore descriptor %d ('%s'): the restorer "
 				      "already uses that number", f->fd, f->path);
 	}
 	return 0;
 }
 
+/* Re-create @fds[i] at its number: a copy of a description made already, or made anew. */
+static int restore_at(const struct sc_fd *fds, size_t n, size_t i, int min)
+{
+	const struct sc_fd *same = shares_with(fds, i);
+
+	if (same && (same->fd <= 2 || !is_pipe(&fds[i])))
+		return restore_shared(same, fds, n, i, min);
+	return restore_one(fds, n, i, min);
+}
+
+/* The standard descriptors stay the restorer's own, unless the program had its own there. */
+static bool stays_restorers(const struct sc_fd *f)
+{
+	if (f->fd > 2 || (f->fd_flags & SC_FD_OWN_STDIO))
+		return false;
+	sc_log(SC_LOG_DEBUG, "descriptor %d ('%s') stays the restorer's own", f->fd, f->path);
+	return true;
+}
+
+/* An epoll instance, or a copy of one: made once every descriptor it watches is back. */
+static bool of_epoll(const struct sc_fd *fds, size_t i)
+{
+	const struct sc_fd *same = shares_with(fds, i);
+
+	return fds[i].kind == SC_FD_EPOLL || (same && same->kind == SC_FD_EPOLL);
+}
+
+/*
+ * The epoll instances last, each once what it watches is open (it may watch
+ * another epoll instance, made before it in this loop); one whose targets
+ * never all come back is made anyway, and reports the missing one.
+ */
+static int restore_epolls(const struct sc_fd *fds, size_t n, int min)
+{
+	bool force = false;
+
+	for (;;) {
+		bool made = false, waiting = false;
+
+		for (size_t i = 0; i < n; i++) {
+			const struct sc_fd *f = &fds[i];
+			int err;
+
+			if (!of_epoll(fds, i) || f->fd <= 2 || fcntl(f->fd, F_GETFD) >= 0)
+				continue;
+			if (!force && f->kind == SC_FD_EPOLL && !sc_fd_epoll_targets_open(f)) {
+				waiting = true;
+				continue;
+			}
+			err = restore_at(fds, n, i, min);
+			if (err)
+				return err;
+			made = true;
+		}
+		if (!waiting)
+			return 0;
+		force = !made;
+	}
+}
+
 int sc_fds_restore(const struct sc_fd *fds, size_t n)
 {
-	const struct sc_fd *same;
 	int min = 3, err = check_list(fds, n);
 
 	if (err)
@@ -490,18 +594,11 @@ int sc_fds_restore(const struct sc_fd *fds, size_t n)
 		if (fds[i].fd >= min)
 			min = fds[i].fd + 1;
 	for (size_t i = 0; i < n; i++) {
-		if (fds[i].fd <= 2 && !(fds[i].fd_flags & SC_FD_OWN_STDIO)) {
-			sc_log(SC_LOG_DEBUG, "descriptor %d ('%s') stays the restorer's own",
-			       fds[i].fd, fds[i].path);
+		if (of_epoll(fds, i) || stays_restorers(&fds[i]))
 			continue;
-		}
-		same = shares_with(fds, i);
-		if (same && (same->fd <= 2 || !is_pipe(&fds[i])))
-			err = restore_shared(same, fds, n, i, min);
-		else
-			err = restore_one(fds, n, i, min);
+		err = restore_at(fds, n, i, min);
 		if (err)
 			return err;
 	}
-	return 0;
+	return restore_epolls(fds, n, min);
 }

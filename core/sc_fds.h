@@ -21,9 +21,18 @@ enum sc_fd_kind {
 	SC_FD_PIPE_W = 3,  /* write end */
 	SC_FD_MEMFD = 4,   /* contents saved */
 	SC_FD_DELETED = 5, /* an unlinked regular file; contents saved */
-	SC_FD_SOCKET = 6,  /* not restored: comes back closed, with a warning */
+	SC_FD_SOCKET = 6,  /* a socket that cannot come back: a stand-in whose peer is gone */
 	SC_FD_CHAR = 7,    /* character device (tty, /dev/null, ...): reopened by path */
-	SC_FD_OTHER = 8,   /* anything else: comes back closed, with a warning */
+	SC_FD_OTHER = 8,   /* any other object: a stand-in whose peer is gone */
+	/* format 1.2: kernel objects whose state the payload holds (fd_state.h) */
+	SC_FD_EVENTFD = 9,
+	SC_FD_TIMERFD = 10,
+	SC_FD_SIGNALFD = 11,
+	SC_FD_INOTIFY = 12,
+	SC_FD_EPOLL = 13,
+	SC_FD_UNIX = 14,   /* a unix domain socket */
+	SC_FD_INET = 15,   /* an IPv4 or IPv6 socket that can come back (UDP, TCP listening) */
+	SC_FD_KIND_LAST = SC_FD_INET
 };
 
 /*
@@ -49,7 +58,8 @@ struct sc_fd {
 	uint64_t share_id;   /* descriptors with the same non-zero id share one open file
 				description (dup, F_DUPFD, inherited); 0: not shared */
 	void *data;          /* saved contents (memfd, deleted file, pipe buffer: in one
-				read end's record per pipe); malloc'd */
+				read end's record per pipe), or the object's state
+				(kinds 9 and up: fd_state.h); malloc'd */
 	size_t data_len;
 };
 

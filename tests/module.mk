@@ -8,6 +8,7 @@ TEST_SRCS := \
 	tests/cli/test_run.c \
 	tests/compress/test_chunk.c \
 	tests/compress/test_pool.c \
+	tests/core/test_fd_objects.c \
 	tests/core/test_fds.c \
 	tests/core/test_maps.c \
 	tests/core/roundtrip_harness.c \
@@ -56,7 +57,7 @@ $(BUILD)/tests/progs/counter: tests/progs/counter.c
 	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) -Wall -Wextra $(CFLAGS) -o $@ $<
 
 # Programs that know nothing of selfckpt, run under selfckpt-run by tests/cli/test_instant.c.
-RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount
+RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects
 test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c
 	$(Q)mkdir -p $(@D)

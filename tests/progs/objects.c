@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * objects.c - a program that holds one of each kernel object a descriptor
+ * can name without a file: an eventfd (a semaphore, non-blocking), a
+ * timerfd, a signalfd, an inotify instance and two epoll instances (one
+ * watching the other), and uses them in 60 steps of 20 ms. Everything it
+ * prints follows from what it did, not from when: run under selfckpt-run
+ * by tests/cli/test_objects.c and checkpointed at any moment, every restore
+ * must print what an uninterrupted run prints. Usage: objects DIR (a folder
+ * of its own, for the inotify watch).
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#define STEPS 60
+#define TIMER_LONG 1000 /* seconds: a timer that cannot fire during the run */
+
+struct objects {
+	int ev, tm, sig, in, ep, outer;
+	int wd;
+	char dir[256];
+};
+
+static int make(struct objects *o, const char *dir)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.u64 = 0xfeedfacecafe0001ull };
+	struct itimerspec long_timer = { .it_interval = { 7, 0 }, .it_value = { TIMER_LONG, 0 } };
+	sigset_t urg;
+
+	snprintf(o->dir, sizeof(o->dir), "%s", dir);
+	sigemptyset(&urg);
+	sigaddset(&urg, SIGURG);
+	sigprocmask(SIG_BLOCK, &urg, NULL);
+	o->ev = eventfd(3, EFD_SEMAPHORE | EFD_NONBLOCK);
+	o->tm = timerfd_create(CLOCK_MONOTONIC, 0);
+	o->sig = signalfd(-1, &urg, SFD_NONBLOCK);
+	o->in = inotify_init1(IN_NONBLOCK);
+	o->ep = epoll_create1(0);
+	o->outer = epoll_create1(EPOLL_CLOEXEC);
+	if (o->ev < 0 || o->tm < 0 || o->sig < 0 || o->in < 0 || o->ep < 0 || o->outer < 0)
+		return -1;
+	/* a watch added and removed: the one kept is number 2, not 1 */
+	inotify_rm_watch(o->in, inotify_add_watch(o->in, dir, IN_DELETE));
+	o->wd = inotify_add_watch(o->in, dir, IN_CREATE);
+	if (o->wd < 0 || timerfd_settime(o->tm, 0, &long_timer, NULL) < 0 ||
+	    epoll_ctl(o->ep, EPOLL_CTL_ADD, o->ev, &e) < 0)
+		return -1;
+	e.events = EPOLLIN | EPOLLET;
+	e.data.u64 = 0xfeedfacecafe0002ull;
+	if (epoll_ctl(o->ep, EPOLL_CTL_ADD, o->sig, &e) < 0)
+		return -1;
+	e.events = EPOLLIN;
+	e.data.u64 = 0xfeedfacecafe0003ull;
+	return epoll_ctl(o->outer, EPOLL_CTL_ADD, o->ep, &e);
+}
+
+/* What the epoll instances report now, as text. */
+static void report_epoll(const struct objects *o, int step)
+{
+	struct epoll_event got[4];
+	int n = epoll_wait(o->outer, got, 4, 0), k;
+
+	printf("%d outer:%d", step, n);
+	for (int i = 0; i < n; i++)
+		printf(" %llx", (unsigned long long)got[i].data.u64);
+	k = epoll_wait(o->ep, got, 4, 0);
+	printf(" inner:%d", k);
+	for (int i = 0; i < k; i++)
+		printf(" %llx/%x", (unsigned long long)got[i].data.u64, got[i].events);
+	printf("\n");
+}
+
+static void step_eventfd(const struct objects *o, int step)
+{
+	uint64_t v = 0;
+	ssize_t r;
+
+	if (step % 3 == 0) {
+		v = 2;
+		r = write(o->ev, &v, sizeof(v));
+	}
+	r = read(o->ev, &v, sizeof(v));
+	printf("%d eventfd:%lld nonblock:%d\n", step, r < 0 ? -1ll : (long long)v,
+	       !!(fcntl(o->ev, F_GETFL) & O_NONBLOCK));
+}
+
+static void step_signal(const struct objects *o, int step)
+{
+	struct signalfd_siginfo si;
+
+	if (step % 4 == 0)
+		raise(SIGURG);
+	if (step % 4 != 1)
+		return;
+	report_epoll(o, step); /* the edge-triggered watch sees the signal once */
+	if (read(o->sig, &si, sizeof(si)) == sizeof(si))
+		printf("%d signal:%u\n", step, si.ssi_signo);
+}
+
+static void step_inotify(const struct objects *o, int step)
+{
+	char buf[4096], path[300];
+	ssize_t n;
+	int fd;
+
+	if (step % 5)
+		return;
+	snprintf(path, sizeof(path), "%s/f%d", o->dir, step);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	if (fd >= 0)
+		close(fd);
+	n = read(o->in, buf, sizeof(buf));
+	for (char *p = buf; n > 0 && p < buf + n;) {
+		struct inotify_event *e = (struct inotify_event *)p;
+
+		printf("%d inotify wd:%d mask:%x name:%s\n", step, e->wd, e->mask,
+		       e->len ? e->name : "");
+		p += sizeof(*e) + e->len;
+	}
+	unlink(path); /* the folder is as it was: a restore that creates it again is told */
+}
+
+static void step_timer(const struct objects *o, int step)
+{
+	struct itimerspec t;
+
+	if (step % 10)
+		return;
+	timerfd_gettime(o->tm, &t);
+	printf("%d timer left:%s interval:%lld\n", step,
+	       t.it_value.tv_sec < TIMER_LONG && t.it_value.tv_sec > TIMER_LONG - 60 ? "ok" : "wrong",
+	       (long long)t.it_interval.tv_sec);
+}
+
+/* A short timer at the end: it fires, once. */
+static void fire_timer(const struct objects *o)
+{
+	struct itimerspec t = { .it_value = { 0, 30000000 } };
+	uint64_t ticks = 0;
+
+	timerfd_settime(o->tm, 0, &t, NULL);
+	if (read(o->tm, &ticks, sizeof(ticks)) != sizeof(ticks))
+		ticks = 0;
+	printf("timer fired:%llu\n", (unsigned long long)ticks);
+}
+
+int main(int argc, char **argv)
+{
+	struct objects o;
+
+	if (argc != 2 || make(&o, argv[1]) < 0) {
+		perror("objects");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int step = 0; step < STEPS; step++) {
+		step_eventfd(&o, step);
+		step_signal(&o, step);
+		step_inotify(&o, step);
+		step_timer(&o, step);
+		usleep(20000);
+	}
+	fire_timer(&o);
+	return 0;
+}
