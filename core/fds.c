@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "core/fd_objects.h"
-#include "core/fds_freeze.h"
+#include "core/fd_socket.h"
 #include "format/sc_log.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -99,7 +99,7 @@ void sc_fds_restarted(const struct sc_fds_frozen *z)
 
 /* Leave room for descriptors opened between the count and the freeze. */
 #define FDS_SPARE 256
-#define DENTS_SIZE (32 << 10)
+#define SCRATCH_SIZE (256 << 10) /* getdents64, and the peeks at a socket's queue */
 
 static int count_fds(void)
 {
@@ -117,7 +117,7 @@ static int count_fds(void)
 /* The table and the listing buffer, in one mapping of their own. */
 static size_t table_size(const struct sc_fds_frozen *z)
 {
-	return (size_t)z->cap * sizeof(*z->fds) + DENTS_SIZE;
+	return (size_t)z->cap * sizeof(*z->fds) + SCRATCH_SIZE;
 }
 
 /*
@@ -140,8 +140,8 @@ int sc_fds_prepare(struct sc_fds_frozen *z)
 			      strerror(errno));
 	}
 	z->fds = m;
-	z->dents = (char *)m + (size_t)z->cap * sizeof(*z->fds);
-	z->dents_size = DENTS_SIZE;
+	z->scratch = (char *)m + (size_t)z->cap * sizeof(*z->fds);
+	z->scratch_size = SCRATCH_SIZE;
 	return 0;
 }
 
@@ -161,8 +161,9 @@ static int report_freeze_error(const struct sc_fds_frozen *z)
 		[SC_FREEZE_COPY_FILE] = "cannot copy the contents of an unlinked file or memfd",
 		[SC_FREEZE_COPY_PIPE] = "cannot copy the buffer of a pipe",
 		[SC_FREEZE_COPY_FDINFO] = "cannot copy the kernel's account of an object",
+		[SC_FREEZE_COPY_SOCKET] = "cannot copy a socket's state",
 	};
-	const char *what = z->err_what > 0 && z->err_what <= SC_FREEZE_COPY_FDINFO ?
+	const char *what = z->err_what > 0 && z->err_what <= SC_FREEZE_COPY_SOCKET ?
 			   step[z->err_what] : "cannot read the descriptors";
 
 	if (z->err_fd >= 0)
@@ -308,7 +309,20 @@ static int collect_one(const struct sc_fds_frozen *z, int i, pid_t pid, struct s
 	if (d->held < 0)
 		return 0;
 	err = read_held(pid, d, f);
-	return err ? err : sc_fd_object_collect(f);
+	if (!err)
+		err = sc_fd_object_collect(f);
+	return err ? err : sc_fd_socket_collect(f);
+}
+
+/* A copy of a description has the kind its first descriptor was found to have. */
+static void inherit_kinds(struct sc_fd *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < i && fds[i].share_id; j++)
+			if (fds[j].share_id == fds[i].share_id) {
+				fds[i].kind = fds[j].kind;
+				break;
+			}
 }
 
 /*
@@ -363,6 +377,8 @@ int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *ski
 		err = collect_one(z, i, snapshot, &fds[k], shared(z, i, skip, n_skip));
 		k++;
 	}
+	sc_fd_socket_collect_end();
+	inherit_kinds(fds, k);
 	if (!err)
 		err = sc_fd_objects_check(fds, k);
 	if (err) {

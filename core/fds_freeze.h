@@ -33,8 +33,8 @@ struct sc_fd_instant {
 struct sc_fds_frozen {
 	struct sc_fd_instant *fds; /* prepared with room for cap entries */
 	int cap, n;
-	char *dents;               /* a buffer for getdents64 */
-	int dents_size;
+	char *scratch;             /* a buffer for getdents64 and for peeking at socket queues */
+	int scratch_size;
 	int err;                   /* 0, or -errno of the first failure (the image is refused) */
 	int err_fd;                /* the descriptor it concerns, or -1 */
 	int err_what;              /* which step failed (SC_FREEZE_*) */
@@ -47,6 +47,7 @@ enum {
 	SC_FREEZE_COPY_FILE,  /* copying an unlinked file or memfd */
 	SC_FREEZE_COPY_PIPE,  /* copying a pipe's buffer */
 	SC_FREEZE_COPY_FDINFO, /* copying /proc/self/fdinfo of an anon inode */
+	SC_FREEZE_COPY_SOCKET, /* copying a socket's state and queue */
 };
 
 /* fds.c */

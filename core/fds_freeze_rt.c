@@ -16,7 +16,7 @@
 #include <linux/kcmp.h>
 #include <sys/stat.h>
 
-#include "core/fds_freeze.h"
+#include "core/fd_socket.h"
 #include "core/sc_sys.h"
 
 #define EPERM_ 1
@@ -92,9 +92,9 @@ static void list_all(struct sc_fds_frozen *z)
 		fail(z, (int)dir, SC_FREEZE_LIST, -1);
 		return;
 	}
-	while ((n = sc_sys3(SYS_getdents64, dir, (long)z->dents, z->dents_size)) > 0) {
+	while ((n = sc_sys3(SYS_getdents64, dir, (long)z->scratch, z->scratch_size)) > 0) {
 		for (long off = 0; off < n;) {
-			struct sc_dirent64 *e = (struct sc_dirent64 *)(z->dents + off);
+			struct sc_dirent64 *e = (struct sc_dirent64 *)(z->scratch + off);
 			int fd = sc_parse_uint(e->d_name);
 
 			off += e->d_reclen;
@@ -301,6 +301,8 @@ static void copy_contents(struct sc_fds_frozen *z)
 			copy_pipe(z, d);
 		if (!(d->mode & S_IFMT))
 			copy_fdinfo(z, d);
+		if (S_ISSOCK(d->mode))
+			sc_fd_socket_freeze(z, d);
 	}
 }
 

@@ -23,6 +23,8 @@
 #include <sys/socket.h>
 
 #include "core/fd_objects.h"
+#include "core/fd_place.h"
+#include "core/fd_socket.h"
 #include "format/sc_log.h"
 
 #define MEMFD_PREFIX "/memfd:"
@@ -47,7 +49,7 @@ static int reopen_flags(const struct sc_fd *f)
 }
 
 /* Take @fd, just made for @f, above the recorded numbers; closes it on failure. */
-static int keep_above(int fd, int min, const struct sc_fd *f)
+int sc_fd_keep_above(int fd, int min, const struct sc_fd *f)
 {
 	int nfd = sc_fd_move_above(fd, min);
 
@@ -60,7 +62,7 @@ static int keep_above(int fd, int min, const struct sc_fd *f)
 }
 
 /* Put a copy of @src at @f's number, with @f's close-on-exec bit. */
-static int place_copy(int src, const struct sc_fd *f)
+int sc_fd_place_copy(int src, const struct sc_fd *f)
 {
 	if (f->fd > 2 && fcntl(f->fd, F_GETFD) >= 0)
 		return sc_err(EBUSY, "cannot restore descriptor %d ('%s'): the restorer already "
@@ -71,10 +73,10 @@ static int place_copy(int src, const struct sc_fd *f)
 	return 0;
 }
 
-/* As place_copy(), then close @tmp whatever happened. */
-static int place(int tmp, const struct sc_fd *f)
+/* As sc_fd_place_copy(), then close @tmp whatever happened. */
+int sc_fd_place(int tmp, const struct sc_fd *f)
 {
-	int err = place_copy(tmp, f);
+	int err = sc_fd_place_copy(tmp, f);
 
 	close(tmp);
 	return err;
@@ -87,7 +89,7 @@ static int open_path(const char *path, int flags, int min, const struct sc_fd *f
 	if (fd < 0)
 		return sc_err(errno, "cannot reopen '%s' (descriptor %d): %s", path, f->fd,
 			      strerror(errno));
-	return keep_above(fd, min, f);
+	return sc_fd_keep_above(fd, min, f);
 }
 
 /* Warn when the file reopened for @f is not the one recorded, or was changed. */
@@ -139,7 +141,7 @@ static int restore_regular(const struct sc_fd *f, int min)
 		close(fd);
 		return err;
 	}
-	return place(fd, f);
+	return sc_fd_place(fd, f);
 }
 
 /* A directory's position is a file-system cookie: failing to restore it is not fatal. */
@@ -152,7 +154,7 @@ static int restore_dir(const struct sc_fd *f, int min)
 	if (f->pos && lseek(fd, (off_t)f->pos, SEEK_SET) < 0)
 		sc_log(SC_LOG_WARN, "cannot move directory '%s' (descriptor %d) to position %llu: %s",
 		       f->path, f->fd, (unsigned long long)f->pos, strerror(errno));
-	return place(fd, f);
+	return sc_fd_place(fd, f);
 }
 
 /* Terminals and most devices cannot seek: the position is restored where it means something. */
@@ -164,7 +166,7 @@ static int restore_char(const struct sc_fd *f, int min)
 		return fd;
 	if (f->pos)
 		(void)lseek(fd, (off_t)f->pos, SEEK_SET);
-	return place(fd, f);
+	return sc_fd_place(fd, f);
 }
 
 /* Size @fd as recorded and write the saved contents from offset 0. */
@@ -206,7 +208,7 @@ static int finish_file(int tmp, const struct sc_fd *f, int min)
 	close(tmp);
 	if (fd < 0)
 		return err;
-	fd = keep_above(fd, min, f);
+	fd = sc_fd_keep_above(fd, min, f);
 	if (fd < 0)
 		return fd;
 	err = seek_to(fd, f);
@@ -214,7 +216,7 @@ static int finish_file(int tmp, const struct sc_fd *f, int min)
 		close(fd);
 		return err;
 	}
-	return place(fd, f);
+	return sc_fd_place(fd, f);
 }
 
 static int restore_memfd(const struct sc_fd *f, int min)
@@ -229,7 +231,7 @@ static int restore_memfd(const struct sc_fd *f, int min)
 	if (fd < 0)
 		return sc_err(errno, "cannot create memfd '%s' (descriptor %d): %s", name, f->fd,
 			      strerror(errno));
-	fd = keep_above(fd, min, f);
+	fd = sc_fd_keep_above(fd, min, f);
 	if (fd < 0)
 		return fd;
 	err = fill_file(fd, f);
@@ -266,7 +268,7 @@ static int restore_deleted(const struct sc_fd *f, int min)
 		return sc_err(errno, "cannot create an unlinked file for '%s' (descriptor %d) in "
 			      "'%s' or '/tmp': %s", f->path, f->fd, slash ? dir : "?",
 			      strerror(errno));
-	fd = keep_above(fd, min, f);
+	fd = sc_fd_keep_above(fd, min, f);
 	if (fd < 0)
 		return fd;
 	err = fill_file(fd, f);
@@ -337,7 +339,7 @@ static int refill_pipe(int w, const struct sc_fd *fds, size_t n, const struct sc
 #define PIPE_STATUS (O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME)
 
 /* The first descriptor before @fds[i] that shares its open file description, or NULL. */
-static const struct sc_fd *shares_with(const struct sc_fd *fds, size_t i)
+const struct sc_fd *sc_fd_shares_with(const struct sc_fd *fds, size_t i)
 {
 	if (!fds[i].share_id)
 		return NULL;
@@ -357,20 +359,20 @@ static const struct sc_fd *shares_with(const struct sc_fd *fds, size_t i)
 static int place_end(const int ends[2], const struct sc_fd *fds, size_t i, bool *kind_done,
 		     int min)
 {
-	const struct sc_fd *f = &fds[i], *same = shares_with(fds, i);
+	const struct sc_fd *f = &fds[i], *same = sc_fd_shares_with(fds, i);
 	int end = f->kind == SC_FD_PIPE_W, err, fd;
 	char proc[48];
 
 	if (same)
-		return place_copy(same->fd, f);
+		return sc_fd_place_copy(same->fd, f);
 	if ((f->open_flags & O_ACCMODE) == O_RDWR || kind_done[end]) {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", ends[(f->open_flags & O_ACCMODE) ==
 								     O_RDWR ? 0 : end]);
 		fd = open_path(proc, reopen_flags(f), min, f);
-		return fd < 0 ? fd : place(fd, f);
+		return fd < 0 ? fd : sc_fd_place(fd, f);
 	}
 	kind_done[end] = true;
-	err = place_copy(ends[end], f);
+	err = sc_fd_place_copy(ends[end], f);
 	if (!err && fcntl(f->fd, F_SETFL, f->open_flags & PIPE_STATUS) < 0)
 		err = sc_err(errno, "cannot set the flags of descriptor %d ('%s'): %s", f->fd,
 			     f->path, strerror(errno));
@@ -380,7 +382,7 @@ static int place_end(const int ends[2], const struct sc_fd *fds, size_t i, bool 
 /* Restored as a copy of the restorer's own 0, 1 or 2, in restore_shared(). */
 static bool shares_stdio(const struct sc_fd *fds, size_t i)
 {
-	const struct sc_fd *same = shares_with(fds, i);
+	const struct sc_fd *same = sc_fd_shares_with(fds, i);
 
 	return same && same->fd <= 2;
 }
@@ -398,8 +400,8 @@ static int restore_pipe(const struct sc_fd *fds, size_t n, size_t first, int min
 	if (pipe2(ends, O_CLOEXEC | O_NONBLOCK) < 0)
 		return sc_err(errno, "cannot create the pipe of descriptor %d ('%s'): %s",
 			      fds[first].fd, fds[first].path, strerror(errno));
-	ends[0] = keep_above(ends[0], min, &fds[first]);
-	ends[1] = ends[0] < 0 ? -1 : keep_above(ends[1], min, &fds[first]);
+	ends[0] = sc_fd_keep_above(ends[0], min, &fds[first]);
+	ends[1] = ends[0] < 0 ? -1 : sc_fd_keep_above(ends[1], min, &fds[first]);
 	if (ends[0] < 0 || ends[1] < 0) {
 		if (ends[0] >= 0)
 			close(ends[0]);
@@ -437,7 +439,7 @@ static int restore_stand_in(const struct sc_fd *f, int min)
 		return sc_err(errno, "cannot make a stand-in for descriptor %d (%s): %s", f->fd,
 			      f->path, strerror(errno));
 	close(pair[1]);
-	fd = keep_above(pair[0], min, f);
+	fd = sc_fd_keep_above(pair[0], min, f);
 	if (fd < 0)
 		return fd;
 	if (fcntl(fd, F_SETFL, f->open_flags & O_NONBLOCK) < 0) {
@@ -449,14 +451,14 @@ static int restore_stand_in(const struct sc_fd *f, int min)
 	}
 	sc_log(SC_LOG_WARN, "descriptor %d (%s) did not come back: it reads as end of file and "
 	       "fails to write, as if its peer had closed", f->fd, f->path);
-	return place(fd, f);
+	return sc_fd_place(fd, f);
 }
 
 static int restore_object(const struct sc_fd *f, int min)
 {
 	int fd = sc_fd_object_restore(f, min);
 
-	return fd < 0 ? fd : place(fd, f);
+	return fd < 0 ? fd : sc_fd_place(fd, f);
 }
 
 static int restore_one(const struct sc_fd *fds, size_t n, size_t i, int min)
@@ -505,7 +507,7 @@ static int restore_shared(const struct sc_fd *same, const struct sc_fd *fds, siz
 {
 	if (fcntl(same->fd, F_GETFD) < 0)
 		return restore_one(fds, n, i, min);
-	return place_copy(same->fd, &fds[i]);
+	return sc_fd_place_copy(same->fd, &fds[i]);
 }
 
 /* Refuse before touching anything: a bad entry, or a number the restorer uses. */
@@ -527,7 +529,7 @@ static int check_list(const struct sc_fd *fds, size_t n)
 /* Re-create @fds[i] at its number: a copy of a description made already, or made anew. */
 static int restore_at(const struct sc_fd *fds, size_t n, size_t i, int min)
 {
-	const struct sc_fd *same = shares_with(fds, i);
+	const struct sc_fd *same = sc_fd_shares_with(fds, i);
 
 	if (same && (same->fd <= 2 || !is_pipe(&fds[i])))
 		return restore_shared(same, fds, n, i, min);
@@ -543,10 +545,20 @@ static bool stays_restorers(const struct sc_fd *f)
 	return true;
 }
 
+/* A unix or IP socket, or a copy of one: made by sc_fd_sockets_restore(). */
+static bool of_socket(const struct sc_fd *fds, size_t i)
+{
+	const struct sc_fd *same = sc_fd_shares_with(fds, i);
+
+	if (same && same->fd <= 2)
+		return false; /* a copy of the restorer's own */
+	return fds[i].kind == SC_FD_UNIX || fds[i].kind == SC_FD_INET;
+}
+
 /* An epoll instance, or a copy of one: made once every descriptor it watches is back. */
 static bool of_epoll(const struct sc_fd *fds, size_t i)
 {
-	const struct sc_fd *same = shares_with(fds, i);
+	const struct sc_fd *same = sc_fd_shares_with(fds, i);
 
 	return fds[i].kind == SC_FD_EPOLL || (same && same->kind == SC_FD_EPOLL);
 }
@@ -594,11 +606,12 @@ int sc_fds_restore(const struct sc_fd *fds, size_t n)
 		if (fds[i].fd >= min)
 			min = fds[i].fd + 1;
 	for (size_t i = 0; i < n; i++) {
-		if (of_epoll(fds, i) || stays_restorers(&fds[i]))
+		if (of_epoll(fds, i) || of_socket(fds, i) || stays_restorers(&fds[i]))
 			continue;
 		err = restore_at(fds, n, i, min);
 		if (err)
 			return err;
 	}
-	return restore_epolls(fds, n, min);
+	err = sc_fd_sockets_restore(fds, n, min);
+	return err ? err : restore_epolls(fds, n, min);
 }

@@ -57,7 +57,7 @@ $(BUILD)/tests/progs/counter: tests/progs/counter.c
 	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) -Wall -Wextra $(CFLAGS) -o $@ $<
 
 # Programs that know nothing of selfckpt, run under selfckpt-run by tests/cli/test_instant.c.
-RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects
+RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects sockets
 test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c
 	$(Q)mkdir -p $(@D)

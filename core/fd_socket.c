@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fd_socket.c - a socket's record (kinds 14 and 15, or 6 when it cannot come
+ * back) from what the freeze held of it (fd_socket_freeze_rt.c) and, for a
+ * unix socket, the inode of its peer (unix_diag.c).
+ *
+ * What comes back: unix sockets of every type, bound (by path or abstract
+ * name) or not, listening, connected to another socket of the process (a
+ * pair made again) or to a named one, with the bytes and messages queued for
+ * reading; IPv4/IPv6 UDP sockets and TCP sockets that listen or are not
+ * connected, with their address. What does not: a connected TCP socket
+ * (its peer is another machine's state), netlink and packet sockets; they
+ * become stand-ins (R-TYP-13). A message in flight that carries descriptors
+ * (SCM_RIGHTS) refuses the image. Datagrams queued on a UDP socket are
+ * dropped, as a network may drop them, with a warning.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "core/fd_socket.h"
+#include "core/unix_diag.h"
+#include "format/sc_log.h"
+
+#define SOMAXCONN_DEFAULT 4096
+
+/* The unix sockets of the system, asked once per checkpoint. */
+static struct sc_unix_sock *diag;
+static size_t diag_n;
+static bool diag_done;
+
+void sc_fd_socket_collect_end(void)
+{
+	free(diag);
+	diag = NULL;
+	diag_n = 0;
+	diag_done = false;
+}
+
+static int unix_peer(uint64_t ino, uint64_t *peer, uint32_t *backlog)
+{
+	const struct sc_unix_sock *s;
+
+	if (!diag_done) {
+		int err = sc_unix_diag(&diag, &diag_n);
+
+		if (err)
+			return err;
+		diag_done = true;
+	}
+	s = sc_unix_find(diag, diag_n, ino);
+	*peer = s ? s->peer : 0;
+	*backlog = s && s->backlog ? s->backlog : SOMAXCONN_DEFAULT;
+	return 0;
+}
+
+static void put_type(struct sc_state_out *o, const struct sc_sock_frozen *s, uint32_t flags)
+{
+	uint8_t v[16];
+
+	sc_put_le32(v, (uint32_t)s->domain);
+	sc_put_le32(v + 4, (uint32_t)s->type);
+	sc_put_le32(v + 8, (uint32_t)s->protocol);
+	sc_put_le32(v + 12, flags);
+	sc_state_put(o, SC_SOCK_TYPE, v, sizeof(v));
+}
+
+static void put_pair(struct sc_state_out *o, uint32_t tag, uint64_t a, uint64_t b)
+{
+	uint8_t v[16];
+
+	sc_put_le64(v, a);
+	sc_put_le64(v + 8, b);
+	sc_state_put(o, tag, v, sizeof(v));
+}
+
+/* Is the bound path of @s still there as a socket (else it comes back unlinked)? */
+static bool path_gone(const struct sc_sock_frozen *s)
+{
+	const struct sockaddr_un *un = (const struct sockaddr_un *)s->name;
+	char path[sizeof(un->sun_path) + 1] = { 0 };
+	struct stat st;
+
+	if (s->name_len <= sizeof(sa_family_t) || !un->sun_path[0])
+		return false; /* unbound, or an abstract name */
+	memcpy(path, un->sun_path, s->name_len - sizeof(sa_family_t));
+	return stat(path, &st) < 0 || !S_ISSOCK(st.st_mode);
+}
+
+/*
+ * The queued pieces after the header: one item per message, or one for the
+ * whole stream. @bytes gets their total. Return: 0 or -EINVAL (cut short).
+ */
+static int put_queue(struct sc_state_out *o, const struct sc_fd *f, bool stream, size_t *bytes)
+{
+	const uint8_t *p = (const uint8_t *)f->data + sizeof(struct sc_sock_frozen);
+	const uint8_t *end = (const uint8_t *)f->data + f->data_len;
+	size_t total = 0;
+	uint8_t *all;
+
+	for (const uint8_t *q = p; q < end; q += 4 + sc_get_le32(q))
+		if ((size_t)(end - q) < 4 || sc_get_le32(q) > (size_t)(end - q) - 4)
+			return -EINVAL;
+	for (const uint8_t *q = p; q < end; q += 4 + sc_get_le32(q)) {
+		total += sc_get_le32(q);
+		if (!stream)
+			sc_state_put(o, SC_SOCK_QUEUE, q + 4, sc_get_le32(q));
+	}
+	*bytes = total;
+	if (!stream || !total)
+		return 0;
+	all = malloc(total);
+	if (!all)
+		return -ENOMEM;
+	total = 0;
+	for (const uint8_t *q = p; q < end; q += 4 + sc_get_le32(q)) {
+		memcpy(all + total, q + 4, sc_get_le32(q));
+		total += sc_get_le32(q);
+	}
+	sc_state_put(o, SC_SOCK_QUEUE, all, (uint32_t)total);
+	free(all);
+	return 0;
+}
+
+static int collect_unix(struct sc_fd *f, const struct sc_sock_frozen *s, struct sc_state_out *o)
+{
+	uint64_t peer;
+	uint32_t backlog, flags = s->listening ? SC_SOCK_LISTENING : 0;
+	size_t bytes;
+	uint8_t bufs[8];
+	int err = unix_peer(f->inode, &peer, &backlog);
+
+	if (err)
+		return err;
+	if (path_gone(s))
+		flags |= SC_SOCK_UNLINKED;
+	put_type(o, s, flags);
+	if (s->name_len > sizeof(sa_family_t))
+		sc_state_put(o, SC_SOCK_NAME, s->name, s->name_len);
+	put_pair(o, SC_SOCK_PEER, f->inode, peer);
+	if (s->peer_len > sizeof(sa_family_t))
+		sc_state_put(o, SC_SOCK_PEER_NAME, s->peer, s->peer_len);
+	if (s->listening) {
+		sc_put_le32(bufs, backlog);
+		sc_state_put(o, SC_SOCK_BACKLOG, bufs, 4);
+	}
+	sc_put_le32(bufs, (uint32_t)s->sndbuf);
+	sc_put_le32(bufs + 4, (uint32_t)s->rcvbuf);
+	sc_state_put(o, SC_SOCK_BUFFERS, bufs, 8);
+	f->kind = SC_FD_UNIX;
+	return put_queue(o, f, s->type == SOCK_STREAM, &bytes);
+}
+
+/* A TCP socket that is connected cannot come back: its peer is not in the process. */
+static bool inet_can_come_back(const struct sc_sock_frozen *s)
+{
+	return s->type == SOCK_DGRAM || (s->type == SOCK_STREAM && (s->listening ||
+									!s->peer_len));
+}
+
+static int collect_inet(struct sc_fd *f, const struct sc_sock_frozen *s, struct sc_state_out *o)
+{
+	uint32_t flags = (s->listening ? SC_SOCK_LISTENING : 0) |
+			 (s->reuseaddr ? SC_SOCK_REUSEADDR : 0);
+	struct sc_state_out drop = { 0 };
+	size_t bytes = 0;
+	uint8_t v[8];
+
+	put_type(o, s, flags);
+	if (s->name_len)
+		sc_state_put(o, SC_SOCK_NAME, s->name, s->name_len);
+	if (s->peer_len)
+		sc_state_put(o, SC_SOCK_PEER_NAME, s->peer, s->peer_len);
+	if (s->listening) {
+		sc_put_le32(v, SOMAXCONN_DEFAULT);
+		sc_state_put(o, SC_SOCK_BACKLOG, v, 4);
+	}
+	sc_put_le32(v, (uint32_t)s->sndbuf);
+	sc_put_le32(v + 4, (uint32_t)s->rcvbuf);
+	sc_state_put(o, SC_SOCK_BUFFERS, v, 8);
+	if (put_queue(&drop, f, false, &bytes) == 0 && bytes)
+		sc_log(SC_LOG_WARN, "descriptor %d (%s): the %zu bytes of datagrams queued on it "
+		       "are dropped at restore, as a network may drop them", f->fd, f->path, bytes);
+	free(drop.buf);
+	f->kind = SC_FD_INET;
+	return 0;
+}
+
+static int refuse(const struct sc_fd *f, const char *why)
+{
+	return sc_err(SELFCKPT_EHOST, "descriptor %d (%s) %s: it cannot come back, so no image is "
+		      "written", f->fd, f->path, why);
+}
+
+int sc_fd_socket_collect(struct sc_fd *f)
+{
+	struct sc_sock_frozen s;
+	struct sc_state_out o = { 0 };
+	int err;
+
+	if (f->kind != SC_FD_SOCKET || f->data_len < sizeof(s))
+		return 0;
+	memcpy(&s, f->data, sizeof(s));
+	if (s.in_flight)
+		return refuse(f, "has descriptors in flight in its queue (SCM_RIGHTS)");
+	if (s.queue_err)
+		return sc_err(-s.queue_err, "cannot read the queue of descriptor %d (%s): %s",
+			      f->fd, f->path, strerror(-s.queue_err));
+	if (s.domain == AF_UNIX)
+		err = collect_unix(f, &s, &o);
+	else if ((s.domain == AF_INET || s.domain == AF_INET6) && inet_can_come_back(&s))
+		err = collect_inet(f, &s, &o);
+	else
+		err = 1; /* a stand-in: the record keeps kind 6 and no state */
+	if (err) {
+		free(o.buf);
+		free(f->data);
+		f->data = NULL;
+		f->data_len = 0;
+		if (err == -EINVAL)
+			return sc_err(EIO, "descriptor %d (%s): the copy of its queue is cut short",
+				      f->fd, f->path);
+		if (err == -ENOMEM)
+			return sc_err(ENOMEM, "out of memory recording descriptor %d", f->fd);
+		return err < 0 ? err : 0; /* reported, or a stand-in */
+	}
+	return sc_state_finish(&o, f);
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fd_socket.h - sockets: unix domain sockets (socket pairs, named and
+ * abstract, listening, with the data queued in them) and IPv4/IPv6 sockets
+ * that can come back (UDP, TCP listening). What a socket is and what is
+ * queued in it is read at the instant of the snapshot (fd_socket_freeze_rt.c);
+ * who is connected to whom after the release, from the kernel's socket
+ * diagnostics (unix_diag.c); the image holds the socket's item list
+ * (fd_state.h, spec §9.6.1); the restore makes the sockets again
+ * (fd_socket_restore.c).
+ */
+#ifndef SC_FD_SOCKET_H
+#define SC_FD_SOCKET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/fd_state.h"
+#include "core/fds_freeze.h"
+
+#define SC_SOCK_ADDR_MAX 128 /* sizeof(struct sockaddr_storage) */
+
+/*
+ * What the freeze writes at the start of a socket's held copy; the bytes
+ * queued for reading follow as (u32 length, bytes) pieces: one per message
+ * of a datagram or seqpacket socket, any number for a stream.
+ */
+struct sc_sock_frozen {
+	int32_t domain, type, protocol;
+	int32_t listening;           /* SO_ACCEPTCONN */
+	int32_t sndbuf, rcvbuf;      /* SO_SNDBUF, SO_RCVBUF as the kernel reports them */
+	int32_t reuseaddr;
+	int32_t in_flight;           /* a queued message carries descriptors (SCM_RIGHTS) */
+	int32_t queue_err;           /* 0, or -errno: the queue could not be read whole */
+	uint32_t name_len, peer_len; /* 0: not bound / not connected */
+	uint8_t name[SC_SOCK_ADDR_MAX], peer[SC_SOCK_ADDR_MAX];
+};
+
+/* Items of kinds 14 (unix) and 15 (IPv4/IPv6), spec §9.6.1. */
+enum {
+	SC_SOCK_TYPE = SC_STATE_REQUIRED | 1,    /* u32 domain, u32 type, u32 protocol, u32 flags */
+	SC_SOCK_NAME = SC_STATE_REQUIRED | 2,    /* the bound address (a sockaddr) */
+	SC_SOCK_PEER = SC_STATE_REQUIRED | 3,    /* u64 own inode, u64 peer's inode (0: none) */
+	SC_SOCK_PEER_NAME = SC_STATE_REQUIRED | 4, /* the peer's address (a sockaddr) */
+	SC_SOCK_QUEUE = SC_STATE_REQUIRED | 5,   /* bytes queued for reading: one message */
+	SC_SOCK_BACKLOG = SC_STATE_REQUIRED | 6, /* u32: the listen() backlog */
+	SC_SOCK_BUFFERS = 7,                     /* u32 SO_SNDBUF, u32 SO_RCVBUF */
+};
+
+/* SC_SOCK_TYPE flags */
+#define SC_SOCK_LISTENING 1u
+#define SC_SOCK_REUSEADDR 2u
+#define SC_SOCK_UNLINKED 4u  /* a unix socket whose bound path was removed */
+
+/* fd_socket_freeze_rt.c: raw, while every other thread is stopped */
+/**
+ * sc_fd_socket_freeze() - the socket @d into a memfd the snapshot holds
+ * (@d->held): an sc_sock_frozen and the bytes queued for reading, peeked at,
+ * left where they are. A failure is kept in @z->err.
+ */
+void sc_fd_socket_freeze(struct sc_fds_frozen *z, struct sc_fd_instant *d);
+
+/* fd_socket.c */
+/**
+ * sc_fd_socket_collect() - turn the held copy in @f->data into @f's kind
+ * and item list; a socket that cannot come back becomes SC_FD_SOCKET (a
+ * stand-in) with its reason logged. Return: 0, or a negative error
+ * (reported) that refuses the image.
+ */
+int sc_fd_socket_collect(struct sc_fd *f);
+
+/** sc_fd_socket_collect_end() - forget what sc_fd_socket_collect() learned of the system. */
+void sc_fd_socket_collect_end(void);
+
+/* fd_socket_restore.c */
+/**
+ * sc_fd_sockets_restore() - make the unix and IP sockets of @fds again at
+ * their numbers: listening and bound ones first, then socket pairs and
+ * connected ones; then copies of shared descriptions. Made descriptors are
+ * kept at @min or above until placed.
+ * Return: 0 or a negative error (reported).
+ */
+int sc_fd_sockets_restore(const struct sc_fd *fds, size_t n, int min);
+
+#endif /* SC_FD_SOCKET_H */

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fd_socket_freeze_rt.c - a socket at the instant of the snapshot.
+ *
+ * Stage contract: as fds_freeze_rt.c (every other thread stopped, raw
+ * system calls, the table's scratch buffer, no malloc). The data queued for
+ * reading is peeked at with the socket's peek offset (SO_PEEK_OFF) moved
+ * along, so each peek gives the next bytes or message, and the offset is
+ * put back after: the queue is left as it was. A peek with no room for
+ * control data tells whether a message carries descriptors (MSG_CTRUNC)
+ * without taking them.
+ */
+#include <sys/socket.h>
+
+#include "core/fd_socket.h"
+#include "core/sc_sys.h"
+
+#define EAGAIN_ 11
+#define EMSGSIZE_ 90
+#define MFD_CLOEXEC_ 1u
+
+static int get_int(int fd, int level, int name)
+{
+	int v = 0;
+	unsigned len = sizeof(v);
+
+	if (sc_sys5(SYS_getsockopt, fd, level, name, (long)&v, (long)&len) < 0)
+		return -1;
+	return v;
+}
+
+static void read_facts(int fd, struct sc_sock_frozen *s)
+{
+	unsigned len;
+
+	s->domain = get_int(fd, SOL_SOCKET, SO_DOMAIN);
+	s->type = get_int(fd, SOL_SOCKET, SO_TYPE);
+	s->protocol = get_int(fd, SOL_SOCKET, SO_PROTOCOL);
+	s->listening = get_int(fd, SOL_SOCKET, SO_ACCEPTCONN) == 1;
+	s->sndbuf = get_int(fd, SOL_SOCKET, SO_SNDBUF);
+	s->rcvbuf = get_int(fd, SOL_SOCKET, SO_RCVBUF);
+	s->reuseaddr = get_int(fd, SOL_SOCKET, SO_REUSEADDR) == 1;
+	len = SC_SOCK_ADDR_MAX;
+	s->name_len = sc_sys3(SYS_getsockname, fd, (long)s->name, (long)&len) < 0 ? 0 : len;
+	len = SC_SOCK_ADDR_MAX;
+	s->peer_len = sc_sys3(SYS_getpeername, fd, (long)s->peer, (long)&len) < 0 ? 0 : len;
+	if (s->name_len > SC_SOCK_ADDR_MAX)
+		s->name_len = SC_SOCK_ADDR_MAX;
+	if (s->peer_len > SC_SOCK_ADDR_MAX)
+		s->peer_len = SC_SOCK_ADDR_MAX;
+}
+
+static long write_all(int fd, const void *buf, long len)
+{
+	for (long done = 0, w; done < len; done += w) {
+		w = sc_sys3(SYS_write, fd, (long)((const char *)buf + done), len - done);
+		if (w < 0)
+			return w;
+	}
+	return 0;
+}
+
+/* One peek at the next bytes or message into @buf; its length, or -errno. */
+static long peek(int fd, char *buf, long size, struct sc_sock_frozen *s)
+{
+	struct iovec iov = { buf, (size_t)size };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	long r = sc_sys3(SYS_recvmsg, fd, (long)&msg, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+
+	if (r < 0)
+		return r == -EAGAIN_ ? 0 : r;
+	if (msg.msg_flags & MSG_CTRUNC)
+		s->in_flight = 1;
+	if (s->type != SOCK_STREAM && r > size)
+		return -EMSGSIZE_; /* a datagram larger than the scratch buffer */
+	return r;
+}
+
+/*
+ * The queue, piece by piece, after the header in @out. A stream ends at the
+ * first empty peek; so does a datagram queue (an empty datagram at its end
+ * is not kept: a peek cannot tell it from an empty queue).
+ */
+static int copy_queue(struct sc_fds_frozen *z, int fd, long out, struct sc_sock_frozen *s,
+		      int64_t *len)
+{
+	int old = get_int(fd, SOL_SOCKET, SO_PEEK_OFF), zero = 0;
+	long r, w = 0;
+
+	if (s->listening || sc_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_PEEK_OFF, (long)&zero,
+				    sizeof(zero)) < 0)
+		return 0; /* a listening socket, or one that cannot peek further: nothing kept */
+	while ((r = peek(fd, z->scratch, z->scratch_size, s)) > 0) {
+		uint32_t n = (uint32_t)r;
+
+		w = write_all((int)out, &n, sizeof(n));
+		if (!w)
+			w = write_all((int)out, z->scratch, r);
+		if (w < 0)
+			break;
+		*len += (int64_t)sizeof(n) + r;
+	}
+	sc_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_PEEK_OFF, (long)&old, sizeof(old));
+	return r < 0 ? (int)r : (int)w;
+}
+
+void sc_fd_socket_freeze(struct sc_fds_frozen *z, struct sc_fd_instant *d)
+{
+	struct sc_sock_frozen s;
+	int64_t len = sizeof(s);
+	long out;
+	int err;
+
+	for (unsigned i = 0; i < sizeof(s); i++)
+		((char *)&s)[i] = 0;
+	read_facts(d->fd, &s);
+	out = sc_sys2(SYS_memfd_create, (long)"selfckpt-socket", MFD_CLOEXEC_);
+	if (out < 0) {
+		z->err = z->err ? z->err : (int)out;
+		z->err_what = z->err_what ? z->err_what : SC_FREEZE_COPY_SOCKET;
+		z->err_fd = d->fd;
+		return;
+	}
+	err = (int)sc_sys4(SYS_pwrite64, out, (long)&s, sizeof(s), 0);
+	sc_sys3(SYS_lseek, out, sizeof(s), 0);
+	s.queue_err = err < 0 ? err : copy_queue(z, d->fd, out, &s, &len);
+	sc_sys4(SYS_pwrite64, out, (long)&s, sizeof(s), 0); /* with what the peeks found */
+	d->held = (int32_t)out;
+	d->held_len = len;
+}

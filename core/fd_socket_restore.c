@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fd_socket_restore.c - make unix and IP sockets again (kinds 14 and 15).
+ *
+ * Stage contract: as fds_restore.c (the restorer, ordinary libc). Order:
+ * sockets that stand alone (bound, listening, IP) first, so that a socket
+ * connected to a listening one of the process can connect again; then the
+ * connected unix sockets: two that were connected to each other come back as
+ * a new pair, one connected to a named socket connects to it again, and one
+ * whose peer is outside the process becomes a stand-in that gives its queued
+ * data, then end of file; then the copies of shared descriptions.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/fd_place.h"
+#include "core/fd_socket.h"
+#include "format/sc_log.h"
+
+#define TYPE_LEN 16u
+#define PAIR_LEN 16u
+
+struct sock {
+	uint32_t domain, type, protocol, flags, backlog;
+	uint64_t ino, peer;
+	const uint8_t *name, *peer_name;
+	uint32_t name_len, peer_name_len;
+	uint32_t sndbuf, rcvbuf;
+	bool typed;
+};
+
+static int bad(const struct sc_fd *f, const struct sc_state_item *it)
+{
+	return sc_err(SELFCKPT_ELENGTH, "descriptor %d (%s): state item 0x%x has %u bytes, not "
+		      "the length its kind gives it", f->fd, f->path, it->tag, it->len);
+}
+
+static int one_item(const struct sc_fd *f, const struct sc_state_item *it, struct sock *s)
+{
+	switch (it->tag) {
+	case SC_SOCK_TYPE:
+		if (it->len != TYPE_LEN)
+			return bad(f, it);
+		s->domain = sc_get_le32(it->value);
+		s->type = sc_get_le32(it->value + 4);
+		s->protocol = sc_get_le32(it->value + 8);
+		s->flags = sc_get_le32(it->value + 12);
+		s->typed = true;
+		return 0;
+	case SC_SOCK_NAME:
+	case SC_SOCK_PEER_NAME:
+		if (it->len < sizeof(sa_family_t) || it->len > SC_SOCK_ADDR_MAX)
+			return bad(f, it);
+		*(it->tag == SC_SOCK_NAME ? &s->name : &s->peer_name) = it->value;
+		*(it->tag == SC_SOCK_NAME ? &s->name_len : &s->peer_name_len) = it->len;
+		return 0;
+	case SC_SOCK_PEER:
+		if (it->len != PAIR_LEN)
+			return bad(f, it);
+		s->ino = sc_get_le64(it->value);
+		s->peer = sc_get_le64(it->value + 8);
+		return 0;
+	case SC_SOCK_BACKLOG:
+		if (it->len != 4)
+			return bad(f, it);
+		s->backlog = sc_get_le32(it->value);
+		return 0;
+	case SC_SOCK_BUFFERS:
+		if (it->len != 8)
+			return bad(f, it);
+		s->sndbuf = sc_get_le32(it->value);
+		s->rcvbuf = sc_get_le32(it->value + 4);
+		return 0;
+	case SC_SOCK_QUEUE:
+		return 0; /* sent when the socket is made (send_queue()) */
+	default:
+		return sc_state_unknown(f, it);
+	}
+}
+
+static int parse(const struct sc_fd *f, struct sock *s)
+{
+	struct sc_state_item it;
+	size_t pos = 0;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	while ((r = sc_state_next(f, &pos, &it)) > 0)
+		if ((r = one_item(f, &it, s)))
+			return r;
+	if (!r && !s->typed)
+		return sc_err(SELFCKPT_ELENGTH, "descriptor %d (%s): its state does not say what "
+			      "socket it is", f->fd, f->path);
+	return r;
+}
+
+/* Send @f's queued messages through @writer, so that @f's socket reads them again. */
+static int send_queue(int writer, const struct sc_fd *f)
+{
+	struct sc_state_item it;
+	size_t pos = 0;
+	int r;
+
+	while ((r = sc_state_next(f, &pos, &it)) > 0) {
+		if (it.tag != SC_SOCK_QUEUE)
+			continue;
+		if (send(writer, it.value, it.len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)it.len)
+			return sc_err(errno ? errno : EIO, "cannot queue again the %u bytes that "
+				      "descriptor %d (%s) had to read: %s", it.len, f->fd, f->path,
+				      strerror(errno));
+	}
+	return r;
+}
+
+/* The kernel doubles what it is given: half of what it reported. */
+static void set_buffers(int fd, const struct sock *s)
+{
+	int snd = (int)(s->sndbuf / 2), rcv = (int)(s->rcvbuf / 2);
+
+	if (snd > 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd));
+	if (rcv > 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+}
+
+/* A bound path left by the process that wrote the image: removed, if nobody listens there. */
+static void clear_stale_path(const struct sock *s)
+{
+	const struct sockaddr_un *un = (const struct sockaddr_un *)s->name;
+	char path[sizeof(un->sun_path) + 1] = { 0 };
+	struct stat st;
+	int probe;
+
+	if (s->domain != AF_UNIX || s->name_len <= sizeof(sa_family_t) || !un->sun_path[0])
+		return;
+	memcpy(path, un->sun_path, s->name_len - sizeof(sa_family_t));
+	if (stat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return;
+	probe = socket(AF_UNIX, (int)s->type | SOCK_CLOEXEC, 0);
+	if (probe >= 0 && connect(probe, (const struct sockaddr *)s->name, s->name_len) < 0 &&
+	    errno == ECONNREFUSED)
+		unlink(path);
+	if (probe >= 0)
+		close(probe);
+}
+
+static int bind_name(int fd, const struct sc_fd *f, const struct sock *s)
+{
+	int on = 1;
+
+	if (!s->name_len || (s->domain == AF_UNIX && s->name_len <= sizeof(sa_family_t)))
+		return 0;
+	if (s->flags & SC_SOCK_REUSEADDR || s->domain != AF_UNIX)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	clear_stale_path(s);
+	if (bind(fd, (const struct sockaddr *)s->name, s->name_len) < 0)
+		return sc_err(errno, "cannot bind descriptor %d (%s) to its address again: %s",
+			      f->fd, f->path, strerror(errno));
+	if (s->flags & SC_SOCK_UNLINKED) {
+		const struct sockaddr_un *un = (const struct sockaddr_un *)s->name;
+		char path[sizeof(un->sun_path) + 1] = { 0 };
+
+		memcpy(path, un->sun_path, s->name_len - sizeof(sa_family_t));
+		unlink(path);
+	}
+	return 0;
+}
+
+/* Give the new socket @fd @f's flags and put it at its number. */
+static int finish(int fd, const struct sc_fd *f, int min)
+{
+	fd = sc_fd_keep_above(fd, min, f);
+	if (fd < 0)
+		return fd;
+	if (fcntl(fd, F_SETFL, f->open_flags & (O_NONBLOCK | O_ASYNC)) < 0) {
+		int err = sc_err(errno, "cannot set the flags of descriptor %d (%s): %s", f->fd,
+				 f->path, strerror(errno));
+
+		close(fd);
+		return err;
+	}
+	return sc_fd_place(fd, f);
+}
+
+/* A socket that stands alone: made, bound, listening as it was; connected, if a datagram one. */
+static int make_alone(const struct sc_fd *f, const struct sock *s, int min)
+{
+	int fd = socket((int)s->domain, (int)s->type | SOCK_CLOEXEC, (int)s->protocol), err;
+
+	if (fd < 0)
+		return sc_err(errno, "cannot create the socket of descriptor %d (%s): %s", f->fd,
+			      f->path, strerror(errno));
+	set_buffers(fd, s);
+	err = bind_name(fd, f, s);
+	if (!err && (s->flags & SC_SOCK_LISTENING) && listen(fd, (int)s->backlog) < 0)
+		err = sc_err(errno, "cannot make descriptor %d (%s) listen again: %s", f->fd,
+			     f->path, strerror(errno));
+	if (!err && s->type == SOCK_DGRAM && s->peer_name_len &&
+	    connect(fd, (const struct sockaddr *)s->peer_name, s->peer_name_len) < 0)
+		err = sc_err(errno, "cannot connect descriptor %d (%s) to its peer again: %s",
+			     f->fd, f->path, strerror(errno));
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return finish(fd, f, min);
+}
+
+/* The first socket of the image (not a copy) whose inode is @ino, or -1. */
+static long find_ino(const struct sc_fd *fds, size_t n, uint64_t ino)
+{
+	struct sock s;
+
+	for (size_t i = 0; i < n; i++)
+		if (fds[i].kind == SC_FD_UNIX && !sc_fd_shares_with(fds, i) && fds[i].fd > 2 &&
+		    fds[i].data_len && parse(&fds[i], &s) == 0 && s.ino == ino)
+			return (long)i;
+	return -1;
+}
+
+/* @a and @b were connected to each other: a new pair, each end with its queue. */
+static int make_pair(const struct sc_fd *a, const struct sc_fd *b, const struct sock *s,
+		     int min)
+{
+	int p[2], err;
+
+	if (socketpair(AF_UNIX, (int)s->type | SOCK_CLOEXEC, 0, p) < 0)
+		return sc_err(errno, "cannot create the socket pair of descriptors %d and %d: %s",
+			      a->fd, b->fd, strerror(errno));
+	set_buffers(p[0], s);
+	err = send_queue(p[1], a);
+	if (!err)
+		err = send_queue(p[0], b);
+	if (err) {
+		close(p[0]);
+		close(p[1]);
+		return err;
+	}
+	err = finish(p[0], a, min);
+	if (err) {
+		close(p[1]);
+		return err;
+	}
+	return finish(p[1], b, min);
+}
+
+/*
+ * The peer is gone or outside the process: an end whose partner is closed
+ * once it has queued this socket's data again; or a connection made again
+ * to a listening socket of the process named as the peer.
+ */
+static int make_orphan(const struct sc_fd *f, const struct sock *s, int min)
+{
+	int p[2], err;
+
+	if (s->peer_name_len > sizeof(sa_family_t)) {
+		int fd = socket(AF_UNIX, (int)s->type | SOCK_CLOEXEC, 0);
+
+		if (fd >= 0 && bind_name(fd, f, s) == 0 &&
+		    connect(fd, (const struct sockaddr *)s->peer_name, s->peer_name_len) == 0)
+			return finish(fd, f, min);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (socketpair(AF_UNIX, (int)s->type | SOCK_CLOEXEC, 0, p) < 0)
+		return sc_err(errno, "cannot create a socket for descriptor %d (%s): %s", f->fd,
+			      f->path, strerror(errno));
+	err = send_queue(p[1], f);
+	close(p[1]);
+	if (err) {
+		close(p[0]);
+		return err;
+	}
+	sc_log(SC_LOG_WARN, "descriptor %d (%s): its peer was outside the process; it reads what "
+	       "was queued, then end of file", f->fd, f->path);
+	return finish(p[0], f, min);
+}
+
+static bool alone(const struct sock *s)
+{
+	return s->domain != AF_UNIX || !s->peer;
+}
+
+static bool is_socket(const struct sc_fd *fds, size_t i)
+{
+	return (fds[i].kind == SC_FD_UNIX || fds[i].kind == SC_FD_INET) && fds[i].fd > 2 &&
+	       !sc_fd_shares_with(fds, i);
+}
+
+static int restore_alone(const struct sc_fd *fds, size_t n, int min)
+{
+	struct sock s;
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!is_socket(fds, i))
+			continue;
+		err = parse(&fds[i], &s);
+		if (!err && alone(&s))
+			err = make_alone(&fds[i], &s, min);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int restore_connected(const struct sc_fd *fds, size_t n, int min)
+{
+	struct sock s, t;
+	long j;
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!is_socket(fds, i) || fcntl(fds[i].fd, F_GETFD) >= 0)
+			continue; /* not a socket, or made already (alone, or as a pair's end) */
+		err = parse(&fds[i], &s);
+		if (err)
+			return err;
+		j = find_ino(fds, n, s.peer);
+		if (j >= 0 && (size_t)j != i && parse(&fds[j], &t) == 0 && t.peer == s.ino &&
+		    fcntl(fds[j].fd, F_GETFD) < 0)
+			err = make_pair(&fds[i], &fds[j], &s, min);
+		else
+			err = make_orphan(&fds[i], &s, min);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int sc_fd_sockets_restore(const struct sc_fd *fds, size_t n, int min)
+{
+	int err = restore_alone(fds, n, min);
+
+	if (!err)
+		err = restore_connected(fds, n, min);
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct sc_fd *same = sc_fd_shares_with(fds, i);
+
+		if ((fds[i].kind == SC_FD_UNIX || fds[i].kind == SC_FD_INET) && same &&
+		    fds[i].fd > 2 && fcntl(same->fd, F_GETFD) >= 0)
+			err = sc_fd_place_copy(same->fd, &fds[i]);
+	}
+	return err;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sockets.c - a program that holds the sockets a process commonly has: a
+ * stream, a datagram and a seqpacket socket pair with data queued in them,
+ * a listening unix socket bound to a path, a client connected to it and the
+ * accepted end, a datagram socket bound to an abstract name, a UDP socket
+ * and a listening TCP socket on the loopback. In 60 steps of 20 ms it moves
+ * data through all of them; everything it prints follows from what it did,
+ * not from when. Run under selfckpt-run by tests/cli/test_objects.c.
+ * Usage: sockets DIR (a folder of its own, for the socket's path).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define STEPS 60
+
+struct socks {
+	int stream[2], dgram[2], seq[2];
+	int listener, client, server, abstract, udp, tcp;
+	char path[108];
+};
+
+static int unix_addr(struct sockaddr_un *a, const char *path, int abstract)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	snprintf(a->sun_path + abstract, sizeof(a->sun_path) - (size_t)abstract, "%.*s",
+		 (int)sizeof(a->sun_path) - 2, path);
+	return (int)(offsetof(struct sockaddr_un, sun_path) + abstract + strlen(path));
+}
+
+static int make_unix(struct socks *s, const char *dir)
+{
+	struct sockaddr_un a;
+	char name[64];
+	int len;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, s->stream) < 0 ||
+	    socketpair(AF_UNIX, SOCK_DGRAM, 0, s->dgram) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, s->seq) < 0)
+		return -1;
+	snprintf(s->path, sizeof(s->path), "%s/listen.sock", dir);
+	len = unix_addr(&a, s->path, 0);
+	s->listener = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (bind(s->listener, (struct sockaddr *)&a, len) < 0 || listen(s->listener, 8) < 0)
+		return -1;
+	s->client = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (connect(s->client, (struct sockaddr *)&a, len) < 0)
+		return -1;
+	s->server = accept(s->listener, NULL, NULL);
+	snprintf(name, sizeof(name), "selfckpt-test-%d", (int)getpid());
+	len = unix_addr(&a, name, 1);
+	s->abstract = socket(AF_UNIX, SOCK_DGRAM, 0);
+	return s->server < 0 || bind(s->abstract, (struct sockaddr *)&a, len) < 0 ? -1 : 0;
+}
+
+static int make_inet(struct socks *s)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+	s->udp = socket(AF_INET, SOCK_DGRAM, 0);
+	s->tcp = socket(AF_INET, SOCK_STREAM, 0);
+	if (bind(s->udp, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    bind(s->tcp, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s->tcp, 4) < 0)
+		return -1;
+	return 0;
+}
+
+/* Messages sent at step @i and read at step @i + 2: two are always queued. */
+static void step_pairs(const struct socks *s, int i)
+{
+	char out[32], in[64];
+	ssize_t n;
+
+	snprintf(out, sizeof(out), "m%d", i);
+	send(s->stream[0], out, strlen(out), 0);
+	send(s->dgram[0], out, strlen(out), 0);
+	send(s->seq[1], out, strlen(out), 0);
+	if (i < 2)
+		return;
+	n = recv(s->stream[1], in, 3 + (i - 2 >= 10), 0); /* "mN" or "mNN", a byte stream */
+	printf("%d stream:%.*s", i, (int)(n > 0 ? n : 0), in);
+	n = recv(s->dgram[1], in, sizeof(in), 0);
+	printf(" dgram:%.*s", (int)(n > 0 ? n : 0), in);
+	n = recv(s->seq[0], in, sizeof(in), 0);
+	printf(" seq:%.*s\n", (int)(n > 0 ? n : 0), in);
+}
+
+static void step_connection(const struct socks *s, int i)
+{
+	char in[64];
+	ssize_t n;
+
+	if (i % 5)
+		return;
+	send(s->client, "ping", 4, MSG_DONTWAIT);
+	n = recv(s->server, in, sizeof(in), 0);
+	send(s->server, in, n > 0 ? (size_t)n : 0, 0);
+	n = recv(s->client, in, sizeof(in), MSG_DONTWAIT);
+	printf("%d echo:%.*s nonblock:%d\n", i, (int)(n > 0 ? n : 0), in,
+	       !!(fcntl(s->client, F_GETFL) & O_NONBLOCK));
+}
+
+/* The bound and listening sockets still answer at their addresses. */
+static void step_names(const struct socks *s, int i)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	char in[32];
+	int c, ok;
+
+	if (i % 10)
+		return;
+	getsockname(s->abstract, (struct sockaddr *)&a, &len);
+	c = socket(AF_UNIX, SOCK_DGRAM, 0);
+	ok = sendto(c, "hi", 2, 0, (struct sockaddr *)&a, len) == 2 &&
+	     recv(s->abstract, in, sizeof(in), 0) == 2;
+	close(c);
+	len = sizeof(a);
+	getsockname(s->tcp, (struct sockaddr *)&a, &len);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	ok = ok && connect(c, (struct sockaddr *)&a, len) == 0;
+	close(c);
+	c = accept(s->tcp, NULL, NULL);
+	printf("%d names:%s accepted:%s\n", i, ok ? "ok" : "wrong", c >= 0 ? "yes" : "no");
+	if (c >= 0)
+		close(c);
+}
+
+int main(int argc, char **argv)
+{
+	struct socks s;
+
+	if (argc != 2 || make_unix(&s, argv[1]) < 0 || make_inet(&s) < 0) {
+		perror("sockets");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 0; i < STEPS; i++) {
+		step_pairs(&s, i);
+		step_connection(&s, i);
+		step_names(&s, i);
+		usleep(20000);
+	}
+	unlink(s.path);
+	return 0;
+}
