@@ -25,7 +25,9 @@
 #      last line of its outfile. A test that does not pass, or that has child
 #      processes once ready, is left out of the measurement (one process only).
 #   3. selfckpt run: the same command under SELFCKPT_BUILD/bin/selfckpt-run
-#      --dir IMAGES; once the pid file appears, SIGUSR2 (checkpoint at once),
+#      --dir IMAGES; once the pid file appears, RTMIN+5 (its checkpoint-now
+#      signal: zdtm tests use SIGUSR1 and SIGUSR2 themselves, so both of
+#      selfckpt-run's triggers are moved to RTMIN+5 and RTMIN+6),
 #      wait for IMAGES/latest, kill -9, selfckpt-restore IMAGES/latest in the
 #      background (with the test's ids, through setpriv, when run as root), wait
 #      until the restored process has its saved command line, SIGTERM to
@@ -62,6 +64,9 @@ JOBS=2
 TIMEOUT=30
 WORK="${TMPDIR:-/tmp}/selfckpt-zdtm"
 KEEP_IMAGES=0
+# selfckpt-run's trigger signals: real-time ones, since zdtm tests use SIGUSR1 and SIGUSR2
+SIG_SOON=RTMIN+6
+SIG_NOW=RTMIN+5
 
 usage() {
 	cat <<EOF
@@ -344,6 +349,15 @@ selfckpt_words() {
 	echo "$w" | cut -c1-200
 }
 
+# the test's outfile: final once it has exited, in progress before
+outfile() {
+	if [ -f "$STATIC/$NAME.out" ]; then
+		echo "$STATIC/$NAME.out"
+	else
+		echo "$STATIC/$NAME.out.inprogress"
+	fi
+}
+
 outfile_pass() {
 	[ -f "$1" ] && tail -n1 "$1" | tr -s ' \t' '\n\n' | grep -qx PASS
 }
@@ -374,9 +388,9 @@ test_cmd() {
 # background; TPID is the test's pid (selfckpt-run executes the program).
 start_test() {
 	local pre=()
-	[ "$1" = selfckpt ] && pre=("$RUN" --dir "$IMG" --)
+	[ "$1" = selfckpt ] && pre=("$RUN" --dir "$IMG" --signal "$SIG_SOON" --signal-now "$SIG_NOW" --)
 	(cd "$STATIC" && exec env "${TEST_ENV[@]}" "${pre[@]}" "${CMD[@]}") \
-		</dev/null >"$LOGS/$NAME.$1.log" 2>&1 &
+		</dev/null >"$LOGS/$NAME.$1.log" 2>&1 9>&- &
 	TPID=$!
 }
 
@@ -404,7 +418,7 @@ run_native() {
 			wait "$TPID"
 			st=$?
 			NATIVE=NOSTART
-			WHY="ended before it was ready ($(status_words $st)): $(test_words "$STATIC/$NAME.out.inprogress")"
+			WHY="ended before it was ready ($(status_words $st)): $(test_words "$(outfile)")"
 		fi
 		return
 	fi
@@ -421,7 +435,6 @@ run_native() {
 	wait "$TPID"
 	st=$?
 	[ -n "$kidpids" ] && kill -9 $kidpids 2>/dev/null
-	cp "$STATIC/$NAME.out" "$LOGS/$NAME.native.out" 2>/dev/null
 	if outfile_pass "$STATIC/$NAME.out"; then
 		NATIVE=PASS
 		WHY=
@@ -453,7 +466,7 @@ run_selfckpt() {
 		WHY="not ready under selfckpt-run ($(status_words $st)): $(selfckpt_words "$LOGS/$NAME.selfckpt.log" "$out.inprogress")"
 		return
 	fi
-	kill -USR2 "$TPID"
+	kill -s "$SIG_NOW" "$TPID"
 	if ! wait_for "$T" image_ready || ! [ -e "$IMG/latest" ]; then
 		if alive "$TPID"; then
 			kill_tree "$TPID"
@@ -475,14 +488,13 @@ run_selfckpt() {
 
 	img=$(readlink -f "$IMG/latest")
 	(cd "$STATIC" && exec "${RESTORE_AS[@]}" "$RESTORE" "$img") \
-		</dev/null >"$LOGS/$NAME.restore.log" 2>&1 &
+		</dev/null >"$LOGS/$NAME.restore.log" 2>&1 9>&- &
 	RPID=$!
 	if ! wait_for "$T" restored_ready; then
 		kill_tree "$RPID"
 		wait "$RPID" 2>/dev/null
 		CKPT=HANG
 		WHY="restore not done after ${T}s: $(selfckpt_words "$LOGS/$NAME.restore.log" "$out.inprogress")"
-		[ "$KEEP_IMAGES" = 1 ] || rm -rf "$IMG"
 		return
 	fi
 	if alive "$RPID"; then
@@ -492,8 +504,6 @@ run_selfckpt() {
 			wait "$RPID" 2>/dev/null
 			CKPT=HANG
 			WHY="restored, still running ${T}s after SIGTERM"
-			cp "$out.inprogress" "$LOGS/$NAME.selfckpt.out" 2>/dev/null
-			[ "$KEEP_IMAGES" = 1 ] || rm -rf "$IMG"
 			return
 		fi
 		wait "$RPID"
@@ -526,8 +536,7 @@ run_selfckpt() {
 			WHY="restore refused ($(status_words $st)): $(selfckpt_words "$LOGS/$NAME.restore.log" "$out.inprogress")"
 		fi
 	fi
-	cp "$out" "$LOGS/$NAME.selfckpt.out" 2>/dev/null ||
-		cp "$out.inprogress" "$LOGS/$NAME.selfckpt.out" 2>/dev/null
+	cp "$(outfile)" "$LOGS/$NAME.selfckpt.out" 2>/dev/null
 	# the first thing selfckpt said about it, when the test failed
 	if [ "$CKPT" != PASS ]; then
 		local s
@@ -535,7 +544,6 @@ run_selfckpt() {
 			"$LOGS/$NAME.selfckpt.out" "$LOGS/$NAME.restore.log")
 		[ -n "$s" ] && [ "${WHY#*"$s"}" = "$WHY" ] && WHY="$WHY | $s"
 	fi
-	[ "$KEEP_IMAGES" = 1 ] || rm -rf "$IMG"
 }
 
 run_one() {
@@ -557,6 +565,7 @@ run_one() {
 		return
 	fi
 	run_native
+	cp "$(outfile)" "$LOGS/$NAME.native.out" 2>/dev/null
 	if [ "$NATIVE" != PASS ]; then
 		if [ "$NATIVE" = MULTI ]; then
 			result SKIP - "$WHY"
@@ -567,6 +576,8 @@ run_one() {
 		return
 	fi
 	run_selfckpt
+	cp "$(outfile)" "$LOGS/$NAME.selfckpt.out" 2>/dev/null
+	[ "$KEEP_IMAGES" = 1 ] || rm -rf "$IMG"
 	result PASS "$CKPT" "$WHY"
 	clean_test_files
 }
@@ -588,6 +599,13 @@ run_locked() {
 }
 
 # ---- main --------------------------------------------------------------------
+
+# zdtm.py starts a test with descriptors 0-2 only: leave none of ours open to it
+# (255 is the one bash reads this script from, close-on-exec).
+for fd in /proc/$$/fd/*; do
+	fd=${fd##*/}
+	[ "$fd" -gt 2 ] && [ "$fd" -lt 255 ] && eval "exec $fd>&-" 2>/dev/null
+done
 
 copy_zdtm
 [ "$AS_ROOT" = 1 ] && chmod a+w "$STATIC" "$IMGS"
