@@ -4,6 +4,8 @@ TEST_SRCS := \
 	tests/cli/test_deploy.c \
 	tests/cli/test_inspect.c \
 	tests/cli/test_instant.c \
+	tests/cli/test_objects.c \
+	tests/cli/trip.c \
 	tests/cli/test_real_programs.c \
 	tests/cli/test_run.c \
 	tests/compress/test_chunk.c \
@@ -56,7 +58,8 @@ $(BUILD)/tests/progs/counter: tests/progs/counter.c
 	$(Q)mkdir -p $(@D)
 	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) -Wall -Wextra $(CFLAGS) -o $@ $<
 
-# Programs that know nothing of selfckpt, run under selfckpt-run by tests/cli/test_instant.c.
+# Programs that know nothing of selfckpt, run under selfckpt-run by tests/cli/test_instant.c
+# and test_objects.c.
 RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects sockets
 test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c

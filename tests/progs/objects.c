@@ -73,6 +73,13 @@ static void report_epoll(const struct objects *o, int step)
 	for (int i = 0; i < n; i++)
 		printf(" %llx", (unsigned long long)got[i].data.u64);
 	k = epoll_wait(o->ep, got, 4, 0);
+	/* the order of ready events is the kernel's: not part of what comes back */
+	if (k == 2 && got[0].data.u64 > got[1].data.u64) {
+		struct epoll_event swap = got[0];
+
+		got[0] = got[1];
+		got[1] = swap;
+	}
 	printf(" inner:%d", k);
 	for (int i = 0; i < k; i++)
 		printf(" %llx/%x", (unsigned long long)got[i].data.u64, got[i].events);
@@ -161,7 +168,7 @@ int main(int argc, char **argv)
 		perror("objects");
 		return 2;
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
+
 	for (int step = 0; step < STEPS; step++) {
 		step_eventfd(&o, step);
 		step_signal(&o, step);

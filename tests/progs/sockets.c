@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 		perror("sockets");
 		return 2;
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
+
 	for (int i = 0; i < STEPS; i++) {
 		step_pairs(&s, i);
 		step_connection(&s, i);
