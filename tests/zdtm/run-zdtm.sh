@@ -229,8 +229,8 @@ EOF
 # desc_info NAME...: one line per test, "NAME<TAB>skip reason or -<TAB>timeout<TAB>excl"
 desc_info() {
 	(cd "$STATIC" && python3 - "$@") <<'EOF'
-import os, platform, sys
-arch = {'x86_64': 'x86'}.get(platform.machine(), platform.machine())
+import os, sys
+arch = os.uname()[4]  # as zdtm.py
 for t in sys.argv[1:]:
     d = {}
     if not os.path.exists(t + '.c'):
@@ -373,7 +373,7 @@ clean_test_files() {
 test_cmd() {
 	local line a
 	line=$(make -s -n --no-print-directory -C "$STATIC" "$NAME.pid" 2>/dev/null |
-		grep -m1 -E "^\./$NAME( |\$)")
+		awk -v c="./$NAME" '$1 == c { print; exit }')
 	[ -n "$line" ] || return 1
 	CMD=()
 	for a in $line; do
