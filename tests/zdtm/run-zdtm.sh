@@ -121,7 +121,8 @@ shift 2
 [ -f "$SRC/lib/test.c" ] && [ -f "$SRC/static/Makefile" ] && [ -f "$SRC/Makefile.inc" ] ||
 	die 69 "'$SRC' is not CRIU's test/zdtm (expected lib/test.c, static/Makefile, Makefile.inc)"
 SRC=$(cd "$SRC" && pwd)
-SCK=$(cd "$SCK" 2>/dev/null && pwd) || die 69 "no selfckpt build folder '$2'"
+[ -d "$SCK" ] || die 69 "no selfckpt build folder '$SCK'"
+SCK=$(cd "$SCK" && pwd)
 RUN=$SCK/bin/selfckpt-run
 RESTORE=$SCK/bin/selfckpt-restore
 [ -x "$RUN" ] && [ -x "$RESTORE" ] ||
