@@ -41,7 +41,7 @@ void sc_fd_socket_collect_end(void)
 	diag_done = false;
 }
 
-static int unix_peer(uint64_t ino, uint64_t *peer, uint32_t *backlog)
+static int unix_peer(uint64_t ino, uint64_t *peer, uint32_t *backlog, uint32_t *flags)
 {
 	const struct sc_unix_sock *s;
 
@@ -55,6 +55,8 @@ static int unix_peer(uint64_t ino, uint64_t *peer, uint32_t *backlog)
 	s = sc_unix_find(diag, diag_n, ino);
 	*peer = s ? s->peer : 0;
 	*backlog = s && s->backlog ? s->backlog : SOMAXCONN_DEFAULT;
+	if (s && s->connected)
+		*flags |= SC_SOCK_CONNECTED;
 	return 0;
 }
 
@@ -132,7 +134,7 @@ static int collect_unix(struct sc_fd *f, const struct sc_sock_frozen *s, struct 
 	uint32_t backlog, flags = s->listening ? SC_SOCK_LISTENING : 0;
 	size_t bytes;
 	uint8_t bufs[8];
-	int err = unix_peer(f->inode, &peer, &backlog);
+	int err = unix_peer(f->inode, &peer, &backlog, &flags);
 
 	if (err)
 		return err;

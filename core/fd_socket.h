@@ -51,6 +51,7 @@ enum {
 #define SC_SOCK_LISTENING 1u
 #define SC_SOCK_REUSEADDR 2u
 #define SC_SOCK_UNLINKED 4u  /* a unix socket whose bound path was removed */
+#define SC_SOCK_CONNECTED 8u /* a unix socket that was connected (its peer may be gone) */
 
 /* fd_socket_freeze_rt.c: raw, while every other thread is stopped */
 /**

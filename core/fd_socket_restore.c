@@ -286,7 +286,7 @@ static int make_orphan(const struct sc_fd *f, const struct sock *s, int min)
 
 static bool alone(const struct sock *s)
 {
-	return s->domain != AF_UNIX || !s->peer;
+	return s->domain != AF_UNIX || (!s->peer && !(s->flags & SC_SOCK_CONNECTED));
 }
 
 static bool is_socket(const struct sc_fd *fds, size_t i)

@@ -17,7 +17,8 @@
 #include "format/sc_log.h"
 
 #define DIAG_BUF (32 << 10)
-#define TCP_LISTEN_STATE 10 /* the state the kernel gives a listening unix socket */
+#define TCP_ESTABLISHED_STATE 1 /* the state of a unix socket that was connected */
+#define TCP_LISTEN_STATE 10     /* the state the kernel gives a listening unix socket */
 
 struct dump {
 	struct sc_unix_sock *socks;
@@ -41,7 +42,8 @@ static int ask(int nl)
 
 static int add(struct dump *d, const struct unix_diag_msg *m, int len)
 {
-	struct sc_unix_sock s = { .ino = m->udiag_ino };
+	struct sc_unix_sock s = { .ino = m->udiag_ino,
+				  .connected = m->udiag_state == TCP_ESTABLISHED_STATE };
 
 	for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= sizeof(uint32_t))

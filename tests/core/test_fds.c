@@ -19,6 +19,8 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -38,8 +40,8 @@
 #define FD_DEAD 9    /* an unlinked file, DEAD_LEN bytes, read-write, position 100 */
 #define FD_DIR 10    /* the test directory */
 #define FD_NULL 11   /* /dev/null, write-only */
-#define FD_SOCK 12   /* a socket pair */
-#define FD_SOCK2 13
+#define FD_SOCK 12   /* a unix socket whose peer is gone, "sock" queued */
+#define FD_SOCK2 13  /* a netlink socket: cannot come back */
 #define FD_EVENT 14  /* an eventfd, count 5 */
 #define FD_LONE_W 15 /* a pipe's write end alone */
 #define FD_DATA2 20  /* data.txt again after a gap: read-write, position 50, close-on-exec */
@@ -206,9 +208,10 @@ static void set_up_fds(void)
 	place_at(high(open(tmpdir, O_RDONLY | O_DIRECTORY)), FD_DIR, false);
 	place_at(high(open("/dev/null", O_WRONLY)), FD_NULL, false);
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, p) == 0);
-	p[0] = high(p[0]), p[1] = high(p[1]);
-	place_at(p[0], FD_SOCK, false);
-	place_at(p[1], FD_SOCK2, false);
+	CHECK(write(p[1], "sock", 4) == 4);
+	close(p[1]);
+	place_at(high(p[0]), FD_SOCK, false);
+	place_at(high(socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE)), FD_SOCK2, false);
 	place_at(high(eventfd(5, 0)), FD_EVENT, false);
 	CHECK(pipe(p) == 0);
 	p[0] = high(p[0]), p[1] = high(p[1]);
@@ -265,7 +268,8 @@ static void check_captured(const struct sc_fd *fds, size_t n)
 	CHECK((f = find(fds, n, FD_DIR)) && f->kind == SC_FD_DIR && !strcmp(f->path, tmpdir));
 	CHECK((f = find(fds, n, FD_NULL)) && f->kind == SC_FD_CHAR);
 	CHECK(!strcmp(f->path, "/dev/null") && (f->open_flags & O_ACCMODE) == O_WRONLY);
-	CHECK((f = find(fds, n, FD_SOCK)) && f->kind == SC_FD_SOCKET);
+	CHECK((f = find(fds, n, FD_SOCK)) && f->kind == SC_FD_UNIX && f->data_len);
+	CHECK((f = find(fds, n, FD_SOCK2)) && f->kind == SC_FD_SOCKET);
 	CHECK(!strncmp(f->path, "socket:[", 8));
 	CHECK((f = find(fds, n, FD_EVENT)) && f->kind == SC_FD_EVENTFD);
 	CHECK(!strcmp(f->path, "anon_inode:[eventfd]") && f->data_len > 0);
@@ -349,7 +353,7 @@ static void capture_child(void)
 	CHECK(sc_fds_capture(&fds, &n, skip, 2) == 0);
 	sc_log_set_level(SC_LOG_NONE);
 	restore_stderr();
-	CHECK(file_has(warn_path, "2 descriptors cannot come back as they are: 12 (socket:[", true));
+	CHECK(file_has(warn_path, "1 descriptor cannot come back as it is: 13 (socket:[", true));
 	CHECK(file_has(warn_path, "as if its peer had closed", true));
 	CHECK(!file_has(warn_path, "anon_inode:[eventfd]", false));
 	check_captured(fds, n);
@@ -480,11 +484,13 @@ static void check_restored(void)
 	CHECK(fstat(FD_DIR, &st) == 0 && stat(tmpdir, &dir) == 0 && st.st_ino == dir.st_ino);
 	CHECK(fstat(FD_NULL, &st) == 0 && S_ISCHR(st.st_mode));
 	check_mode(FD_NULL, O_WRONLY, false, false);
-	/* the socket pair cannot come back: stand-ins, as after their peer closed (R-TYP-13) */
-	for (int fd = FD_SOCK; fd <= FD_SOCK2; fd++) {
-		CHECK(read(fd, buf, 1) == 0);
-		CHECK(send(fd, "x", 1, MSG_NOSIGNAL) < 0 && errno == EPIPE);
-	}
+	/* a unix socket whose peer was gone gives what was queued, then end of file */
+	memset(buf, 0, sizeof(buf));
+	CHECK(read(FD_SOCK, buf, sizeof(buf)) == 4 && !memcmp(buf, "sock", 4));
+	CHECK(read(FD_SOCK, buf, sizeof(buf)) == 0);
+	/* the netlink socket cannot come back: a stand-in, as after its peer closed (R-TYP-13) */
+	CHECK(read(FD_SOCK2, buf, 1) == 0);
+	CHECK(send(FD_SOCK2, "x", 1, MSG_NOSIGNAL) < 0 && errno == EPIPE);
 	CHECK(read(FD_EVENT, &count, sizeof(count)) == sizeof(count) && count == 5);
 }
 
@@ -514,7 +520,7 @@ static void restore_child(int which)
 		}
 		CHECK(ret == 0);
 		check_restored();
-		CHECK(file_has(warn_path, "descriptor 12 (socket:[", true));
+		CHECK(file_has(warn_path, "descriptor 13 (socket:[", true));
 		CHECK(file_has(warn_path, "did not come back: it reads as end of file", true));
 		CHECK(!file_has(warn_path, "descriptor 14", false));
 		if (which == RESTORE_CHANGED) {
