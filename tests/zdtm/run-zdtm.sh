@@ -235,7 +235,7 @@ arch = os.uname()[4]  # as zdtm.py
 for t in sys.argv[1:]:
     d = {}
     if not os.path.exists(t + '.c'):
-        print('%s\tno such test in static/\t30\t0' % t)
+        print('%s\tno such test in static/\t0\t0' % t)
         continue
     if os.path.exists(t + '.desc') and os.path.getsize(t + '.desc') > 0:
         try:
@@ -256,7 +256,7 @@ for t in sys.argv[1:]:
         why = 'needs namespaces (flavors: %s)' % ' '.join(flavors)
     elif d.get('arch', arch) != arch:
         why = 'for %s only' % d['arch']
-    tmo = int(d.get('timeout') or 30)
+    tmo = int(d.get('timeout') or 0)
     print('%s\t%s\t%d\t%d' % (t, why, tmo, 'excl' in flags))
 EOF
 }
@@ -366,7 +366,7 @@ outfile_pass() {
 clean_test_files() {
 	(cd "$STATIC" && rm -rf "$NAME.pid" "$NAME".pid.* "$NAME.out" "$NAME".out.* \
 		"$NAME.test" "$NAME".test.* "$NAME".*.test "$NAME".*.test.* "$NAME.state" \
-		"chew_$NAME.test"*) 2>/dev/null
+		"chew_$NAME.test"* *_"$NAME".test*) 2>/dev/null
 }
 
 # test_cmd: CMD becomes the command of the test's NAME.pid rule in
@@ -639,7 +639,7 @@ trap 'kill $(jobs -p) 2>/dev/null; wait; exit 1' INT TERM
 
 launch() {
 	local t=$TIMEOUT
-	[ "${TMO[$1]:-30}" -gt "$t" ] && t=${TMO[$1]}
+	[ "${TMO[$1]:-0}" -gt "$t" ] && t=${TMO[$1]}
 	echo "run $1" >&2
 	run_locked "$1" "$t" &
 }
