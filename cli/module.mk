@@ -21,11 +21,15 @@ $(BUILD)/bin/selfckpt-run: $(RUN_OBJS) $(LIB_A) | $(LIB_SO)
 # embedded in selfckpt-restore, which copies it wherever the image leaves room.
 BLOB_CFLAGS := $(SC_RT_CFLAGS) -fPIE -Os -fno-jump-tables -fno-asynchronous-unwind-tables \
 	-fvisibility=hidden -mno-red-zone
-BLOB_OBJ := $(BUILD)/obj/cli/restorer_blob_rt.o
+BLOB_OBJ := $(BUILD)/obj/cli/restorer_blob_rt.o $(BUILD)/obj/cli/restorer_timers_blob_rt.o
 BLOB_ELF := $(BUILD)/obj/cli/restorer_blob.elf
 BLOB_BIN := $(BUILD)/obj/cli/restorer_blob.bin
 
-$(BLOB_OBJ): cli/restorer_rt.c | $(DEPS_STAMP)
+$(BUILD)/obj/cli/restorer_blob_rt.o: cli/restorer_rt.c | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(BLOB_CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/cli/restorer_timers_blob_rt.o: cli/restorer_timers_rt.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(BLOB_CFLAGS) -c -o $@ $<
 
@@ -45,7 +49,7 @@ $(BUILD)/obj/cli/restorer_blob.o: cli/restorer_blob.S $(BLOB_BIN)
 RESTORE_OBJS := $(BUILD)/obj/cli/restore.o $(BUILD)/obj/cli/restore_load.o \
 	$(BUILD)/obj/cli/restore_plan.o $(BUILD)/obj/cli/restore_jump.o \
 	$(BUILD)/obj/cli/restore_ids.o $(BUILD)/obj/cli/restore_probe.o \
-	$(BUILD)/obj/cli/restore_cuda.o \
+	$(BUILD)/obj/cli/restore_cuda.o $(BUILD)/obj/cli/restore_timers.o \
 	$(BUILD)/obj/cli/tool.o $(BUILD)/obj/cli/restorer_blob.o
 
 $(BUILD)/bin/selfckpt-restore: $(RESTORE_OBJS) $(LIB_A)

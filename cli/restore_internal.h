@@ -22,6 +22,7 @@
 #include "cli/restorer.h"
 #include "core/sc_fds.h"
 #include "core/sc_records.h"
+#include "core/sc_timers.h"
 #include "format/sc_format.h"
 
 /* A window of a mapping, as one segment record. */
@@ -52,6 +53,7 @@ struct image {
 	uint64_t page;
 	struct sc_process_info proc;
 	struct sc_signals_info sig;
+	struct sc_timers timers;
 	struct sc_fd *fds;
 	size_t n_fds;
 	struct sc_thread_record *threads;
@@ -139,6 +141,20 @@ int sc_probe_mm_map(const struct image *im, bool exact);
 
 /* restore_jump.c */
 int sc_restore_jump(struct image *im, struct plan *p);
+
+/* restore_timers.c */
+
+/*
+ * sc_timers_probe() - can every POSIX timer of @im come back with its id and
+ * clock here? Each SIGEV_THREAD_ID timer must name a thread of the image.
+ * Sets *@restore_ids where the kernel gives a timer a chosen id
+ * (PR_TIMER_CREATE_RESTORE_IDS, Linux 6.16); elsewhere the blob makes timers
+ * until the id comes, which only small ids allow.
+ * Return: 0, or an error (reported).
+ */
+int sc_timers_probe(const struct image *im, bool *restore_ids);
+/* The blob's timer arguments: @t has room for im->timers.n entries. */
+void sc_timers_fill(const struct image *im, struct sc_restorer_args *a, struct sc_timer_args *t);
 
 /*
  * restore_cuda.c: for an image with a cuda-log record, 0 when every GPU it used

@@ -149,7 +149,8 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 	struct sc_restorer_args *a;
 	size_t tables = sizeof(*a) + im->n_threads * sizeof(struct sc_thread_args) +
 			p->n_ops * sizeof(struct sc_op) +
-			p->n_copies * sizeof(struct sc_copy) + 16 * p->n_map_fds + 4096 + ENV_MAX;
+			p->n_copies * sizeof(struct sc_copy) + 16 * p->n_map_fds + 4096 + ENV_MAX +
+			im->timers.n * sizeof(struct sc_timer_args);
 
 	if (base == MAP_FAILED || (uint64_t)base != at)
 		return sc_err(ENOMEM, "cannot place the restorer at 0x%llx", (unsigned long long)at);
@@ -193,6 +194,7 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 	memcpy(a->vdso_parts, p->vdso_parts, sizeof(a->vdso_parts));
 	a->vdso_temp = p->vdso_temp;
 	carry_environment(a, &cursor);
+	sc_timers_fill(im, a, carve(&cursor, im->timers.n * sizeof(struct sc_timer_args)));
 	fill_process(im, a);
 	*out = a;
 	a->unmap = (uint64_t *)cursor; /* build_unmap() fills it last */
@@ -254,10 +256,14 @@ int sc_restore_jump(struct image *im, struct plan *p)
 	struct sc_restorer_args *a = NULL;
 	sc_restorer_entry_fn entry;
 	sigset_t all;
-	int err = place_blob(im, p, &a);
+	bool restore_ids;
+	int err = sc_timers_probe(im, &restore_ids);
 
+	if (!err)
+		err = place_blob(im, p, &a);
 	if (err < 0)
 		return err;
+	a->timer_restore_ids = restore_ids;
 	sc_reader_free(im->r);
 	im->r = NULL;
 	/* The limits are the restored process's now: the blob's PR_SET_MM_MAP must pass. */

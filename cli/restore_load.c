@@ -92,6 +92,9 @@ static int load_record(struct image *im, const struct sc_record *rec, size_t *ca
 		return sc_process_read(im->r, rec, &im->proc);
 	case SC_REC_SIGNALS:
 		return sc_signals_read(im->r, rec, &im->sig);
+	case SC_REC_TIMERS:
+		sc_timers_free(&im->timers);
+		return sc_timers_read(im->r, rec, &im->timers);
 	case SC_REC_FD:
 		if ((err = grow((void **)&im->fds, &caps[0], im->n_fds, sizeof(*im->fds))) < 0)
 			return err;
@@ -273,6 +276,7 @@ void sc_image_release(struct image *im)
 	sc_reader_free(im->r);
 	im->r = NULL;
 	sc_process_free(&im->proc);
+	sc_timers_free(&im->timers);
 	sc_fds_free(im->fds, im->n_fds);
 	free(im->threads);
 	for (size_t i = 0; i < im->n_maps; i++) {

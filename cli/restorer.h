@@ -51,7 +51,17 @@ struct sc_mm_map {
 struct sc_thread_args {
 	uint64_t fs_base, tid_addr, stack, state;
 	int32_t tid; /* the saved tid, for same-ids mode */
+	int32_t new_tid; /* set by the blob: the id the thread got */
+};
+
+/* A POSIX timer the blob makes again with its id, after the threads. */
+struct sc_timer_args {
+	int32_t id, clock;
+	int32_t notify, signo; /* SIGEV_* as the kernel takes it, and the signal */
+	uint64_t value;        /* sigev_value */
+	int32_t thread;        /* SIGEV_THREAD_ID: index in threads; -1 otherwise */
 	int32_t pad;
+	int64_t left[2], interval[2]; /* seconds, nanoseconds; left 0: disarmed */
 };
 
 struct sc_restorer_args {
@@ -92,6 +102,12 @@ struct sc_restorer_args {
 	uint32_t ss_flags;
 	uint8_t ctx[72];             /* struct sc_ctx */
 
+	/* timers: itimers as the kernel's itimerval (interval s, us, value s, us) */
+	int64_t itimers[3][4];
+	struct sc_timer_args *timers;
+	uint32_t n_timers;
+	uint32_t timer_restore_ids;  /* 1: PR_TIMER_CREATE_RESTORE_IDS; 0: make until the id */
+
 	uint64_t handoff;            /* address of struct sc_handoff in the restored memory */
 	char image[4096];            /* the image's absolute path, for the restored library */
 	uint64_t env, env_len;       /* the restorer's environment, NUL-separated, in the blob */
@@ -100,5 +116,11 @@ struct sc_restorer_args {
 };
 
 typedef void (*sc_restorer_entry_fn)(struct sc_restorer_args *args);
+
+/*
+ * In the blob (restorer_timers_rt.c): set the itimers and make every POSIX
+ * timer again. Return: 0, or -errno with *@failed the timer's id (-1: an itimer).
+ */
+long sc_restorer_timers(struct sc_restorer_args *a, int32_t *failed);
 
 #endif /* SC_RESTORER_H */

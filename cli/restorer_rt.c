@@ -280,6 +280,7 @@ static void spawn_threads(struct sc_restorer_args *a)
 				       a->thread_start, t->state);
 		if (r < 0)
 			fail(a, "cannot re-create the thread whose stack is at", r, t->stack);
+		a->threads[i].new_tid = (int32_t)r;
 	}
 }
 
@@ -302,6 +303,18 @@ static void restore_thread(struct sc_restorer_args *a)
 		sc_sys4(SYS_rseq, (long)a->rseq_addr, a->rseq_len, 0, a->rseq_sig);
 	if (a->ss_size)
 		sc_sys2(SYS_sigaltstack, (long)&ss, 0);
+}
+
+/* The itimers and POSIX timers, once every thread is back (restorer_timers_rt.c). */
+static void restore_timers(struct sc_restorer_args *a)
+{
+	int32_t failed = -1;
+	long r = sc_restorer_timers(a, &failed);
+
+	if (r < 0 && failed < 0)
+		fail(a, "cannot set an interval timer (setitimer) of", r, 0);
+	if (r < 0)
+		fail(a, "cannot make again the POSIX timer of id", r, (uint64_t)failed);
 }
 
 /* Load the callee-saved registers of the resume context and jump: like longjmp. */
@@ -334,6 +347,7 @@ void sc_restorer_main(struct sc_restorer_args *a)
 	restore_process(a);
 	spawn_threads(a);
 	restore_thread(a);
+	restore_timers(a);
 	h = (struct sc_handoff *)a->handoff;
 	if (h) {
 		h->blob_start = a->blob_start;

@@ -179,6 +179,7 @@ static int freeze(struct sc_frozen *fz)
 		hooks.frozen();
 	sc_fds_freeze(&fz->fds);
 	sc_shared_freeze(&fz->shared);
+	sc_timers_freeze(&fz->timers);
 	if (sc_ctx_save(&me->ctx))
 		return 1;
 	fz->child = (pid_t)sc_clone_frozen();
@@ -219,6 +220,22 @@ static int write_threads(struct sc_writer *w)
 	return 0;
 }
 
+/* The timers, unless there is none; refused, named, where one cannot come back. */
+static int write_timers(struct sc_writer *w, const struct sc_frozen *fz)
+{
+	int32_t tids[SC_MAX_THREADS];
+	int n = 0;
+	int err;
+
+	for (int i = 0; i < sc_stopped.n; i++)
+		if (sc_stopped.threads[i].tid)
+			tids[n++] = sc_stopped.threads[i].tid;
+	err = sc_timers_check(&fz->timers, tids, n);
+	if (!err && !sc_timers_empty(&fz->timers.timers))
+		err = sc_timers_write(w, &fz->timers.timers);
+	return err;
+}
+
 static int write_fds(struct sc_writer *w, const struct sc_frozen *fz)
 {
 	struct sc_fd *fds;
@@ -245,6 +262,8 @@ static int write_image(struct sc_writer *w, const struct sc_frozen *fz)
 	sc_process_free(&p);
 	if (!err)
 		err = sc_signals_write(w, &fz->signals);
+	if (!err)
+		err = write_timers(w, fz);
 	if (!err)
 		err = write_fds(w, fz);
 	if (!err)
@@ -303,6 +322,7 @@ static void *write_in_background(void *arg)
 	sc_snapshot_kill(bg->fz.child);
 	sc_fds_frozen_free(&bg->fz.fds);
 	sc_shared_free(&bg->fz.shared);
+	sc_timers_frozen_free(&bg->fz.timers);
 	free(bg->path);
 	free(bg);
 	if (hooks.done)
@@ -386,9 +406,14 @@ int sc_checkpoint(const char *path, bool background)
 		err = sc_fds_prepare(&fz.fds);
 	if (!err && (err = sc_shared_prepare(&fz.shared)) < 0)
 		sc_fds_frozen_free(&fz.fds);
+	if (!err && (err = sc_timers_prepare(&fz.timers)) < 0) {
+		sc_fds_frozen_free(&fz.fds);
+		sc_shared_free(&fz.shared);
+	}
 	if (!err && hooks.prepare && (err = hooks.prepare()) < 0) {
 		sc_fds_frozen_free(&fz.fds);
 		sc_shared_free(&fz.shared);
+		sc_timers_frozen_free(&fz.timers);
 	}
 	if (err) {
 		checkpoint_end();
@@ -407,6 +432,7 @@ int sc_checkpoint(const char *path, bool background)
 		sc_fds_restarted(&fz.fds);
 		sc_fds_frozen_free(&fz.fds);
 		sc_shared_forget(&fz.shared);
+		sc_timers_frozen_free(&fz.timers);
 		return restarted();
 	}
 	t2 = sc_log_seconds();
@@ -424,6 +450,7 @@ int sc_checkpoint(const char *path, bool background)
 	sc_snapshot_kill(fz.child);
 	sc_fds_frozen_free(&fz.fds);
 	sc_shared_free(&fz.shared);
+	sc_timers_frozen_free(&fz.timers);
 	sc_log(SC_LOG_DEBUG, "checkpoint: shared memory set up in %.3f s, snapshot taken in "
 	       "%.3f s, image in %.3f s, snapshot and shared memory released in %.3f s",
 	       t1 - t0, t2 - t1, t3 - t2, sc_log_seconds() - t3);

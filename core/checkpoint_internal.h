@@ -13,6 +13,7 @@
 #include "core/fds_freeze.h"
 #include "core/shared_freeze.h"
 #include "core/sc_records.h"
+#include "core/sc_timers.h"
 #include "format/sc_format.h"
 
 /* What phase 1 (every thread stopped) records besides the threads. */
@@ -22,6 +23,7 @@ struct sc_frozen {
 	struct sc_signals_info signals;
 	struct sc_fds_frozen fds; /* the descriptors at the instant */
 	struct sc_shared_frozen shared; /* copies of the shared memory at the instant */
+	struct sc_timers_frozen timers; /* itimers and POSIX timers at the instant */
 };
 
 struct sc_save_opts {

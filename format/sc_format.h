@@ -56,6 +56,7 @@ enum sc_record_type {
 	SC_REC_SIGNALS = 5,  /* signal actions, blocked and pending sets */
 	SC_REC_CUDA_LOG = 6, /* the CUDA resource log */
 	SC_REC_DEVMEM = 7,   /* one block of device memory */
+	SC_REC_TIMERS = 8,   /* interval and POSIX timers (1.2) */
 	SC_REC_END = 0xFFFF, /* end of records; payload is the index */
 };
 
