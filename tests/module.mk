@@ -8,6 +8,7 @@ TEST_SRCS := \
 	tests/cli/trip.c \
 	tests/cli/test_real_programs.c \
 	tests/cli/test_run.c \
+	tests/cli/test_timers.c \
 	tests/compress/test_chunk.c \
 	tests/compress/test_pool.c \
 	tests/core/test_fd_objects.c \
@@ -18,6 +19,7 @@ TEST_SRCS := \
 	tests/core/test_roundtrip.c \
 	tests/core/test_roundtrip_more.c \
 	tests/core/test_stop.c \
+	tests/core/test_timers_record.c \
 	tests/cuda/test_cuda_api.c \
 	tests/cuda/test_cuda_roundtrip.c \
 	tests/cuda/test_cuda_samples.c \
@@ -60,7 +62,7 @@ $(BUILD)/tests/progs/counter: tests/progs/counter.c
 
 # Programs that know nothing of selfckpt, run under selfckpt-run by tests/cli/test_instant.c
 # and test_objects.c.
-RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects sockets
+RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects sockets timers
 test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c
 	$(Q)mkdir -p $(@D)
@@ -111,7 +113,7 @@ golden: $(MKGOLDEN)
 
 # fuzz: libFuzzer (clang) with ASan and UBSan, in $(BUILD)/fuzz/: fuzz_reader on the image
 # reader, and one target per record decoder that selfckpt-restore and selfckpt-inspect run
-# (fuzz_process, ..., fuzz_devmem: tests/fuzz/fuzz_records.c).
+# (fuzz_process, ..., fuzz_timers: tests/fuzz/fuzz_records.c).
 #   make fuzz-build  the targets and their seeds ($(BUILD)/fuzz/seeds/: the golden images, and
 #                    images the test programs write), to run here or on a bigger machine with
 #                    tests/fuzz/run-all.sh BUILD SECONDS JOBS
@@ -123,7 +125,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,\
 	$(SC_CFLAGS)) -I$(CUDA_INCLUDE) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_RECORDS := process thread segment fd signals cuda_log devmem
+FUZZ_RECORDS := process thread segment fd signals cuda_log devmem timers
 FUZZ_BINS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_RECORDS:%=$(FUZZ_DIR)/fuzz_%)
 # The library and the tools' readers, in an archive: each target links what it uses.
 # selfckpt-inspect's main() is called in-process, renamed.

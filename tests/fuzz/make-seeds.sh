@@ -8,8 +8,9 @@
 #   fuzz_<record>    the records of that type (fuzz_records.h) from the golden images and
 #                    from images that the test programs of BUILD/tests/progs write of
 #                    themselves (fds, threads, signals, mappings of every kind, a CUDA
-#                    program on the software device), and a cuda-log record holding the
-#                    module images of BUILD/tests/fixtures where nvcc made them
+#                    program on the software device, timers under selfckpt-run), and a
+#                    cuda-log record holding the module images of BUILD/tests/fixtures
+#                    where nvcc made them
 #
 # A test program that is missing or fails is named and skipped: the golden images
 # still seed every target.
@@ -56,6 +57,22 @@ if [ -e "$build/tests/libsoftcuda.so.1" ] && [ -x "$build/bin/selfckpt-gpu-proxy
 	SELFCKPT_LIBCUDA=$(realpath "$build/tests/libsoftcuda.so.1") \
 	SELFCKPT_PROXY=$(realpath "$build/bin/selfckpt-gpu-proxy") \
 		prog cuda_state cuda_state "$(realpath "$build/tests/progs/libcuda-kernels.so")"
+fi
+# timers: a program of its own, under selfckpt-run, checkpointed by SIGUSR2 while its timers tick.
+if [ -x "$build/bin/selfckpt-run" ] && [ -x "$build/tests/progs/timers" ]; then
+	"$build/bin/selfckpt-run" --dir "$work/timers" -- "$build/tests/progs/timers" \
+		> /dev/null 2>&1 < /dev/null &
+	pid=$!
+	sleep 0.3
+	kill -USR2 "$pid" 2> /dev/null || true
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[ -e "$work/timers/latest" ] && break
+		sleep 0.2
+	done
+	kill -9 "$pid" 2> /dev/null || true
+	wait "$pid" 2> /dev/null || true
+	cp "$work/timers/latest" "$work/progs/timers.sckpt" 2> /dev/null ||
+		echo "make-seeds: timers wrote no image: skipped" >&2
 fi
 
 # The images, each under its own name; every target gets the records of its type.
