@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sc_fds.h"
+#include "core/fd_state.h"
 #include "format/sc_log.h"
 
 #define FD_META_FIXED 80u
@@ -150,6 +150,8 @@ int sc_fd_read_record(struct sc_reader *r, const struct sc_record *rec, struct s
 		return sc_err(ENOMEM, "out of memory reading fd record %u of '%s'", rec->seq,
 			      sc_reader_name(r));
 	err = read_payload(r, rec, out);
+	if (!err)
+		err = sc_fd_state_check(out);
 	if (err) {
 		free(out->path);
 		free(out->data);

@@ -68,11 +68,12 @@ int sc_state_finish(struct sc_state_out *out, struct sc_fd *f)
 
 int sc_state_next(const struct sc_fd *f, size_t *pos, struct sc_state_item *it)
 {
-	const uint8_t *p = (const uint8_t *)f->data + *pos;
+	const uint8_t *p;
 	size_t left = f->data_len - *pos;
 
 	if (!left)
-		return 0;
+		return 0; /* also where there is no payload at all (f->data NULL) */
+	p = (const uint8_t *)f->data + *pos;
 	if (left < ITEM_HEAD || sc_get_le32(p + 4) > left - ITEM_HEAD)
 		return sc_err(SELFCKPT_ELENGTH, "descriptor %d (%s): the state item at byte %zu "
 			      "runs past the end of the %zu saved bytes", f->fd, f->path, *pos,

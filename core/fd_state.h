@@ -55,4 +55,12 @@ bool sc_state_u64(const struct sc_state_item *it, uint64_t *v);
  */
 int sc_state_unknown(const struct sc_fd *f, const struct sc_state_item *it);
 
+/**
+ * sc_fd_state_check() - check @f's item list as a whole (fd_state_check.c):
+ * what a record of its kind must hold, before a restore changes anything.
+ * Kinds that hold saved contents pass. Return: 0 or a negative error
+ * (reported, naming the descriptor).
+ */
+int sc_fd_state_check(const struct sc_fd *f);
+
 #endif /* SC_FD_STATE_H */

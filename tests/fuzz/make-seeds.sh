@@ -8,7 +8,8 @@
 #   fuzz_<record>    the records of that type (fuzz_records.h) from the golden images and
 #                    from images that the test programs of BUILD/tests/progs write of
 #                    themselves (fds, threads, signals, mappings of every kind, a CUDA
-#                    program on the software device, timers under selfckpt-run), and a
+#                    program on the software device; timers, objects and sockets under
+#                    selfckpt-run: every descriptor kind with its state), and a
 #                    cuda-log record holding the module images of BUILD/tests/fixtures
 #                    where nvcc made them
 #
@@ -58,22 +59,33 @@ if [ -e "$build/tests/libsoftcuda.so.1" ] && [ -x "$build/bin/selfckpt-gpu-proxy
 	SELFCKPT_PROXY=$(realpath "$build/bin/selfckpt-gpu-proxy") \
 		prog cuda_state cuda_state "$(realpath "$build/tests/progs/libcuda-kernels.so")"
 fi
-# timers: a program of its own, under selfckpt-run, checkpointed by SIGUSR2 while its timers tick.
-if [ -x "$build/bin/selfckpt-run" ] && [ -x "$build/tests/progs/timers" ]; then
-	"$build/bin/selfckpt-run" --dir "$work/timers" -- "$build/tests/progs/timers" \
+# Programs of their own under selfckpt-run, checkpointed by SIGUSR2 while they run: timers
+# (while its timers tick), objects and sockets (the state of every descriptor kind).
+under_run() {
+	name=$1
+	shift
+	if [ ! -x "$build/bin/selfckpt-run" ] || [ ! -x "$build/tests/progs/$name" ]; then
+		echo "make-seeds: no $build/tests/progs/$name or selfckpt-run: skipped" >&2
+		return 0
+	fi
+	"$build/bin/selfckpt-run" --dir "$work/$name" -- "$build/tests/progs/$name" "$@" \
 		> /dev/null 2>&1 < /dev/null &
 	pid=$!
 	sleep 0.3
 	kill -USR2 "$pid" 2> /dev/null || true
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		[ -e "$work/timers/latest" ] && break
+		[ -e "$work/$name/latest" ] && break
 		sleep 0.2
 	done
 	kill -9 "$pid" 2> /dev/null || true
 	wait "$pid" 2> /dev/null || true
-	cp "$work/timers/latest" "$work/progs/timers.sckpt" 2> /dev/null ||
-		echo "make-seeds: timers wrote no image: skipped" >&2
-fi
+	cp "$work/$name/latest" "$work/progs/$name.sckpt" 2> /dev/null ||
+		echo "make-seeds: $name wrote no image: skipped" >&2
+}
+under_run timers
+mkdir -p "$work/objects-dir" "$work/sockets-dir"
+under_run objects "$work/objects-dir"
+under_run sockets "$work/sockets-dir"
 
 # The images, each under its own name; every target gets the records of its type.
 n=0
