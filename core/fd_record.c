@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +117,19 @@ static int read_payload(struct sc_reader *r, const struct sc_record *rec, struct
 	return 0;
 }
 
+/* The item list of an object's record (R-TYP-14), the error naming the record. */
+static int check_state(struct sc_reader *r, const struct sc_record *rec, const struct sc_fd *f)
+{
+	char why[256];
+	int err = sc_fd_state_check(f);
+
+	if (!err)
+		return 0;
+	snprintf(why, sizeof(why), "%s", selfckpt_last_error());
+	return sc_err(-err, "fd record %u of '%s' at offset %llu: %s", rec->seq,
+		      sc_reader_name(r), (unsigned long long)rec->offset, why);
+}
+
 int sc_fd_read_record(struct sc_reader *r, const struct sc_record *rec, struct sc_fd *out)
 {
 	const uint8_t *m = rec->meta;
@@ -151,7 +165,7 @@ int sc_fd_read_record(struct sc_reader *r, const struct sc_record *rec, struct s
 			      sc_reader_name(r));
 	err = read_payload(r, rec, out);
 	if (!err)
-		err = sc_fd_state_check(out);
+		err = check_state(r, rec, out);
 	if (err) {
 		free(out->path);
 		free(out->data);
