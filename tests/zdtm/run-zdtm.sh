@@ -33,7 +33,8 @@
 #      until the restored process has its saved command line, SIGTERM to
 #      selfckpt-restore (which passes it on), wait, read the outfile.
 # Every wait gives up after --timeout seconds (30, or the .desc's larger
-# 'timeout'), and the test's processes are then killed.
+# 'timeout'), and the test's processes are then killed; the wait for the image
+# also ends at selfckpt's first error message (a checkpoint given up).
 #
 # zdtm's library daemonizes a test: test_init() forks, and the parent writes
 # the pid file and exits once the child calls test_daemon(). selfckpt does not
@@ -310,7 +311,17 @@ wait_for() {
 
 pidfile_ready() { [ -s "$PIDFILE" ] || ! alive "$TPID"; }
 proc_gone() { ! alive "$1"; }
-image_ready() { [ -e "$IMG/latest" ] || ! alive "$TPID"; }
+# errors selfckpt has written about the test so far (to its outfile, which holds
+# the test's standard error, or to selfckpt-run's log)
+ckpt_errors() {
+	cat "$LOGS/$NAME.selfckpt.log" "$STATIC/$NAME.out.inprogress" 2>/dev/null |
+		grep -c -E '^selfckpt[-a-z]*: (error|fatal)'
+}
+
+# an image, a dead test, or a new error from selfckpt (a checkpoint given up)
+image_ready() {
+	[ -e "$IMG/latest" ] || ! alive "$TPID" || [ "$(ckpt_errors)" -gt "$ERRS0" ]
+}
 
 # restored_ready: selfckpt-restore ended, or it or one of its descendants has
 # the test's saved command line (set once the process is back).
@@ -467,13 +478,18 @@ run_selfckpt() {
 		WHY="not ready under selfckpt-run ($(status_words $st)): $(selfckpt_words "$LOGS/$NAME.selfckpt.log" "$out.inprogress")"
 		return
 	fi
+	ERRS0=$(ckpt_errors)
 	kill -s "$SIG_NOW" "$TPID"
-	if ! wait_for "$T" image_ready || ! [ -e "$IMG/latest" ]; then
+	wait_for "$T" image_ready
+	# a message may come before the image: give the checkpoint a moment more
+	[ -e "$IMG/latest" ] || ! alive "$TPID" || wait_for 1 test -e "$IMG/latest"
+	if ! [ -e "$IMG/latest" ]; then
 		if alive "$TPID"; then
 			kill_tree "$TPID"
 			wait "$TPID" 2>/dev/null
 			CKPT=NOIMAGE
-			WHY="no image after ${T}s: $(selfckpt_words "$LOGS/$NAME.selfckpt.log" "$out.inprogress")"
+			WHY="no image: $(selfckpt_words "$LOGS/$NAME.selfckpt.log" "$out.inprogress")"
+			[ "$(ckpt_errors)" -gt "$ERRS0" ] || WHY="no image after ${T}s: ${WHY#no image: }"
 			[ "${WHY%: }" != "$WHY" ] && WHY="${WHY}no message from selfckpt"
 		else
 			wait "$TPID"
