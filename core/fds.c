@@ -214,6 +214,8 @@ static enum sc_fd_kind classify(char *link, const struct sc_fd_instant *d)
 
 	if (!(d->mode & S_IFMT))
 		return anon_kind(link);
+	if (S_ISLNK(d->mode) && (d->status & O_PATH))
+		return SC_FD_REGULAR; /* O_PATH | O_NOFOLLOW of a symbolic link: opened so again */
 	if (unlinked)
 		kind = strncmp(link, MEMFD_PREFIX, strlen(MEMFD_PREFIX)) ? SC_FD_DELETED
 									   : SC_FD_MEMFD;
@@ -279,6 +281,26 @@ static bool shared(const struct sc_fds_frozen *z, int i, const int *skip, size_t
 	return false;
 }
 
+/*
+ * A descriptor reopened by its path must have one: refuse now what no
+ * restore could open again (a namespace file of /proc/self/ns names no
+ * path; a removed directory is gone).
+ */
+static int check_reopenable(const struct sc_fd *f, const struct sc_fd_instant *d)
+{
+	if (f->kind != SC_FD_REGULAR && f->kind != SC_FD_DIR && f->kind != SC_FD_CHAR)
+		return 0;
+	if (f->path[0] != '/')
+		return sc_err(SELFCKPT_EHOST, "descriptor %d (%s) is not a file that can be opened "
+			      "again by its path: it cannot come back, so no image is written",
+			      f->fd, f->path);
+	if (f->kind == SC_FD_DIR && d->nlink == 0)
+		return sc_err(SELFCKPT_EHOST, "descriptor %d is the directory '%s', which was "
+			      "removed: it cannot come back, so no image is written", f->fd,
+			      f->path);
+	return 0;
+}
+
 static int collect_one(const struct sc_fds_frozen *z, int i, pid_t pid, struct sc_fd *f,
 		       bool is_shared)
 {
@@ -295,7 +317,7 @@ static int collect_one(const struct sc_fds_frozen *z, int i, pid_t pid, struct s
 	f->pos = d->pos > 0 ? (uint64_t)d->pos : 0;
 	f->dev = d->dev;
 	f->inode = d->ino;
-	f->size = S_ISREG(d->mode) ? d->size : 0;
+	f->size = S_ISREG(d->mode) || S_ISLNK(d->mode) ? d->size : 0;
 	f->mtime_ns = d->mtime_ns;
 	f->mode = d->mode;
 	f->share_id = is_shared ? (uint64_t)z->fds[d->share].fd + 1 : 0;
@@ -306,8 +328,9 @@ static int collect_one(const struct sc_fds_frozen *z, int i, pid_t pid, struct s
 	}
 	if (!(f->path = strdup(link)))
 		return sc_err(ENOMEM, "out of memory recording descriptor %d", d->fd);
-	if (d->held < 0)
-		return 0;
+	err = f->fd > 2 || (f->fd_flags & SC_FD_OWN_STDIO) ? check_reopenable(f, d) : 0;
+	if (err || d->held < 0)
+		return err;
 	err = read_held(pid, d, f);
 	if (!err)
 		err = sc_fd_object_collect(f);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -61,6 +62,23 @@ static int read_link(pid_t child, const char *name, char **out)
 	buf[n] = '\0';
 	*out = strdup(buf);
 	return *out ? 0 : sc_err(ENOMEM, "out of memory");
+}
+
+/*
+ * A working directory that was removed cannot be entered again: refuse the
+ * image now rather than write one that no restore can use.
+ */
+static int check_cwd(pid_t child, const char *cwd)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)child);
+	if (stat(path, &st) == 0 && st.st_nlink == 0)
+		return sc_err(SELFCKPT_EHOST, "the working directory '%.*s' was removed: a restore "
+			      "could not enter it, so no image is written",
+			      (int)(strlen(cwd) - (strstr(cwd, " (deleted)") ? 10 : 0)), cwd);
+	return 0;
 }
 
 static uint32_t parse_umask(pid_t child)
@@ -123,6 +141,7 @@ int sc_process_collect(const struct sc_frozen *fz, struct sc_process_info *p)
 	}
 	if ((err = parse_stat(child, p)) < 0 || (err = find_vdso(child, p)) < 0 ||
 	    (err = read_link(child, "cwd", &p->cwd)) < 0 ||
+	    (err = check_cwd(child, p->cwd)) < 0 ||
 	    (err = read_link(child, "exe", &p->exe)) < 0)
 		goto fail;
 	p->auxv = (uint8_t *)sc_snapshot_file(child, "auxv", &p->auxv_len);

@@ -11,6 +11,7 @@
  */
 #include <criterion/criterion.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -57,4 +58,59 @@ Test(objects, eventfd_timerfd_signalfd_inotify_and_epoll_come_back, .timeout = 2
 Test(objects, unix_and_ip_sockets_come_back_with_their_queues, .timeout = 240)
 {
 	objects_round_trips("sockets");
+}
+
+/*
+ * What no restore could bring back refuses the image at checkpoint, naming
+ * it, and the program goes on (R-TYP-13 covers what comes back as a
+ * stand-in instead).
+ */
+static void refused(const char *what, const char *message)
+{
+	char prog_path[PATH_MAX], tool[PATH_MAX], dir[96], out[128], err[128], got[OUT_MAX];
+	const char *argv[] = { build_path(tool, "bin/selfckpt-run"), "--dir", dir, "--",
+			       build_path(prog_path, "tests/progs/unrestorable"), what, NULL };
+	struct trip t;
+	pid_t pid;
+
+	trip_init(&t);
+	snprintf(dir, sizeof(dir), "%s/ckpt", t.dir);
+	snprintf(out, sizeof(out), "%s/run.out", t.dir);
+	snprintf(err, sizeof(err), "%s/run.err", t.dir);
+	pid = spawn(argv, out, err);
+	usleep(500000);
+	kill(pid, SIGUSR2);
+	cr_assert_eq(wait_status(pid), 0, "the program did not go on to its end");
+	slurp(err, t.err);
+	slurp(out, got);
+	cr_assert(strstr(t.err, message), "no message naming it: %s", t.err);
+	cr_assert(strstr(got, "descriptor 3 is the link: no"), "%s", got);
+	cr_assert(access(t.latest, F_OK) < 0, "an image was written");
+}
+
+Test(objects, a_removed_working_directory_refuses_the_image, .timeout = 60)
+{
+	refused("cwd", "the working directory '/tmp/sc-unrestorable-");
+}
+
+Test(objects, an_open_removed_directory_refuses_the_image, .timeout = 60)
+{
+	refused("dir", "descriptor 3 is the directory '/tmp/sc-unrestorable-");
+}
+
+Test(objects, a_namespace_descriptor_refuses_the_image, .timeout = 60)
+{
+	refused("ns", "descriptor 3 (net:[");
+}
+
+Test(objects, an_o_path_descriptor_of_a_symbolic_link_comes_back, .timeout = 60)
+{
+	char prog_path[PATH_MAX], ref[OUT_MAX];
+	const char *prog[] = { build_path(prog_path, "tests/progs/unrestorable"), "symlink", NULL };
+	struct trip t;
+
+	trip_init(&t);
+	reference(&t, prog, ref);
+	cr_assert_str_eq(ref, "descriptor 3 is the link: yes\n");
+	round_trip(&t, prog, ref, 500);
 }

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unrestorable.c - a program that holds what no restore could bring back,
+ * one thing per run: "cwd" works in a folder it removed, "dir" holds a
+ * removed folder open, "ns" holds /proc/self/ns/net open. With "symlink" it
+ * holds an O_PATH descriptor of a symbolic link instead, which does come
+ * back; it prints whether descriptor 3 is still that link (left in place for
+ * every restore of the image). It waits 3 s for a checkpoint. Run under selfckpt-run by tests/cli/test_objects.c.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/sc-unrestorable-XXXXXX", link[64];
+	struct stat st;
+
+	if (argc != 2 || !mkdtemp(dir))
+		return 2;
+	if (!strcmp(argv[1], "cwd") && (chdir(dir) < 0 || rmdir(dir) < 0))
+		return 3;
+	if (!strcmp(argv[1], "dir") && (open(dir, O_RDONLY | O_DIRECTORY) != 3 || rmdir(dir) < 0))
+		return 3;
+	if (!strcmp(argv[1], "ns") && open("/proc/self/ns/net", O_RDONLY) != 3)
+		return 3;
+	snprintf(link, sizeof(link), "%s/link", dir);
+	if (!strcmp(argv[1], "symlink") && (symlink("/etc/hostname", link) < 0 ||
+					    open(link, O_PATH | O_NOFOLLOW) != 3))
+		return 3;
+	for (int i = 0; i < 30; i++)
+		usleep(100000); /* a signal ends a sleep early: wait in steps */
+	printf("descriptor 3 is the link: %s\n",
+	       fstatat(3, "", &st, AT_EMPTY_PATH) == 0 && S_ISLNK(st.st_mode) ? "yes" : "no");
+	return 0;
+}
