@@ -57,6 +57,10 @@ static int unix_peer(uint64_t ino, uint64_t *peer, uint32_t *backlog, uint32_t *
 	*backlog = s && s->backlog ? s->backlog : SOMAXCONN_DEFAULT;
 	if (s && s->connected)
 		*flags |= SC_SOCK_CONNECTED;
+	if (s && (s->shutdown & 1))
+		*flags |= SC_SOCK_SHUT_RD;
+	if (s && (s->shutdown & 2))
+		*flags |= SC_SOCK_SHUT_WR;
 	return 0;
 }
 
@@ -69,6 +73,18 @@ static void put_type(struct sc_state_out *o, const struct sc_sock_frozen *s, uin
 	sc_put_le32(v + 8, (uint32_t)s->protocol);
 	sc_put_le32(v + 12, flags);
 	sc_state_put(o, SC_SOCK_TYPE, v, sizeof(v));
+}
+
+static void put_options(struct sc_state_out *o, const struct sc_sock_frozen *s)
+{
+	for (int i = 0; i < s->n_opts && i < SC_SOCK_OPTS_MAX; i++) {
+		uint8_t v[16];
+
+		sc_put_le32(v, (uint32_t)s->opts[i].level);
+		sc_put_le32(v + 4, (uint32_t)s->opts[i].name);
+		memcpy(v + 8, s->opts[i].value, (size_t)s->opts[i].len);
+		sc_state_put(o, SC_SOCK_OPTION, v, 8 + (uint32_t)s->opts[i].len);
+	}
 }
 
 static void put_pair(struct sc_state_out *o, uint32_t tag, uint64_t a, uint64_t b)
@@ -153,6 +169,7 @@ static int collect_unix(struct sc_fd *f, const struct sc_sock_frozen *s, struct 
 	sc_put_le32(bufs, (uint32_t)s->sndbuf);
 	sc_put_le32(bufs + 4, (uint32_t)s->rcvbuf);
 	sc_state_put(o, SC_SOCK_BUFFERS, bufs, 8);
+	put_options(o, s);
 	f->kind = SC_FD_UNIX;
 	return put_queue(o, f, s->type == SOCK_STREAM, &bytes);
 }
@@ -184,6 +201,7 @@ static int collect_inet(struct sc_fd *f, const struct sc_sock_frozen *s, struct 
 	sc_put_le32(v, (uint32_t)s->sndbuf);
 	sc_put_le32(v + 4, (uint32_t)s->rcvbuf);
 	sc_state_put(o, SC_SOCK_BUFFERS, v, 8);
+	put_options(o, s);
 	if (put_queue(&drop, f, false, &bytes) == 0 && bytes)
 		sc_log(SC_LOG_WARN, "descriptor %d (%s): the %zu bytes of datagrams queued on it "
 		       "are dropped at restore, as a network may drop them", f->fd, f->path, bytes);

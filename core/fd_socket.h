@@ -19,6 +19,13 @@
 #include "core/fds_freeze.h"
 
 #define SC_SOCK_ADDR_MAX 128 /* sizeof(struct sockaddr_storage) */
+#define SC_SOCK_OPTS_MAX 24  /* socket options read at the freeze (fd_socket_freeze_rt.c) */
+
+/* One socket option as getsockopt() gave it. */
+struct sc_sock_opt {
+	int32_t level, name, len; /* len: 4 (an int) or 8 (struct linger) */
+	uint8_t value[8];
+};
 
 /*
  * What the freeze writes at the start of a socket's held copy; the bytes
@@ -34,6 +41,8 @@ struct sc_sock_frozen {
 	int32_t queue_err;           /* 0, or -errno: the queue could not be read whole */
 	uint32_t name_len, peer_len; /* 0: not bound / not connected */
 	uint8_t name[SC_SOCK_ADDR_MAX], peer[SC_SOCK_ADDR_MAX];
+	int32_t n_opts;
+	struct sc_sock_opt opts[SC_SOCK_OPTS_MAX];
 };
 
 /* Items of kinds 14 (unix) and 15 (IPv4/IPv6), spec §9.6.1. */
@@ -45,6 +54,7 @@ enum {
 	SC_SOCK_QUEUE = SC_STATE_REQUIRED | 5,   /* bytes queued for reading: one message */
 	SC_SOCK_BACKLOG = SC_STATE_REQUIRED | 6, /* u32: the listen() backlog */
 	SC_SOCK_BUFFERS = 7,                     /* u32 SO_SNDBUF, u32 SO_RCVBUF */
+	SC_SOCK_OPTION = SC_STATE_REQUIRED | 8,  /* u32 level, u32 name, the value (4 or 8 bytes) */
 };
 
 /* SC_SOCK_TYPE flags */
@@ -52,6 +62,8 @@ enum {
 #define SC_SOCK_REUSEADDR 2u
 #define SC_SOCK_UNLINKED 4u  /* a unix socket whose bound path was removed */
 #define SC_SOCK_CONNECTED 8u /* a unix socket that was connected (its peer may be gone) */
+#define SC_SOCK_SHUT_RD 16u  /* shut down for reading (by itself or its peer) */
+#define SC_SOCK_SHUT_WR 32u  /* shut down for writing */
 
 /* fd_socket_freeze_rt.c: raw, while every other thread is stopped */
 /**

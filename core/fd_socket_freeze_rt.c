@@ -29,6 +29,48 @@ static int get_int(int fd, int level, int name)
 	return v;
 }
 
+/*
+ * The options that change how a socket behaves and that a program sets;
+ * each is read where the socket has it and set again at restore. Those a
+ * kind of socket does not have are simply not there.
+ */
+static const struct {
+	int level, name, len;
+} options[] = {
+	{ SOL_SOCKET, SO_KEEPALIVE, 4 }, { SOL_SOCKET, SO_REUSEPORT, 4 },
+	{ SOL_SOCKET, SO_BROADCAST, 4 }, { SOL_SOCKET, SO_PRIORITY, 4 },
+	{ SOL_SOCKET, SO_RCVLOWAT, 4 }, { SOL_SOCKET, SO_PASSCRED, 4 },
+	{ SOL_SOCKET, SO_OOBINLINE, 4 }, { SOL_SOCKET, SO_DONTROUTE, 4 },
+	{ SOL_SOCKET, SO_LINGER, 8 }, { SOL_SOCKET, SO_TIMESTAMP, 4 },
+	{ 0 /* IPPROTO_IP */, 15 /* IP_FREEBIND */, 4 }, { 0, 1 /* IP_TOS */, 4 },
+	{ 0, 2 /* IP_TTL */, 4 }, { 41 /* IPPROTO_IPV6 */, 26 /* IPV6_V6ONLY */, 4 },
+	{ 41, 78 /* IPV6_FREEBIND */, 4 },
+	{ 6 /* IPPROTO_TCP */, 1 /* TCP_NODELAY */, 4 }, { 6, 4 /* TCP_KEEPIDLE */, 4 },
+	{ 6, 5 /* TCP_KEEPINTVL */, 4 }, { 6, 6 /* TCP_KEEPCNT */, 4 },
+};
+
+static void read_options(int fd, struct sc_sock_frozen *s)
+{
+	for (unsigned i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		struct sc_sock_opt *o = &s->opts[s->n_opts];
+		unsigned len = sizeof(o->value);
+
+		if (s->n_opts == SC_SOCK_OPTS_MAX)
+			return;
+		if ((options[i].level == 0 && s->domain != AF_INET) ||
+		    (options[i].level == 41 && s->domain != AF_INET6) ||
+		    (options[i].level == 6 && (s->domain == AF_UNIX || s->type != SOCK_STREAM)))
+			continue;
+		if (sc_sys5(SYS_getsockopt, fd, options[i].level, options[i].name, (long)o->value,
+			    (long)&len) < 0 || (int)len != options[i].len)
+			continue;
+		o->level = options[i].level;
+		o->name = options[i].name;
+		o->len = options[i].len;
+		s->n_opts++;
+	}
+}
+
 static void read_facts(int fd, struct sc_sock_frozen *s)
 {
 	unsigned len;
@@ -48,6 +90,7 @@ static void read_facts(int fd, struct sc_sock_frozen *s)
 		s->name_len = SC_SOCK_ADDR_MAX;
 	if (s->peer_len > SC_SOCK_ADDR_MAX)
 		s->peer_len = SC_SOCK_ADDR_MAX;
+	read_options(fd, s);
 }
 
 static long write_all(int fd, const void *buf, long len)

@@ -81,6 +81,8 @@ static int one_item(const struct sc_fd *f, const struct sc_state_item *it, struc
 		return 0;
 	case SC_SOCK_QUEUE:
 		return 0; /* sent when the socket is made (send_queue()) */
+	case SC_SOCK_OPTION:
+		return it->len == 12 || it->len == 16 ? 0 : bad(f, it); /* set_options() */
 	default:
 		return sc_state_unknown(f, it);
 	}
@@ -129,6 +131,49 @@ static void set_buffers(int fd, const struct sock *s)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd));
 	if (rcv > 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+}
+
+/*
+ * The options @f had, on the new socket @fd, before it is bound (some, such
+ * as SO_REUSEPORT and IPV6_V6ONLY, count only then). An option the kernel
+ * refuses here is told only where the socket does not have that value.
+ */
+static void set_options(int fd, const struct sc_fd *f)
+{
+	struct sc_state_item it;
+	size_t pos = 0;
+
+	while (sc_state_next(f, &pos, &it) > 0) {
+		int level, name;
+		uint8_t now[8];
+		socklen_t len = sizeof(now);
+
+		if (it.tag != SC_SOCK_OPTION || (it.len != 12 && it.len != 16))
+			continue;
+		level = (int)sc_get_le32(it.value);
+		name = (int)sc_get_le32(it.value + 4);
+		if (setsockopt(fd, level, name, it.value + 8, it.len - 8) == 0)
+			continue;
+		if (getsockopt(fd, level, name, now, &len) < 0 || len != it.len - 8 ||
+		    memcmp(now, it.value + 8, len))
+			sc_log(SC_LOG_WARN, "descriptor %d (%s): cannot set socket option %d:%d "
+			       "again: %s", f->fd, f->path, level, name, strerror(errno));
+	}
+}
+
+/* Shut the new socket down as it was; its peer's half follows. */
+static void set_shutdown(int fd, const struct sock *s)
+{
+	int how = -1;
+
+	if ((s->flags & SC_SOCK_SHUT_RD) && (s->flags & SC_SOCK_SHUT_WR))
+		how = SHUT_RDWR;
+	else if (s->flags & SC_SOCK_SHUT_RD)
+		how = SHUT_RD;
+	else if (s->flags & SC_SOCK_SHUT_WR)
+		how = SHUT_WR;
+	if (how >= 0)
+		shutdown(fd, how);
 }
 
 /* A bound path left by the process that wrote the image: removed, if nobody listens there. */
@@ -199,6 +244,7 @@ static int make_alone(const struct sc_fd *f, const struct sock *s, int min)
 		return sc_err(errno, "cannot create the socket of descriptor %d (%s): %s", f->fd,
 			      f->path, strerror(errno));
 	set_buffers(fd, s);
+	set_options(fd, f);
 	err = bind_name(fd, f, s);
 	if (!err && (s->flags & SC_SOCK_LISTENING) && listen(fd, (int)s->backlog) < 0)
 		err = sc_err(errno, "cannot make descriptor %d (%s) listen again: %s", f->fd,
@@ -230,12 +276,15 @@ static long find_ino(const struct sc_fd *fds, size_t n, uint64_t ino)
 static int make_pair(const struct sc_fd *a, const struct sc_fd *b, const struct sock *s,
 		     int min)
 {
+	struct sock t;
 	int p[2], err;
 
 	if (socketpair(AF_UNIX, (int)s->type | SOCK_CLOEXEC, 0, p) < 0)
 		return sc_err(errno, "cannot create the socket pair of descriptors %d and %d: %s",
 			      a->fd, b->fd, strerror(errno));
 	set_buffers(p[0], s);
+	set_options(p[0], a);
+	set_options(p[1], b);
 	err = send_queue(p[1], a);
 	if (!err)
 		err = send_queue(p[0], b);
@@ -244,6 +293,9 @@ static int make_pair(const struct sc_fd *a, const struct sc_fd *b, const struct 
 		close(p[1]);
 		return err;
 	}
+	set_shutdown(p[0], s);
+	if (parse(b, &t) == 0)
+		set_shutdown(p[1], &t);
 	err = finish(p[0], a, min);
 	if (err) {
 		close(p[1]);
@@ -273,12 +325,14 @@ static int make_orphan(const struct sc_fd *f, const struct sock *s, int min)
 	if (socketpair(AF_UNIX, (int)s->type | SOCK_CLOEXEC, 0, p) < 0)
 		return sc_err(errno, "cannot create a socket for descriptor %d (%s): %s", f->fd,
 			      f->path, strerror(errno));
+	set_options(p[0], f);
 	err = send_queue(p[1], f);
 	close(p[1]);
 	if (err) {
 		close(p[0]);
 		return err;
 	}
+	set_shutdown(p[0], s);
 	sc_log(SC_LOG_WARN, "descriptor %d (%s): its peer was outside the process; it reads what "
 	       "was queued, then end of file", f->fd, f->path);
 	return finish(p[0], f, min);

@@ -48,6 +48,8 @@ static int add(struct dump *d, const struct unix_diag_msg *m, int len)
 	for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= sizeof(uint32_t))
 			s.peer = *(uint32_t *)RTA_DATA(a);
+		if (a->rta_type == UNIX_DIAG_SHUTDOWN && RTA_PAYLOAD(a) >= 1)
+			s.shutdown = *(uint8_t *)RTA_DATA(a);
 		if (a->rta_type == UNIX_DIAG_RQLEN && RTA_PAYLOAD(a) >= sizeof(struct unix_diag_rqlen) &&
 		    m->udiag_state == TCP_LISTEN_STATE)
 			s.backlog = ((struct unix_diag_rqlen *)RTA_DATA(a))->udiag_wqueue;

@@ -15,6 +15,7 @@ struct sc_unix_sock {
 	uint64_t ino, peer;  /* peer: the inode of the socket it is connected to, or 0 */
 	uint32_t backlog;    /* of a listening socket: the listen() backlog */
 	uint32_t connected;  /* it was connected: its peer may since have closed */
+	uint32_t shutdown;   /* 1: shut down for reading, 2: for writing (the kernel's bits) */
 };
 
 /**

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +24,7 @@
 #define STEPS 60
 
 struct socks {
-	int stream[2], dgram[2], seq[2];
+	int stream[2], dgram[2], seq[2], shut[2];
 	int listener, client, server, abstract, udp, tcp;
 	char path[108];
 };
@@ -43,7 +44,8 @@ static int make_unix(struct socks *s, const char *dir)
 	char name[64];
 	int len;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, s->stream) < 0 ||
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, s->shut) < 0 || shutdown(s->shut[0], SHUT_WR) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM, 0, s->stream) < 0 ||
 	    socketpair(AF_UNIX, SOCK_DGRAM, 0, s->dgram) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, s->seq) < 0)
 		return -1;
@@ -65,9 +67,17 @@ static int make_unix(struct socks *s, const char *dir)
 static int make_inet(struct socks *s)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct linger linger = { 1, 7 };
+	int on = 1, idle = 123;
 
 	s->udp = socket(AF_INET, SOCK_DGRAM, 0);
 	s->tcp = socket(AF_INET, SOCK_STREAM, 0);
+	if (setsockopt(s->udp, SOL_SOCKET, SO_BROADCAST, &on, sizeof(on)) < 0 ||
+	    setsockopt(s->tcp, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) < 0 ||
+	    setsockopt(s->tcp, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) < 0 ||
+	    setsockopt(s->tcp, SOL_SOCKET, SO_LINGER, &linger, sizeof(linger)) < 0 ||
+	    setsockopt(s->tcp, IPPROTO_IP, IP_FREEBIND, &on, sizeof(on)) < 0)
+		return -1;
 	if (bind(s->udp, (struct sockaddr *)&a, sizeof(a)) < 0 ||
 	    bind(s->tcp, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s->tcp, 4) < 0)
 		return -1;
@@ -109,6 +119,27 @@ static void step_connection(const struct socks *s, int i)
 	       !!(fcntl(s->client, F_GETFL) & O_NONBLOCK));
 }
 
+/* Options and a shut down half stay as they were set. */
+static void step_options(const struct socks *s, int i)
+{
+	struct linger linger = { 0, 0 };
+	int bcast = 0, keep = 0, idle = 0, freebind = 0;
+	socklen_t len = sizeof(int), llen = sizeof(linger);
+	char c;
+
+	if (i % 10 != 5)
+		return;
+	getsockopt(s->udp, SOL_SOCKET, SO_BROADCAST, &bcast, &len);
+	getsockopt(s->tcp, SOL_SOCKET, SO_KEEPALIVE, &keep, &len);
+	getsockopt(s->tcp, IPPROTO_TCP, TCP_KEEPIDLE, &idle, &len);
+	getsockopt(s->tcp, IPPROTO_IP, IP_FREEBIND, &freebind, &len);
+	getsockopt(s->tcp, SOL_SOCKET, SO_LINGER, &linger, &llen);
+	printf("%d options broadcast:%d keepalive:%d idle:%d freebind:%d linger:%d/%d\n", i, bcast,
+	       keep, idle, freebind, linger.l_onoff, linger.l_linger);
+	printf("%d shut: read:%zd write:%s\n", i, recv(s->shut[1], &c, 1, MSG_DONTWAIT),
+	       send(s->shut[0], "x", 1, MSG_NOSIGNAL) < 0 && errno == EPIPE ? "EPIPE" : "ok");
+}
+
 /* The bound and listening sockets still answer at their addresses. */
 static void step_names(const struct socks *s, int i)
 {
@@ -148,6 +179,7 @@ int main(int argc, char **argv)
 		step_pairs(&s, i);
 		step_connection(&s, i);
 		step_names(&s, i);
+		step_options(&s, i);
 		usleep(20000);
 	}
 	unlink(s.path);
