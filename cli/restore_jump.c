@@ -5,10 +5,13 @@
  * working directory, umask, limits), then the jump into the blob.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -220,6 +223,32 @@ static int restore_descriptors(const struct image *im, const struct plan *p)
 	return sc_fds_restore(im->fds, im->n_fds);
 }
 
+/*
+ * What the program had set on itself. A lower OOM score adjustment than the
+ * restorer's needs a privilege: without it the restored process keeps the
+ * restorer's, and is told.
+ */
+static void restore_attrs(const struct sc_process_info *pr)
+{
+	char v[16];
+	int fd, len;
+
+	if (!(pr->attrs & SC_ATTR_KNOWN))
+		return;
+	if ((pr->attrs & SC_ATTR_THP_DISABLE) && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0)
+		sc_log(SC_LOG_WARN, "cannot disable transparent huge pages again: %s",
+		       strerror(errno));
+	if ((pr->attrs & SC_ATTR_SUBREAPER) && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		sc_log(SC_LOG_WARN, "cannot become a child subreaper again: %s", strerror(errno));
+	len = snprintf(v, sizeof(v), "%d", (int)pr->oom_score_adj);
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, v, (size_t)len) != len)
+		sc_log(SC_LOG_WARN, "cannot set the OOM score adjustment %d again: %s",
+		       (int)pr->oom_score_adj, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 static int restore_process_state(const struct image *im)
 {
 	const struct sc_process_info *pr = &im->proc;
@@ -228,6 +257,7 @@ static int restore_process_state(const struct image *im)
 		return sc_err(SELFCKPT_EHOST, "cannot enter the working directory '%s' of '%s': %s",
 			      pr->cwd, im->path, strerror(errno));
 	umask(pr->umask);
+	restore_attrs(pr);
 	for (int i = 0; i < SC_RLIMITS; i++) {
 		struct rlimit rl = { pr->rlim_cur[i], pr->rlim_max[i] };
 

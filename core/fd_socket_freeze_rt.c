@@ -15,8 +15,10 @@
 #include "core/fd_socket.h"
 #include "core/sc_sys.h"
 
+#define EINVAL_ 22
 #define EAGAIN_ 11
 #define EMSGSIZE_ 90
+#define ENOTCONN_ 107
 #define MFD_CLOEXEC_ 1u
 
 static int get_int(int fd, int level, int name)
@@ -110,8 +112,10 @@ static long peek(int fd, char *buf, long size, struct sc_sock_frozen *s)
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	long r = sc_sys3(SYS_recvmsg, fd, (long)&msg, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
 
+	if (r == -EAGAIN_ || r == -ENOTCONN_ || r == -EINVAL_)
+		return 0; /* nothing queued, or a socket that is not connected: no queue */
 	if (r < 0)
-		return r == -EAGAIN_ ? 0 : r;
+		return r;
 	if (msg.msg_flags & MSG_CTRUNC)
 		s->in_flight = 1;
 	if (s->type != SOCK_STREAM && r > size)

@@ -197,6 +197,32 @@ static void clear_stale_path(const struct sock *s)
 		close(probe);
 }
 
+/*
+ * A socket whose path was removed is bound to that path and the path removed
+ * again; a file that has the path now (another socket bound there since) is
+ * moved aside meanwhile and put back.
+ */
+static int bind_unlinked(int fd, const struct sc_fd *f, const struct sock *s)
+{
+	const struct sockaddr_un *un = (const struct sockaddr_un *)s->name;
+	char path[sizeof(un->sun_path) + 1] = { 0 }, aside[sizeof(path) + 32];
+	bool moved;
+	int err = 0;
+
+	memcpy(path, un->sun_path, s->name_len - sizeof(sa_family_t));
+	snprintf(aside, sizeof(aside), "%s.selfckpt-aside.%d", path, (int)getpid());
+	moved = rename(path, aside) == 0;
+	if (bind(fd, (const struct sockaddr *)s->name, s->name_len) < 0)
+		err = sc_err(errno, "cannot bind descriptor %d (%s) to its removed path '%s' "
+			     "again: %s", f->fd, f->path, path, strerror(errno));
+	else
+		unlink(path);
+	if (moved && rename(aside, path) < 0)
+		sc_log(SC_LOG_WARN, "cannot put '%s' back at '%s': %s", aside, path,
+		       strerror(errno));
+	return err;
+}
+
 static int bind_name(int fd, const struct sc_fd *f, const struct sock *s)
 {
 	int on = 1;
@@ -206,16 +232,11 @@ static int bind_name(int fd, const struct sc_fd *f, const struct sock *s)
 	if (s->flags & SC_SOCK_REUSEADDR || s->domain != AF_UNIX)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
 	clear_stale_path(s);
+	if (s->flags & SC_SOCK_UNLINKED)
+		return bind_unlinked(fd, f, s);
 	if (bind(fd, (const struct sockaddr *)s->name, s->name_len) < 0)
 		return sc_err(errno, "cannot bind descriptor %d (%s) to its address again: %s",
 			      f->fd, f->path, strerror(errno));
-	if (s->flags & SC_SOCK_UNLINKED) {
-		const struct sockaddr_un *un = (const struct sockaddr_un *)s->name;
-		char path[sizeof(un->sun_path) + 1] = { 0 };
-
-		memcpy(path, un->sun_path, s->name_len - sizeof(sa_family_t));
-		unlink(path);
-	}
 	return 0;
 }
 

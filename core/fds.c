@@ -294,6 +294,10 @@ static int check_reopenable(const struct sc_fd *f, const struct sc_fd_instant *d
 		return sc_err(SELFCKPT_EHOST, "descriptor %d (%s) is not a file that can be opened "
 			      "again by its path: it cannot come back, so no image is written",
 			      f->fd, f->path);
+	if (f->kind == SC_FD_REGULAR && ends_with(f->path, DELETED_SUFFIX))
+		return sc_err(SELFCKPT_EHOST, "descriptor %d ('%s') names a file removed from that "
+			      "path that still has other names: it cannot come back as the same "
+			      "file, so no image is written", f->fd, f->path);
 	if (f->kind == SC_FD_DIR && d->nlink == 0)
 		return sc_err(SELFCKPT_EHOST, "descriptor %d is the directory '%s', which was "
 			      "removed: it cannot come back, so no image is written", f->fd,

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -81,6 +83,27 @@ static int check_cwd(pid_t child, const char *cwd)
 	return 0;
 }
 
+/*
+ * What the program set on itself that a restore sets again: THP disabled,
+ * child subreaper, its OOM score adjustment. Read in this process (a child
+ * subreaper is not inherited by the snapshot).
+ */
+static void read_attrs(struct sc_process_info *p)
+{
+	char buf[32] = "";
+	int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC), sub = 0;
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	p->attrs = SC_ATTR_KNOWN;
+	p->oom_score_adj = n > 0 ? (int32_t)strtol(buf, NULL, 10) : 0;
+	if (prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1)
+		p->attrs |= SC_ATTR_THP_DISABLE;
+	if (prctl(PR_GET_CHILD_SUBREAPER, (unsigned long)&sub, 0, 0, 0) == 0 && sub)
+		p->attrs |= SC_ATTR_SUBREAPER;
+}
+
 static uint32_t parse_umask(pid_t child)
 {
 	char *status = sc_snapshot_file(child, "status", NULL), *u;
@@ -144,6 +167,7 @@ int sc_process_collect(const struct sc_frozen *fz, struct sc_process_info *p)
 	    (err = check_cwd(child, p->cwd)) < 0 ||
 	    (err = read_link(child, "exe", &p->exe)) < 0)
 		goto fail;
+	read_attrs(p);
 	p->auxv = (uint8_t *)sc_snapshot_file(child, "auxv", &p->auxv_len);
 	if (!p->auxv) {
 		err = -EIO;

@@ -14,7 +14,8 @@
 #include "core/sc_records.h"
 #include "format/sc_log.h"
 
-#define PROCESS_FIXED 184
+#define PROCESS_FIXED 192
+#define PROCESS_FIXED_1_0 184 /* before the attributes of 1.2 */
 #define THREAD_FIXED 120
 #define SIGNALS_FIXED 16
 #define SEGMENT_FIXED 88
@@ -86,6 +87,8 @@ int sc_process_write(struct sc_writer *w, const struct sc_process_info *p)
 	sc_put_le64(m + 160, p->vdso_hash);
 	sc_put_le64(m + 168, p->handoff);
 	sc_put_le64(m + 176, p->thread_start);
+	sc_put_le32(m + 184, (uint32_t)p->oom_score_adj);
+	sc_put_le32(m + 188, p->attrs);
 	v = m + PROCESS_FIXED;
 	for (int i = 0; i < SC_RLIMITS; i++, v += 16) {
 		sc_put_le64(v, p->rlim_cur[i]);
@@ -105,16 +108,16 @@ int sc_process_read(struct sc_reader *r, const struct sc_record *rec, struct sc_
 	uint64_t n_rlim, cwd, exe, auxv;
 
 	memset(p, 0, sizeof(*p));
-	if (rec->meta_len < PROCESS_FIXED)
+	if (rec->meta_len < PROCESS_FIXED_1_0)
 		return meta_err(r, rec, SELFCKPT_ELENGTH, "%u bytes of metadata, at least %d "
-				"expected", rec->meta_len, PROCESS_FIXED);
+				"expected", rec->meta_len, PROCESS_FIXED_1_0);
 	if (sc_get_le32(m + 20))
 		return meta_err(r, rec, SELFCKPT_ERESERVED, "reserved field at 20 is set");
 	n_rlim = sc_get_le32(m + 104);
 	cwd = sc_get_le32(m + 108);
 	exe = sc_get_le32(m + 112);
 	auxv = sc_get_le32(m + 116);
-	if (n_rlim > 64 || PROCESS_FIXED + 16 * n_rlim + cwd + exe + auxv > rec->meta_len)
+	if (n_rlim > 64 || PROCESS_FIXED_1_0 + 16 * n_rlim + cwd + exe + auxv > rec->meta_len)
 		return meta_err(r, rec, SELFCKPT_ELENGTH, "variable part (%llu limits, %llu + "
 				"%llu + %llu bytes) exceeds the %u bytes of metadata",
 				(unsigned long long)n_rlim, (unsigned long long)cwd,
@@ -144,6 +147,10 @@ int sc_process_read(struct sc_reader *r, const struct sc_record *rec, struct sc_
 	p->thread_start = sc_get_le64(m + 176);
 	/* The variable part ends the meta: newer minors grow the fixed part. */
 	v = m + rec->meta_len - (16 * n_rlim + cwd + exe + auxv);
+	if (v >= m + PROCESS_FIXED) { /* 1.2: the attributes */
+		p->oom_score_adj = (int32_t)sc_get_le32(m + 184);
+		p->attrs = sc_get_le32(m + 188);
+	}
 	for (uint64_t i = 0; i < n_rlim; i++, v += 16)
 		if (i < SC_RLIMITS) {
 			p->rlim_cur[i] = sc_get_le64(v);

@@ -28,7 +28,14 @@ struct sc_process_info {
 	char *cwd, *exe;
 	uint8_t *auxv;
 	size_t auxv_len;
+	/* 1.2: attributes a program sets on itself */
+	uint32_t attrs;        /* SC_ATTR_* */
+	int32_t oom_score_adj; /* /proc/self/oom_score_adj, where SC_ATTR_KNOWN */
 };
+
+#define SC_ATTR_KNOWN 0x1u        /* the attributes below were recorded (format 1.2) */
+#define SC_ATTR_THP_DISABLE 0x2u  /* prctl(PR_SET_THP_DISABLE) */
+#define SC_ATTR_SUBREAPER 0x4u    /* prctl(PR_SET_CHILD_SUBREAPER) */
 
 struct sc_thread_record {
 	int32_t tid;

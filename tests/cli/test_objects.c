@@ -114,3 +114,16 @@ Test(objects, an_o_path_descriptor_of_a_symbolic_link_comes_back, .timeout = 60)
 	cr_assert_str_eq(ref, "descriptor 3 is the link: yes\n");
 	round_trip(&t, prog, ref, 500);
 }
+
+/* What a program set on itself with prctl() and /proc/self/oom_score_adj (R-TYP-6). */
+Test(objects, process_attributes_come_back, .timeout = 60)
+{
+	char prog_path[PATH_MAX], ref[OUT_MAX];
+	const char *prog[] = { build_path(prog_path, "tests/progs/procattrs"), NULL };
+	struct trip t;
+
+	trip_init(&t);
+	reference(&t, prog, ref);
+	cr_assert_str_eq(ref, "thp disabled: 1\nsubreaper: 1\noom_score_adj: 400\n");
+	round_trip(&t, prog, ref, 300);
+}
