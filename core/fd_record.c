@@ -12,7 +12,8 @@
 #include "core/fd_state.h"
 #include "format/sc_log.h"
 
-#define FD_META_FIXED 80u
+#define FD_META_FIXED 88u
+#define FD_META_FIXED_1_1 80u /* before the seals */
 #define FD_META_FIXED_1_0 72u /* before the description id */
 #define READ_STEP (1u << 20)
 
@@ -43,6 +44,7 @@ int sc_fd_write_record(struct sc_writer *w, const struct sc_fd *f)
 	sc_put_le32(m + 60, (uint32_t)path_len);
 	sc_put_le64(m + 64, f->pipe_id);
 	sc_put_le64(m + 72, f->share_id);
+	sc_put_le32(m + 80, f->seals); /* and 4 reserved bytes */
 	memcpy(m + FD_META_FIXED, f->path, path_len);
 	err = sc_writer_record(w, SC_REC_FD, SC_RF_REQUIRED, m, (uint32_t)(FD_META_FIXED + path_len),
 			       f->data, f->data_len);
@@ -156,8 +158,10 @@ int sc_fd_read_record(struct sc_reader *r, const struct sc_record *rec, struct s
 	out->mode = sc_get_le32(m + 56);
 	out->pipe_id = sc_get_le64(m + 64);
 	/* a fixed part of format 1.0 ends before the description id (R-TYP-10) */
-	if (rec->meta_len - path_len >= FD_META_FIXED)
+	if (rec->meta_len - path_len >= FD_META_FIXED_1_1)
 		out->share_id = sc_get_le64(m + 72);
+	if (rec->meta_len - path_len >= FD_META_FIXED) /* 1.2 */
+		out->seals = sc_get_le32(m + 80);
 	/* the path is the last path_len bytes: a newer minor may grow the fixed part (R-VER-9) */
 	out->path = strndup((const char *)m + rec->meta_len - path_len, path_len);
 	if (!out->path)

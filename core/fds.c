@@ -325,6 +325,7 @@ static int collect_one(const struct sc_fds_frozen *z, int i, pid_t pid, struct s
 	f->mtime_ns = d->mtime_ns;
 	f->mode = d->mode;
 	f->share_id = is_shared ? (uint64_t)z->fds[d->share].fd + 1 : 0;
+	f->seals = (uint32_t)d->seals;
 	if (f->kind == SC_FD_PIPE_R || f->kind == SC_FD_PIPE_W) {
 		/* fstat gives a pipe no size: record its capacity, needed to refill it */
 		f->size = d->pipe_cap > 0 ? (uint64_t)d->pipe_cap : 0;

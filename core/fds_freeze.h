@@ -28,6 +28,7 @@ struct sc_fd_instant {
 	uint32_t mode, nlink;
 	int32_t share;    /* index of the first descriptor of the same open file description */
 	int32_t pipe_cap; /* F_GETPIPE_SZ of a pipe, else 0 */
+	int32_t seals;    /* F_GET_SEALS of a memfd or unlinked file that has them, else 0 */
 };
 
 struct sc_fds_frozen {

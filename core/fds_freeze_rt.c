@@ -76,6 +76,12 @@ static int read_one(struct sc_fd_instant *d, int fd)
 	d->pos = sc_sys3(SYS_lseek, fd, 0, SEEK_CUR);
 	if (S_ISFIFO(st.st_mode))
 		d->pipe_cap = (int32_t)sc_sys2(SYS_fcntl, fd, F_GETPIPE_SZ);
+	d->seals = 0;
+	if (S_ISREG(st.st_mode) && st.st_nlink == 0) {
+		long seals = sc_sys2(SYS_fcntl, fd, F_GET_SEALS);
+
+		d->seals = seals > 0 ? (int32_t)seals : 0;
+	}
 	if (d->status < 0 || d->fd_flags < 0)
 		return d->status < 0 ? d->status : d->fd_flags;
 	return 0;

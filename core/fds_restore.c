@@ -169,26 +169,58 @@ static int restore_char(const struct sc_fd *f, int min)
 	return sc_fd_place(fd, f);
 }
 
-/* Size @fd as recorded and write the saved contents from offset 0. */
+#define HOLE_BLOCK 4096
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* Write @n bytes of @buf at @off of @fd. */
+static int write_at(int fd, const uint8_t *buf, size_t n, size_t off, const struct sc_fd *f)
+{
+	for (size_t done = 0; done < n;) {
+		ssize_t k = pwrite(fd, buf + done, n - done, (off_t)(off + done));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return sc_err(errno, "cannot write the contents of '%s' (descriptor %d) at "
+				      "offset %zu: %s", f->path, f->fd, off + done, strerror(errno));
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * Size @fd as recorded and write the saved contents from offset 0. Blocks
+ * of zeros are not written: the file is sized first, so they read as zeros
+ * and stay holes, as the holes of the file that was saved were.
+ */
 static int fill_file(int fd, const struct sc_fd *f)
 {
 	uint64_t size = f->size > f->data_len ? f->size : f->data_len;
+	const uint8_t *data = f->data;
+	int err = 0;
 
 	if (ftruncate(fd, (off_t)size) < 0)
 		return sc_err(errno, "cannot size the new file for '%s' (descriptor %d) to %llu "
 			      "bytes: %s", f->path, f->fd, (unsigned long long)size, strerror(errno));
-	for (size_t done = 0; done < f->data_len;) {
-		ssize_t n = pwrite(fd, (const char *)f->data + done, f->data_len - done,
-				   (off_t)done);
+	for (size_t off = 0, run = 0; off < f->data_len + HOLE_BLOCK && !err; off += HOLE_BLOCK) {
+		size_t n = off < f->data_len ? f->data_len - off : 0;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return sc_err(errno, "cannot write the contents of '%s' (descriptor %d) at "
-				      "offset %zu: %s", f->path, f->fd, done, strerror(errno));
-		done += (size_t)n;
+		n = n < HOLE_BLOCK ? n : HOLE_BLOCK;
+		if (n && !all_zero(data + off, n))
+			continue; /* data: the run goes on */
+		if (off > run) /* a run of data blocks ends here: one write for all */
+			err = write_at(fd, data + run, (off + n > f->data_len ? f->data_len : off) -
+				       run, run, f);
+		run = off + HOLE_BLOCK;
 	}
-	return 0;
+	return err;
 }
 
 /*
@@ -226,7 +258,7 @@ static int restore_memfd(const struct sc_fd *f, int min)
 
 	if (!strncmp(f->path, MEMFD_PREFIX, strlen(MEMFD_PREFIX)))
 		snprintf(name, sizeof(name), "%s", f->path + strlen(MEMFD_PREFIX));
-	/* the seals are not recorded: allow the program to set them again */
+	/* sealing allowed: the seals recorded are added once the contents are back */
 	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return sc_err(errno, "cannot create memfd '%s' (descriptor %d): %s", name, f->fd,
@@ -235,6 +267,12 @@ static int restore_memfd(const struct sc_fd *f, int min)
 	if (fd < 0)
 		return fd;
 	err = fill_file(fd, f);
+	if (!err && fchmod(fd, f->mode & 07777) < 0)
+		sc_log(SC_LOG_DEBUG, "cannot give memfd '%s' (descriptor %d) mode %o: %s", name,
+		       f->fd, f->mode & 07777, strerror(errno));
+	if (!err && f->seals && fcntl(fd, F_ADD_SEALS, (int)f->seals) < 0)
+		err = sc_err(errno, "cannot seal memfd '%s' (descriptor %d) again with 0x%x: %s",
+			     name, f->fd, f->seals, strerror(errno));
 	if (err) {
 		close(fd);
 		return err;
@@ -461,9 +499,40 @@ static int restore_object(const struct sc_fd *f, int min)
 	return fd < 0 ? fd : sc_fd_place(fd, f);
 }
 
+/*
+ * An earlier unlinked file or memfd of the image that is the same file as
+ * @fds[i] (opened twice, not dup'd), made already: @fds[i] opens it again,
+ * so that both see one file, as before.
+ */
+static const struct sc_fd *same_file_made(const struct sc_fd *fds, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (fds[j].kind == fds[i].kind && fds[j].inode == fds[i].inode &&
+		    fds[j].dev == fds[i].dev && fds[j].fd > 2 && fcntl(fds[j].fd, F_GETFD) >= 0)
+			return &fds[j];
+	return NULL;
+}
+
+static int reopen_made(const struct sc_fd *made, const struct sc_fd *f, int min)
+{
+	char proc[48];
+	int fd, err;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", made->fd);
+	fd = open_path(proc, reopen_flags(f) & ~O_NOFOLLOW, min, f);
+	if (fd < 0)
+		return fd;
+	err = seek_to(fd, f);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return sc_fd_place(fd, f);
+}
+
 static int restore_one(const struct sc_fd *fds, size_t n, size_t i, int min)
 {
-	const struct sc_fd *f = &fds[i];
+	const struct sc_fd *f = &fds[i], *same;
 
 	switch (f->kind) {
 	case SC_FD_REGULAR:
@@ -476,9 +545,10 @@ static int restore_one(const struct sc_fd *fds, size_t n, size_t i, int min)
 	case SC_FD_PIPE_W:
 		return pipe_done(fds, i) ? 0 : restore_pipe(fds, n, i, min);
 	case SC_FD_MEMFD:
-		return restore_memfd(f, min);
 	case SC_FD_DELETED:
-		return restore_deleted(f, min);
+		if ((same = same_file_made(fds, i)))
+			return reopen_made(same, f, min);
+		return f->kind == SC_FD_MEMFD ? restore_memfd(f, min) : restore_deleted(f, min);
 	case SC_FD_SOCKET:
 	case SC_FD_OTHER:
 		return restore_stand_in(f, min);

@@ -57,6 +57,7 @@ struct sc_fd {
 	uint64_t pipe_id;    /* pipe inode: the two ends of one pipe share it; 0 otherwise */
 	uint64_t share_id;   /* descriptors with the same non-zero id share one open file
 				description (dup, F_DUPFD, inherited); 0: not shared */
+	uint32_t seals;      /* F_SEAL_* of a memfd or unlinked file (format 1.2) */
 	void *data;          /* saved contents (memfd, deleted file, pipe buffer: in one
 				read end's record per pipe), or the object's state
 				(kinds 9 and up: fd_state.h); malloc'd */

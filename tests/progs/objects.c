@@ -9,6 +9,7 @@
  * must print what an uninterrupted run prints. Usage: objects DIR (a folder
  * of its own, for the inotify watch).
  */
+#define _GNU_SOURCE /* memfd_create, SEEK_HOLE */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -17,7 +18,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -26,9 +29,46 @@
 
 struct objects {
 	int ev, tm, sig, in, ep, outer;
+	int mem, ghost, ghost2; /* a sealed memfd; a removed file with a hole, opened twice */
 	int wd;
 	char dir[256];
 };
+
+/*
+ * A memfd with mode 0642 and seals; a file with data, a hole of 64 KiB and
+ * data again, opened twice and removed.
+ */
+static int make_files(struct objects *o, const char *dir)
+{
+	char path[300];
+
+	o->mem = memfd_create("sealed", MFD_ALLOW_SEALING);
+	if (o->mem < 0 || write(o->mem, "memfd", 5) != 5 || fchmod(o->mem, 0642) < 0 ||
+	    fcntl(o->mem, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/ghost", dir);
+	o->ghost = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	o->ghost2 = open(path, O_RDWR);
+	if (o->ghost < 0 || o->ghost2 < 0 || pwrite(o->ghost, "head", 4, 0) != 4 ||
+	    pwrite(o->ghost, "tail", 4, 4096 + 65536) != 4)
+		return -1;
+	return unlink(path);
+}
+
+/* What the files are at the end: seals, mode, one file behind two descriptors, the hole. */
+static void report_files(const struct objects *o)
+{
+	struct stat st;
+	char got[8] = "";
+
+	fstat(o->mem, &st);
+	printf("memfd seals:%x mode:%o\n", fcntl(o->mem, F_GET_SEALS), st.st_mode & 07777);
+	pwrite(o->ghost, "both", 4, 0);
+	pread(o->ghost2, got, 4, 0);
+	printf("removed file: one file:%s hole at:%lld data at:%lld\n",
+	       strcmp(got, "both") ? "no" : "yes", (long long)lseek(o->ghost, 0, SEEK_HOLE),
+	       (long long)lseek(o->ghost, 4096, SEEK_DATA));
+}
 
 static int make(struct objects *o, const char *dir)
 {
@@ -37,6 +77,8 @@ static int make(struct objects *o, const char *dir)
 	sigset_t urg;
 
 	snprintf(o->dir, sizeof(o->dir), "%s", dir);
+	if (make_files(o, dir) < 0)
+		return -1;
 	sigemptyset(&urg);
 	sigaddset(&urg, SIGURG);
 	sigprocmask(SIG_BLOCK, &urg, NULL);
@@ -177,5 +219,6 @@ int main(int argc, char **argv)
 		usleep(20000);
 	}
 	fire_timer(&o);
+	report_files(&o);
 	return 0;
 }
