@@ -41,7 +41,8 @@ void sc_fd_socket_collect_end(void)
 	diag_done = false;
 }
 
-static int unix_peer(uint64_t ino, uint64_t *peer, uint32_t *backlog, uint32_t *flags)
+static int unix_peer(uint64_t ino, uint64_t *peer, uint32_t *backlog, uint32_t *flags,
+		     uint64_t *vfs_ino)
 {
 	const struct sc_unix_sock *s;
 
@@ -55,6 +56,7 @@ static int unix_peer(uint64_t ino, uint64_t *peer, uint32_t *backlog, uint32_t *
 	s = sc_unix_find(diag, diag_n, ino);
 	*peer = s ? s->peer : 0;
 	*backlog = s && s->backlog ? s->backlog : SOMAXCONN_DEFAULT;
+	*vfs_ino = s ? s->vfs_ino : 0;
 	if (s && s->connected)
 		*flags |= SC_SOCK_CONNECTED;
 	if (s && (s->shutdown & 1))
@@ -96,8 +98,12 @@ static void put_pair(struct sc_state_out *o, uint32_t tag, uint64_t a, uint64_t 
 	sc_state_put(o, tag, v, sizeof(v));
 }
 
-/* Is the bound path of @s still there as a socket (else it comes back unlinked)? */
-static bool path_gone(const struct sc_sock_frozen *s)
+/*
+ * Is the bound path of @s gone, or another file now (another socket bound
+ * there since)? Then it comes back unlinked. @vfs_ino: the inode of the
+ * file the socket was bound to, where the kernel told it.
+ */
+static bool path_gone(const struct sc_sock_frozen *s, uint64_t vfs_ino)
 {
 	const struct sockaddr_un *un = (const struct sockaddr_un *)s->name;
 	char path[sizeof(un->sun_path) + 1] = { 0 };
@@ -106,7 +112,7 @@ static bool path_gone(const struct sc_sock_frozen *s)
 	if (s->name_len <= sizeof(sa_family_t) || !un->sun_path[0])
 		return false; /* unbound, or an abstract name */
 	memcpy(path, un->sun_path, s->name_len - sizeof(sa_family_t));
-	return stat(path, &st) < 0 || !S_ISSOCK(st.st_mode);
+	return stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || (vfs_ino && st.st_ino != vfs_ino);
 }
 
 /*
@@ -146,15 +152,15 @@ static int put_queue(struct sc_state_out *o, const struct sc_fd *f, bool stream,
 
 static int collect_unix(struct sc_fd *f, const struct sc_sock_frozen *s, struct sc_state_out *o)
 {
-	uint64_t peer;
+	uint64_t peer, vfs_ino;
 	uint32_t backlog, flags = s->listening ? SC_SOCK_LISTENING : 0;
 	size_t bytes;
 	uint8_t bufs[8];
-	int err = unix_peer(f->inode, &peer, &backlog, &flags);
+	int err = unix_peer(f->inode, &peer, &backlog, &flags, &vfs_ino);
 
 	if (err)
 		return err;
-	if (path_gone(s))
+	if (path_gone(s, vfs_ino))
 		flags |= SC_SOCK_UNLINKED;
 	put_type(o, s, flags);
 	if (s->name_len > sizeof(sa_family_t))
@@ -181,6 +187,14 @@ static bool inet_can_come_back(const struct sc_sock_frozen *s)
 									!s->peer_len));
 }
 
+/* An IP socket that is not bound has port 0 in its name: binding it would bind it. */
+static bool inet_bound(const struct sc_sock_frozen *s)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)s->name;
+
+	return s->name_len >= sizeof(*in) && in->sin_port != 0; /* at the same place in IPv6 */
+}
+
 static int collect_inet(struct sc_fd *f, const struct sc_sock_frozen *s, struct sc_state_out *o)
 {
 	uint32_t flags = (s->listening ? SC_SOCK_LISTENING : 0) |
@@ -190,7 +204,7 @@ static int collect_inet(struct sc_fd *f, const struct sc_sock_frozen *s, struct 
 	uint8_t v[8];
 
 	put_type(o, s, flags);
-	if (s->name_len)
+	if (inet_bound(s))
 		sc_state_put(o, SC_SOCK_NAME, s->name, s->name_len);
 	if (s->peer_len)
 		sc_state_put(o, SC_SOCK_PEER_NAME, s->peer, s->peer_len);

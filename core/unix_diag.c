@@ -34,7 +34,7 @@ static int ask(int nl)
 		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
 		       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
 		.r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u,
-		       .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN },
+		       .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN | UDIAG_SHOW_VFS },
 	};
 
 	return send(nl, &req, sizeof(req), 0) == (ssize_t)sizeof(req) ? 0 : -errno;
@@ -50,6 +50,8 @@ static int add(struct dump *d, const struct unix_diag_msg *m, int len)
 			s.peer = *(uint32_t *)RTA_DATA(a);
 		if (a->rta_type == UNIX_DIAG_SHUTDOWN && RTA_PAYLOAD(a) >= 1)
 			s.shutdown = *(uint8_t *)RTA_DATA(a);
+		if (a->rta_type == UNIX_DIAG_VFS && RTA_PAYLOAD(a) >= sizeof(struct unix_diag_vfs))
+			s.vfs_ino = ((struct unix_diag_vfs *)RTA_DATA(a))->udiag_vfs_ino;
 		if (a->rta_type == UNIX_DIAG_RQLEN && RTA_PAYLOAD(a) >= sizeof(struct unix_diag_rqlen) &&
 		    m->udiag_state == TCP_LISTEN_STATE)
 			s.backlog = ((struct unix_diag_rqlen *)RTA_DATA(a))->udiag_wqueue;

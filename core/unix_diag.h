@@ -16,6 +16,7 @@ struct sc_unix_sock {
 	uint32_t backlog;    /* of a listening socket: the listen() backlog */
 	uint32_t connected;  /* it was connected: its peer may since have closed */
 	uint32_t shutdown;   /* 1: shut down for reading, 2: for writing (the kernel's bits) */
+	uint64_t vfs_ino;    /* of a socket bound to a path: the inode of that file; else 0 */
 };
 
 /**
