@@ -21,6 +21,7 @@
 
 #include "cli/restorer.h"
 #include "core/sc_fds.h"
+#include "core/sc_locks.h"
 #include "core/sc_records.h"
 #include "core/sc_timers.h"
 #include "format/sc_format.h"
@@ -56,6 +57,8 @@ struct image {
 	struct sc_timers timers;
 	struct sc_fd *fds;
 	size_t n_fds;
+	struct sc_lock *locks;
+	size_t n_locks;
 	struct sc_thread_record *threads;
 	size_t n_threads;
 	struct sc_thread_record *coord;

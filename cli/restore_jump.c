@@ -204,10 +204,33 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 	return 0;
 }
 
+/*
+ * A POSIX lock is the process's, and closing any descriptor of its file
+ * drops it: the restore closes the descriptors it mapped files through once
+ * the memory is in place, so a POSIX lock on a mapped file would be lost.
+ * Refused, named, rather than restored without it.
+ */
+static int check_locked_maps(const struct image *im, const struct plan *p)
+{
+	for (size_t i = 0; i < im->n_locks; i++) {
+		struct stat locked, mapped;
+
+		if (im->locks[i].kind != SC_LOCK_POSIX || fstat(im->locks[i].fd, &locked) < 0)
+			continue;
+		for (size_t j = 0; j < p->n_map_fds; j++)
+			if (fstat(p->map_fds[j], &mapped) == 0 && mapped.st_ino == locked.st_ino &&
+			    mapped.st_dev == locked.st_dev)
+				return sc_err(SELFCKPT_EHOST, "'%s' holds a POSIX lock on the file of "
+					      "descriptor %d, which it also maps: the restore cannot "
+					      "keep that lock", im->path, im->locks[i].fd);
+	}
+	return 0;
+}
+
 /* Leave open exactly the descriptors the image had, plus the blob's own. */
 static int restore_descriptors(const struct image *im, const struct plan *p)
 {
-	int top = 2;
+	int top = 2, err;
 
 	for (size_t i = 0; i < p->n_map_fds; i++)
 		top = p->map_fds[i] > top ? p->map_fds[i] : top;
@@ -220,7 +243,10 @@ static int restore_descriptors(const struct image *im, const struct plan *p)
 			close(fd);
 	}
 	syscall(SYS_close_range, (unsigned)top + 1, ~0u, 0);
-	return sc_fds_restore(im->fds, im->n_fds);
+	err = sc_fds_restore(im->fds, im->n_fds);
+	if (!err)
+		err = check_locked_maps(im, p);
+	return err ? err : sc_locks_restore(im->locks, im->n_locks);
 }
 
 /*

@@ -95,6 +95,9 @@ static int load_record(struct image *im, const struct sc_record *rec, size_t *ca
 	case SC_REC_TIMERS:
 		sc_timers_free(&im->timers);
 		return sc_timers_read(im->r, rec, &im->timers);
+	case SC_REC_LOCKS:
+		free(im->locks);
+		return sc_locks_read(im->r, rec, &im->locks, &im->n_locks);
 	case SC_REC_FD:
 		if ((err = grow((void **)&im->fds, &caps[0], im->n_fds, sizeof(*im->fds))) < 0)
 			return err;
@@ -278,6 +281,7 @@ void sc_image_release(struct image *im)
 	sc_process_free(&im->proc);
 	sc_timers_free(&im->timers);
 	sc_fds_free(im->fds, im->n_fds);
+	free(im->locks);
 	free(im->threads);
 	for (size_t i = 0; i < im->n_maps; i++) {
 		for (size_t j = 0; j < im->maps[i].n_win; j++)

@@ -21,6 +21,7 @@
 #include "core/sc_fds.h"
 #include "core/sc_handoff.h"
 #include "core/sc_hooks.h"
+#include "core/sc_locks.h"
 #include "core/sc_sys.h"
 #include "core/sc_trigger.h"
 #include "format/sc_log.h"
@@ -240,11 +241,18 @@ static int write_fds(struct sc_writer *w, const struct sc_frozen *fz)
 {
 	struct sc_fd *fds;
 	size_t n;
+	struct sc_lock *locks = NULL;
+	size_t n_locks = 0;
 	int err = sc_fds_collect(&fz->fds, fz->child, NULL, 0, &fds, &n);
 
 	for (size_t i = 0; !err && i < n; i++)
 		err = sc_fd_write_record(w, &fds[i]);
 	sc_fds_free(fds, n);
+	if (!err)
+		err = sc_locks_collect(&fz->fds, fz->child, &locks, &n_locks);
+	if (!err)
+		err = sc_locks_write(w, locks, n_locks);
+	free(locks);
 	return err;
 }
 

@@ -29,7 +29,11 @@ struct sc_fd_instant {
 	int32_t share;    /* index of the first descriptor of the same open file description */
 	int32_t pipe_cap; /* F_GETPIPE_SZ of a pipe, else 0 */
 	int32_t seals;    /* F_GET_SEALS of a memfd or unlinked file that has them, else 0 */
+	int32_t locks;    /* in the snapshot: a copy of the fdinfo of a locked file; -1: none */
+	int64_t locks_len;
 };
+
+#define SC_LOCKED_MAX 64 /* inodes with locks noted at the freeze; more: every file is read */
 
 struct sc_fds_frozen {
 	struct sc_fd_instant *fds; /* prepared with room for cap entries */
@@ -39,6 +43,8 @@ struct sc_fds_frozen {
 	int err;                   /* 0, or -errno of the first failure (the image is refused) */
 	int err_fd;                /* the descriptor it concerns, or -1 */
 	int err_what;              /* which step failed (SC_FREEZE_*) */
+	uint64_t locked[SC_LOCKED_MAX]; /* inodes /proc/locks names (of any owner) */
+	int n_locked;              /* SC_LOCKED_MAX + 1: too many to note */
 };
 
 enum {
@@ -69,6 +75,14 @@ void sc_fds_frozen_free(struct sc_fds_frozen *z);
  * failure is kept in z->err for the writer to report.
  */
 void sc_fds_freeze(struct sc_fds_frozen *z);
+/**
+ * sc_fds_freeze_locks() - note the inodes of every lock on the system
+ * (/proc/locks), then copy the fdinfo of each descriptor of a locked file,
+ * which lists the locks of that open file description (fds_locks_rt.c).
+ */
+void sc_fds_freeze_locks(struct sc_fds_frozen *z);
+/* fds_freeze_rt.c: copy @d's fdinfo into d->locks (a failure is kept in z->err). */
+void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d);
 /**
  * sc_fds_freeze_drop() - close, in this process, the copies sc_fds_freeze()
  * made: once the snapshot is cloned it holds them, and the program must not.

@@ -63,6 +63,8 @@ static int read_one(struct sc_fd_instant *d, int fd)
 		return (int)r;
 	d->fd = fd;
 	d->held = -1;
+	d->locks = -1;
+	d->locks_len = 0;
 	d->held_len = 0;
 	d->pipe_cap = 0;
 	d->dev = st.st_dev;
@@ -257,7 +259,8 @@ static void copy_pipe(struct sc_fds_frozen *z, struct sc_fd_instant *d)
  * copied as it reads now into a memfd the snapshot holds; fd_objects.c makes
  * the object's state of it.
  */
-static void copy_fdinfo(struct sc_fds_frozen *z, struct sc_fd_instant *d)
+static void copy_fdinfo_to(struct sc_fds_frozen *z, struct sc_fd_instant *d, int32_t *held,
+			   int64_t *held_len)
 {
 	char path[40], buf[4096];
 	long in, out, r = 0, w = 0;
@@ -288,8 +291,18 @@ static void copy_fdinfo(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 		     SC_FREEZE_COPY_FDINFO, d->fd);
 		return;
 	}
-	d->held = (int32_t)out;
-	d->held_len = len;
+	*held = (int32_t)out;
+	*held_len = len;
+}
+
+static void copy_fdinfo(struct sc_fds_frozen *z, struct sc_fd_instant *d)
+{
+	copy_fdinfo_to(z, d, &d->held, &d->held_len);
+}
+
+void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d)
+{
+	copy_fdinfo_to(z, d, &d->locks, &d->locks_len);
 }
 
 static void copy_contents(struct sc_fds_frozen *z)
@@ -322,11 +335,15 @@ void sc_fds_freeze(struct sc_fds_frozen *z)
 		return;
 	find_shared(z);
 	copy_contents(z);
+	sc_fds_freeze_locks(z);
 }
 
 void sc_fds_freeze_drop(const struct sc_fds_frozen *z)
 {
-	for (int i = 0; i < z->n; i++)
+	for (int i = 0; i < z->n; i++) {
 		if (z->fds[i].held >= 0)
 			sc_sys1(SYS_close, z->fds[i].held);
+		if (z->fds[i].locks >= 0)
+			sc_sys1(SYS_close, z->fds[i].locks);
+	}
 }

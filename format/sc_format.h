@@ -57,6 +57,7 @@ enum sc_record_type {
 	SC_REC_CUDA_LOG = 6, /* the CUDA resource log */
 	SC_REC_DEVMEM = 7,   /* one block of device memory */
 	SC_REC_TIMERS = 8,   /* interval and POSIX timers (1.2) */
+	SC_REC_LOCKS = 9,    /* file locks and leases (1.2) */
 	SC_REC_END = 0xFFFF, /* end of records; payload is the index */
 };
 

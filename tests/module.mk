@@ -19,6 +19,7 @@ TEST_SRCS := \
 	tests/core/test_roundtrip.c \
 	tests/core/test_roundtrip_more.c \
 	tests/core/test_stop.c \
+	tests/core/test_locks_record.c \
 	tests/core/test_timers_record.c \
 	tests/cuda/test_cuda_api.c \
 	tests/cuda/test_cuda_roundtrip.c \
@@ -62,7 +63,7 @@ $(BUILD)/tests/progs/counter: tests/progs/counter.c
 
 # Programs that know nothing of selfckpt, run under selfckpt-run by tests/cli/test_instant.c
 # and test_objects.c.
-RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects sockets unrestorable procattrs timers
+RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects sockets unrestorable procattrs locks timers
 test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c
 	$(Q)mkdir -p $(@D)
@@ -125,7 +126,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,\
 	$(SC_CFLAGS)) -I$(CUDA_INCLUDE) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_RECORDS := process thread segment fd signals cuda_log devmem timers
+FUZZ_RECORDS := process thread segment fd signals cuda_log devmem timers locks
 FUZZ_BINS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_RECORDS:%=$(FUZZ_DIR)/fuzz_%)
 # The library and the tools' readers, in an archive: each target links what it uses.
 # selfckpt-inspect's main() is called in-process, renamed.

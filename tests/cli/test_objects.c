@@ -127,3 +127,22 @@ Test(objects, process_attributes_come_back, .timeout = 60)
 	cr_assert_str_eq(ref, "thp disabled: 1\nsubreaper: 1\noom_score_adj: 400\n");
 	round_trip(&t, prog, ref, 300);
 }
+
+/* POSIX, OFD and flock() locks are held again after a restore (R-TYP-20). */
+Test(objects, file_locks_come_back, .timeout = 60)
+{
+	char prog_path[PATH_MAX], dir[128], ref[OUT_MAX];
+	const char *prog[3];
+	struct trip t;
+
+	trip_init(&t);
+	snprintf(dir, sizeof(dir), "%s/work", t.dir);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	prog[0] = build_path(prog_path, "tests/progs/locks");
+	prog[1] = dir;
+	prog[2] = NULL;
+	reference(&t, prog, ref);
+	cr_assert_str_eq(ref, "posix lock held: write (10+10)\nofd lock held: read\n"
+			 "flock held: yes\n");
+	round_trip(&t, prog, ref, 300);
+}

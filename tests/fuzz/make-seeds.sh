@@ -86,6 +86,8 @@ under_run timers
 mkdir -p "$work/objects-dir" "$work/sockets-dir"
 under_run objects "$work/objects-dir"
 under_run sockets "$work/sockets-dir"
+mkdir -p "$work/locks-dir"
+under_run locks "$work/locks-dir"
 
 # The images, each under its own name; every target gets the records of its type.
 n=0
