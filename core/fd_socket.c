@@ -241,6 +241,8 @@ int sc_fd_socket_collect(struct sc_fd *f)
 	memcpy(&s, f->data, sizeof(s));
 	if (s.in_flight)
 		return refuse(f, "has descriptors in flight in its queue (SCM_RIGHTS)");
+	if (s.filter_len > 0)
+		return refuse(f, "has a socket filter attached (SO_ATTACH_FILTER)");
 	if (s.queue_err)
 		return sc_err(-s.queue_err, "cannot read the queue of descriptor %d (%s): %s",
 			      f->fd, f->path, strerror(-s.queue_err));

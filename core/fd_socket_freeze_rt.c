@@ -93,6 +93,9 @@ static void read_facts(int fd, struct sc_sock_frozen *s)
 	if (s->peer_len > SC_SOCK_ADDR_MAX)
 		s->peer_len = SC_SOCK_ADDR_MAX;
 	read_options(fd, s);
+	len = 0; /* asked with no room, the kernel tells the filter's length */
+	if (sc_sys5(SYS_getsockopt, fd, SOL_SOCKET, SO_GET_FILTER, 0, (long)&len) == 0)
+		s->filter_len = (int32_t)len;
 }
 
 static long write_all(int fd, const void *buf, long len)

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -223,6 +224,34 @@ static int bind_unlinked(int fd, const struct sc_fd *f, const struct sock *s)
 	return err;
 }
 
+#define BIND_TRIES 20
+#define BIND_WAIT_US 50000
+
+/*
+ * Bind @fd to @s's address. The connections of the process that wrote the
+ * image may still be closing (a second or so on the loopback) and hold the
+ * port: tried again for a while. An address that is not (or no longer) on
+ * this machine is bound as IP_FREEBIND allows, and the option then set back
+ * as the program had it.
+ */
+static int bind_ip(int fd, const struct sock *s)
+{
+	int level = s->domain == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP;
+	int name = s->domain == AF_INET6 ? IPV6_FREEBIND : IP_FREEBIND, on = 1, was = 0, r;
+	socklen_t len = sizeof(was);
+
+	for (int i = 0; (r = bind(fd, (const struct sockaddr *)s->name, s->name_len)) < 0 &&
+			errno == EADDRINUSE && s->domain != AF_UNIX && i < BIND_TRIES; i++)
+		usleep(BIND_WAIT_US);
+	if (r == 0 || errno != EADDRNOTAVAIL || s->domain == AF_UNIX ||
+	    getsockopt(fd, level, name, &was, &len) < 0 ||
+	    setsockopt(fd, level, name, &on, sizeof(on)) < 0)
+		return r;
+	r = bind(fd, (const struct sockaddr *)s->name, s->name_len);
+	setsockopt(fd, level, name, &was, sizeof(was));
+	return r;
+}
+
 static int bind_name(int fd, const struct sc_fd *f, const struct sock *s)
 {
 	int on = 1;
@@ -234,7 +263,7 @@ static int bind_name(int fd, const struct sc_fd *f, const struct sock *s)
 	clear_stale_path(s);
 	if (s->flags & SC_SOCK_UNLINKED)
 		return bind_unlinked(fd, f, s);
-	if (bind(fd, (const struct sockaddr *)s->name, s->name_len) < 0)
+	if (bind_ip(fd, s) < 0)
 		return sc_err(errno, "cannot bind descriptor %d (%s) to its address again: %s",
 			      f->fd, f->path, strerror(errno));
 	return 0;

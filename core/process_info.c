@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -66,6 +67,24 @@ static int read_link(pid_t child, const char *name, char **out)
 	return *out ? 0 : sc_err(ENOMEM, "out of memory");
 }
 
+/* Does @cwd read "PATH (deleted)", and is PATH not the folder @st describes? */
+static bool gone_by_name(const char *cwd, const struct stat *st)
+{
+	static const char suffix[] = " (deleted)";
+	size_t n = strlen(cwd), k = sizeof(suffix) - 1;
+	char *path;
+	struct stat now;
+	bool gone;
+
+	if (n <= k || strcmp(cwd + n - k, suffix))
+		return false;
+	path = strndup(cwd, n - k);
+	gone = !path || stat(path, &now) < 0 || now.st_ino != st->st_ino ||
+	       now.st_dev != st->st_dev;
+	free(path);
+	return gone;
+}
+
 /*
  * A working directory that was removed cannot be entered again: refuse the
  * image now rather than write one that no restore can use.
@@ -76,7 +95,8 @@ static int check_cwd(pid_t child, const char *cwd)
 	struct stat st;
 
 	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)child);
-	if (stat(path, &st) == 0 && st.st_nlink == 0)
+	/* removed: no links left, or (a folder of /proc of a process that ended) named so */
+	if ((stat(path, &st) == 0 && st.st_nlink == 0) || gone_by_name(cwd, &st))
 		return sc_err(SELFCKPT_EHOST, "the working directory '%.*s' was removed: a restore "
 			      "could not enter it, so no image is written",
 			      (int)(strlen(cwd) - (strstr(cwd, " (deleted)") ? 10 : 0)), cwd);
