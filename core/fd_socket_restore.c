@@ -315,9 +315,11 @@ static long find_ino(const struct sc_fd *fds, size_t n, uint64_t ino)
 {
 	struct sock s;
 
+	/* the record's own inode is the socket's: parse only the one that matches */
 	for (size_t i = 0; i < n; i++)
-		if (fds[i].kind == SC_FD_UNIX && !sc_fd_shares_with(fds, i) && fds[i].fd > 2 &&
-		    fds[i].data_len && parse(&fds[i], &s) == 0 && s.ino == ino)
+		if (fds[i].kind == SC_FD_UNIX && fds[i].inode == ino && fds[i].fd > 2 &&
+		    !sc_fd_shares_with(fds, i) && fds[i].data_len && parse(&fds[i], &s) == 0 &&
+		    s.ino == ino)
 			return (long)i;
 	return -1;
 }

@@ -117,7 +117,7 @@ static int count_fds(void)
 /* The table and the listing buffer, in one mapping of their own. */
 static size_t table_size(const struct sc_fds_frozen *z)
 {
-	return (size_t)z->cap * sizeof(*z->fds) + SCRATCH_SIZE;
+	return (size_t)z->cap * (sizeof(*z->fds) + sizeof(*z->order)) + SCRATCH_SIZE;
 }
 
 /*
@@ -140,7 +140,8 @@ int sc_fds_prepare(struct sc_fds_frozen *z)
 			      strerror(errno));
 	}
 	z->fds = m;
-	z->scratch = (char *)m + (size_t)z->cap * sizeof(*z->fds);
+	z->order = (int32_t *)((char *)m + (size_t)z->cap * sizeof(*z->fds));
+	z->scratch = (char *)(z->order + z->cap);
 	z->scratch_size = SCRATCH_SIZE;
 	return 0;
 }
@@ -271,14 +272,15 @@ static int read_held(pid_t pid, const struct sc_fd_instant *d, struct sc_fd *f)
 	return err;
 }
 
-/* Does another descriptor of @z (not skipped) share @i's open file description? */
-static bool shared(const struct sc_fds_frozen *z, int i, const int *skip, size_t n_skip)
+/* How many descriptors (not skipped) each open file description has, by its first's index. */
+static int *count_sharers(const struct sc_fds_frozen *z, const int *skip, size_t n_skip)
 {
-	for (int j = 0; j < z->n; j++)
-		if (j != i && z->fds[j].share == z->fds[i].share &&
-		    !sc_fds_in_list(z->fds[j].fd, skip, n_skip))
-			return true;
-	return false;
+	int *count = calloc(z->n ? (size_t)z->n : 1, sizeof(*count));
+
+	for (int i = 0; count && i < z->n; i++)
+		if (!sc_fds_in_list(z->fds[i].fd, skip, n_skip))
+			count[z->fds[i].share]++;
+	return count;
 }
 
 /*
@@ -390,21 +392,26 @@ int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *ski
 {
 	struct sc_fd *fds;
 	size_t k = 0;
-	int err = 0;
+	int err = 0, *sharers;
 
 	*out = NULL;
 	*n = 0;
 	if (z->err)
 		return report_freeze_error(z);
 	fds = calloc(z->n ? (size_t)z->n : 1, sizeof(*fds));
-	if (!fds)
+	sharers = count_sharers(z, skip, n_skip);
+	if (!fds || !sharers) {
+		free(fds);
+		free(sharers);
 		return sc_err(ENOMEM, "out of memory recording %d descriptors", z->n);
+	}
 	for (int i = 0; i < z->n && !err; i++) {
 		if (sc_fds_in_list(z->fds[i].fd, skip, n_skip))
 			continue;
-		err = collect_one(z, i, snapshot, &fds[k], shared(z, i, skip, n_skip));
+		err = collect_one(z, i, snapshot, &fds[k], sharers[z->fds[i].share] > 1);
 		k++;
 	}
+	free(sharers);
 	sc_fd_socket_collect_end();
 	inherit_kinds(fds, k);
 	if (!err)

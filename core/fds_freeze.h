@@ -38,6 +38,7 @@ struct sc_fd_instant {
 struct sc_fds_frozen {
 	struct sc_fd_instant *fds; /* prepared with room for cap entries */
 	int cap, n;
+	int32_t *order;            /* room for cap indexes: the table sorted by open file description */
 	char *scratch;             /* a buffer for getdents64 and for peeking at socket queues */
 	int scratch_size;
 	int err;                   /* 0, or -errno of the first failure (the image is refused) */

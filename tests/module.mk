@@ -96,7 +96,7 @@ $(BENCH_FORMAT): $(BUILD)/obj/tests/bench/bench_format.o $(BENCH_DATA) $(BUILD)/
 
 bench: $(BENCH_FORMAT)
 	$(Q)$(BENCH_FORMAT) $(BENCH_ARGS)
-	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) bench-ckpt
+	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) bench-ckpt bench-fds
 
 # golden: the images of tests/golden/ (committed; see its README.md). Regenerate them only
 # when the format changes: `make golden`, then check the offsets test_golden.c expects.
@@ -220,13 +220,22 @@ $(CKPT_SUBJECT): $(BUILD)/obj/tests/bench/ckpt_subject.o $(BENCH_DATA) $(BUILD)/
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
 
-.PHONY: bench-ckpt
+# bench-fds: what 10,000 descriptors of mixed kinds add to a checkpoint and a restore.
+BENCH_FDS := $(BUILD)/tests/bench-fds
+
+$(BENCH_FDS): $(BUILD)/obj/tests/bench/bench_fds.o $(BENCH_DATA) $(BUILD)/lib/libselfckpt.a
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
+
+.PHONY: bench-ckpt bench-fds
 ifeq ($(SAN),1)
-bench-ckpt:
-	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) bench-ckpt
+bench-ckpt bench-fds:
+	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) $@
 else
 bench-ckpt: $(BENCH_CKPT) $(CKPT_SUBJECT) $(BUILD)/bin/selfckpt-restore
 	$(Q)$(BENCH_CKPT) $(BENCH_ARGS)
+bench-fds: $(BENCH_FDS) $(BUILD)/bin/selfckpt-restore
+	$(Q)$(BENCH_FDS) $(BENCH_FDS_ARGS)
 endif
 $(BUILD)/obj/tests/cuda/%.o: SC_CFLAGS += -I$(CUDA_INCLUDE)
 include tests/bench/cuda.mk
