@@ -174,6 +174,13 @@ static void read_itimers(struct sc_timers *s)
 						       (uint64_t)v.value_usec * 1000 };
 		s->it[which].interval = (struct sc_time){ (uint64_t)v.interval_sec,
 							  (uint64_t)v.interval_usec * 1000 };
+		/*
+		 * ITIMER_REAL is armed again only when its SIGALRM is taken: one that
+		 * fired while the threads stopped reads as no time left. It is still
+		 * an interval timer, due one interval after that signal.
+		 */
+		if (!v.value_sec && !v.value_usec && (v.interval_sec || v.interval_usec))
+			s->it[which].value = s->it[which].interval;
 	}
 }
 
