@@ -33,12 +33,6 @@
 #define EPOLL_TARGET_LEN 24u
 #define INOTIFY_WATCH_HEAD 24u
 
-static int bad_item(const struct sc_fd *f, const struct sc_state_item *it)
-{
-	return sc_err(SELFCKPT_ELENGTH, "descriptor %d (%s): state item 0x%x has %u bytes, not "
-		      "the length its kind gives it", f->fd, f->path, it->tag, it->len);
-}
-
 /* Walk @f's items: @one gets each; unknown ones are skipped or refused. */
 static int each_item(const struct sc_fd *f, int (*one)(const struct sc_fd *f,
 		     const struct sc_state_item *it, void *arg), void *arg)
@@ -66,9 +60,9 @@ static int eventfd_item(const struct sc_fd *f, const struct sc_state_item *it, v
 	struct eventfd_state *s = arg;
 
 	if (it->tag == SC_EVENTFD_COUNT)
-		return sc_state_u64(it, &s->count) ? 0 : bad_item(f, it);
+		return sc_state_u64(it, &s->count) ? 0 : sc_state_bad_length(f, it);
 	if (it->tag == SC_EVENTFD_SEMAPHORE)
-		return sc_state_u64(it, &s->semaphore) ? 0 : bad_item(f, it);
+		return sc_state_u64(it, &s->semaphore) ? 0 : sc_state_bad_length(f, it);
 	return sc_state_unknown(f, it);
 }
 
@@ -136,7 +130,7 @@ static int timerfd_item(const struct sc_fd *f, const struct sc_state_item *it, v
 		return sc_state_unknown(f, it);
 	}
 	s->seen |= 1u << (it->tag & 7);
-	return ok ? 0 : bad_item(f, it);
+	return ok ? 0 : sc_state_bad_length(f, it);
 }
 
 /* Arm @fd with the time @s had left; an absolute timer: left from now on @s's clock. */
@@ -198,7 +192,7 @@ static int make_timerfd(const struct sc_fd *f)
 static int signalfd_item(const struct sc_fd *f, const struct sc_state_item *it, void *arg)
 {
 	if (it->tag == SC_SIGNALFD_MASK)
-		return sc_state_u64(it, arg) ? 0 : bad_item(f, it);
+		return sc_state_u64(it, arg) ? 0 : sc_state_bad_length(f, it);
 	return sc_state_unknown(f, it);
 }
 
@@ -229,7 +223,7 @@ static int epoll_item(const struct sc_fd *f, const struct sc_state_item *it, voi
 	if (it->tag != SC_EPOLL_TARGET)
 		return sc_state_unknown(f, it);
 	if (it->len != EPOLL_TARGET_LEN)
-		return bad_item(f, it);
+		return sc_state_bad_length(f, it);
 	tfd = (int)sc_get_le32(it->value);
 	ev.events = sc_get_le32(it->value + 4);
 	ev.data.u64 = sc_get_le64(it->value + 8);
@@ -282,7 +276,7 @@ static int inotify_item(const struct sc_fd *f, const struct sc_state_item *it, v
 		return sc_state_unknown(f, it);
 	if (it->len <= INOTIFY_WATCH_HEAD || memchr(it->value + INOTIFY_WATCH_HEAD, 0,
 						   it->len - INOTIFY_WATCH_HEAD))
-		return bad_item(f, it);
+		return sc_state_bad_length(f, it);
 	path = strndup((const char *)it->value + INOTIFY_WATCH_HEAD, it->len - INOTIFY_WATCH_HEAD);
 	if (!path)
 		return sc_err(ENOMEM, "out of memory restoring descriptor %d", f->fd);

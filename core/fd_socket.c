@@ -89,6 +89,21 @@ static void put_options(struct sc_state_out *o, const struct sc_sock_frozen *s)
 	}
 }
 
+/* What every socket's record holds: its backlog if it listens, its buffers, its options. */
+static void put_common(struct sc_state_out *o, const struct sc_sock_frozen *s, uint32_t backlog)
+{
+	uint8_t v[8];
+
+	if (s->listening) {
+		sc_put_le32(v, backlog);
+		sc_state_put(o, SC_SOCK_BACKLOG, v, 4);
+	}
+	sc_put_le32(v, (uint32_t)s->sndbuf);
+	sc_put_le32(v + 4, (uint32_t)s->rcvbuf);
+	sc_state_put(o, SC_SOCK_BUFFERS, v, 8);
+	put_options(o, s);
+}
+
 static void put_pair(struct sc_state_out *o, uint32_t tag, uint64_t a, uint64_t b)
 {
 	uint8_t v[16];
@@ -155,7 +170,6 @@ static int collect_unix(struct sc_fd *f, const struct sc_sock_frozen *s, struct 
 	uint64_t peer, vfs_ino;
 	uint32_t backlog, flags = s->listening ? SC_SOCK_LISTENING : 0;
 	size_t bytes;
-	uint8_t bufs[8];
 	int err = unix_peer(f->inode, &peer, &backlog, &flags, &vfs_ino);
 
 	if (err)
@@ -168,14 +182,7 @@ static int collect_unix(struct sc_fd *f, const struct sc_sock_frozen *s, struct 
 	put_pair(o, SC_SOCK_PEER, f->inode, peer);
 	if (s->peer_len > sizeof(sa_family_t))
 		sc_state_put(o, SC_SOCK_PEER_NAME, s->peer, s->peer_len);
-	if (s->listening) {
-		sc_put_le32(bufs, backlog);
-		sc_state_put(o, SC_SOCK_BACKLOG, bufs, 4);
-	}
-	sc_put_le32(bufs, (uint32_t)s->sndbuf);
-	sc_put_le32(bufs + 4, (uint32_t)s->rcvbuf);
-	sc_state_put(o, SC_SOCK_BUFFERS, bufs, 8);
-	put_options(o, s);
+	put_common(o, s, backlog);
 	f->kind = SC_FD_UNIX;
 	return put_queue(o, f, s->type == SOCK_STREAM, &bytes);
 }
@@ -201,21 +208,13 @@ static int collect_inet(struct sc_fd *f, const struct sc_sock_frozen *s, struct 
 			 (s->reuseaddr ? SC_SOCK_REUSEADDR : 0);
 	struct sc_state_out drop = { 0 };
 	size_t bytes = 0;
-	uint8_t v[8];
 
 	put_type(o, s, flags);
 	if (inet_bound(s))
 		sc_state_put(o, SC_SOCK_NAME, s->name, s->name_len);
 	if (s->peer_len)
 		sc_state_put(o, SC_SOCK_PEER_NAME, s->peer, s->peer_len);
-	if (s->listening) {
-		sc_put_le32(v, SOMAXCONN_DEFAULT);
-		sc_state_put(o, SC_SOCK_BACKLOG, v, 4);
-	}
-	sc_put_le32(v, (uint32_t)s->sndbuf);
-	sc_put_le32(v + 4, (uint32_t)s->rcvbuf);
-	sc_state_put(o, SC_SOCK_BUFFERS, v, 8);
-	put_options(o, s);
+	put_common(o, s, SOMAXCONN_DEFAULT);
 	if (put_queue(&drop, f, false, &bytes) == 0 && bytes)
 		sc_log(SC_LOG_WARN, "descriptor %d (%s): the %zu bytes of datagrams queued on it "
 		       "are dropped at restore, as a network may drop them", f->fd, f->path, bytes);

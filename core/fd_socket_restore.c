@@ -38,18 +38,12 @@ struct sock {
 	bool typed;
 };
 
-static int bad(const struct sc_fd *f, const struct sc_state_item *it)
-{
-	return sc_err(SELFCKPT_ELENGTH, "descriptor %d (%s): state item 0x%x has %u bytes, not "
-		      "the length its kind gives it", f->fd, f->path, it->tag, it->len);
-}
-
 static int one_item(const struct sc_fd *f, const struct sc_state_item *it, struct sock *s)
 {
 	switch (it->tag) {
 	case SC_SOCK_TYPE:
 		if (it->len != TYPE_LEN)
-			return bad(f, it);
+			return sc_state_bad_length(f, it);
 		s->domain = sc_get_le32(it->value);
 		s->type = sc_get_le32(it->value + 4);
 		s->protocol = sc_get_le32(it->value + 8);
@@ -59,31 +53,31 @@ static int one_item(const struct sc_fd *f, const struct sc_state_item *it, struc
 	case SC_SOCK_NAME:
 	case SC_SOCK_PEER_NAME:
 		if (it->len < sizeof(sa_family_t) || it->len > SC_SOCK_ADDR_MAX)
-			return bad(f, it);
+			return sc_state_bad_length(f, it);
 		*(it->tag == SC_SOCK_NAME ? &s->name : &s->peer_name) = it->value;
 		*(it->tag == SC_SOCK_NAME ? &s->name_len : &s->peer_name_len) = it->len;
 		return 0;
 	case SC_SOCK_PEER:
 		if (it->len != PAIR_LEN)
-			return bad(f, it);
+			return sc_state_bad_length(f, it);
 		s->ino = sc_get_le64(it->value);
 		s->peer = sc_get_le64(it->value + 8);
 		return 0;
 	case SC_SOCK_BACKLOG:
 		if (it->len != 4)
-			return bad(f, it);
+			return sc_state_bad_length(f, it);
 		s->backlog = sc_get_le32(it->value);
 		return 0;
 	case SC_SOCK_BUFFERS:
 		if (it->len != 8)
-			return bad(f, it);
+			return sc_state_bad_length(f, it);
 		s->sndbuf = sc_get_le32(it->value);
 		s->rcvbuf = sc_get_le32(it->value + 4);
 		return 0;
 	case SC_SOCK_QUEUE:
 		return 0; /* sent when the socket is made (send_queue()) */
 	case SC_SOCK_OPTION:
-		return it->len == 12 || it->len == 16 ? 0 : bad(f, it); /* set_options() */
+		return it->len == 12 || it->len == 16 ? 0 : sc_state_bad_length(f, it); /* set_options() */
 	default:
 		return sc_state_unknown(f, it);
 	}

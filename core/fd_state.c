@@ -93,6 +93,12 @@ bool sc_state_u64(const struct sc_state_item *it, uint64_t *v)
 	return true;
 }
 
+int sc_state_bad_length(const struct sc_fd *f, const struct sc_state_item *it)
+{
+	return sc_err(SELFCKPT_ELENGTH, "descriptor %d (%s): state item 0x%x has %u bytes, not "
+		      "the length its kind gives it", f->fd, f->path, it->tag, it->len);
+}
+
 int sc_state_unknown(const struct sc_fd *f, const struct sc_state_item *it)
 {
 	if (!(it->tag & SC_STATE_REQUIRED))

@@ -49,6 +49,9 @@ int sc_state_next(const struct sc_fd *f, size_t *pos, struct sc_state_item *it);
 /** sc_state_u64() - an item's value as a u64; false when it is not 8 bytes long. */
 bool sc_state_u64(const struct sc_state_item *it, uint64_t *v);
 
+/** sc_state_bad_length() - refuse @it, whose length is not the one its tag gives (reported). */
+int sc_state_bad_length(const struct sc_fd *f, const struct sc_state_item *it);
+
 /**
  * sc_state_unknown() - what to do with an item of a tag the kind does not
  * know: skip it (0) or, for a required tag, refuse (reported).

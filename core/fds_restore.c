@@ -129,19 +129,26 @@ static int seek_to(int fd, const struct sc_fd *f)
 		      (unsigned long long)f->pos, strerror(errno));
 }
 
-static int restore_regular(const struct sc_fd *f, int min)
+/* Move @fd, made for @f, to @f's position and put it at @f's number; @fd is closed either way. */
+static int seek_and_place(int fd, const struct sc_fd *f)
 {
-	int fd = open_path(f->path, reopen_flags(f), min, f), err;
+	int err = seek_to(fd, f);
 
-	if (fd < 0)
-		return fd;
-	check_identity(fd, f);
-	err = seek_to(fd, f);
 	if (err) {
 		close(fd);
 		return err;
 	}
 	return sc_fd_place(fd, f);
+}
+
+static int restore_regular(const struct sc_fd *f, int min)
+{
+	int fd = open_path(f->path, reopen_flags(f), min, f);
+
+	if (fd < 0)
+		return fd;
+	check_identity(fd, f);
+	return seek_and_place(fd, f);
 }
 
 /* A directory's position is a file-system cookie: failing to restore it is not fatal. */
@@ -243,12 +250,7 @@ static int finish_file(int tmp, const struct sc_fd *f, int min)
 	fd = sc_fd_keep_above(fd, min, f);
 	if (fd < 0)
 		return fd;
-	err = seek_to(fd, f);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return sc_fd_place(fd, f);
+	return seek_and_place(fd, f);
 }
 
 static int restore_memfd(const struct sc_fd *f, int min)
@@ -516,18 +518,13 @@ static const struct sc_fd *same_file_made(const struct sc_fd *fds, size_t i)
 static int reopen_made(const struct sc_fd *made, const struct sc_fd *f, int min)
 {
 	char proc[48];
-	int fd, err;
+	int fd;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", made->fd);
 	fd = open_path(proc, reopen_flags(f) & ~O_NOFOLLOW, min, f);
 	if (fd < 0)
 		return fd;
-	err = seek_to(fd, f);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return sc_fd_place(fd, f);
+	return seek_and_place(fd, f);
 }
 
 static int restore_one(const struct sc_fd *fds, size_t n, size_t i, int min)
