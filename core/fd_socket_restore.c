@@ -99,8 +99,12 @@ static int parse(const struct sc_fd *f, struct sock *s)
 	return r;
 }
 
-/* Send @f's queued messages through @writer, so that @f's socket reads them again. */
-static int send_queue(int writer, const struct sc_fd *f)
+/*
+ * Send @f's queued messages through @writer, so that @f's socket reads them
+ * again: to @to when given (a datagram socket reached by its address), else
+ * to @writer's peer.
+ */
+static int send_queue_to(int writer, const struct sc_fd *f, const struct sock *to)
 {
 	struct sc_state_item it;
 	size_t pos = 0;
@@ -109,12 +113,44 @@ static int send_queue(int writer, const struct sc_fd *f)
 	while ((r = sc_state_next(f, &pos, &it)) > 0) {
 		if (it.tag != SC_SOCK_QUEUE)
 			continue;
-		if (send(writer, it.value, it.len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)it.len)
+		if (sendto(writer, it.value, it.len, MSG_NOSIGNAL | MSG_DONTWAIT,
+			   to ? (const struct sockaddr *)to->name : NULL,
+			   to ? to->name_len : 0) != (ssize_t)it.len)
 			return sc_err(errno ? errno : EIO, "cannot queue again the %u bytes that "
 				      "descriptor %d (%s) had to read: %s", it.len, f->fd, f->path,
 				      strerror(errno));
 	}
 	return r;
+}
+
+static int send_queue(int writer, const struct sc_fd *f)
+{
+	return send_queue_to(writer, f, NULL);
+}
+
+static bool unix_datagram(const struct sock *s)
+{
+	return s->domain == AF_UNIX && s->type == SOCK_DGRAM;
+}
+
+/*
+ * The datagrams a bound unix datagram socket had to read, sent to its
+ * address again from a socket of no address. Done before it connects: a
+ * connected datagram socket takes datagrams from its peer only.
+ */
+static int requeue_datagrams(const struct sc_fd *f, const struct sock *s)
+{
+	int from, err;
+
+	if (!unix_datagram(s) || s->name_len <= sizeof(sa_family_t))
+		return 0;
+	from = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (from < 0)
+		return sc_err(errno, "cannot create a socket to queue again what descriptor %d "
+			      "(%s) had to read: %s", f->fd, f->path, strerror(errno));
+	err = send_queue_to(from, f, s);
+	close(from);
+	return err;
 }
 
 /* The kernel doubles what it is given: half of what it reported. */
@@ -207,11 +243,13 @@ static int bind_unlinked(int fd, const struct sc_fd *f, const struct sock *s)
 	memcpy(path, un->sun_path, s->name_len - sizeof(sa_family_t));
 	snprintf(aside, sizeof(aside), "%s.selfckpt-aside.%d", path, (int)getpid());
 	moved = rename(path, aside) == 0;
-	if (bind(fd, (const struct sockaddr *)s->name, s->name_len) < 0)
+	if (bind(fd, (const struct sockaddr *)s->name, s->name_len) < 0) {
 		err = sc_err(errno, "cannot bind descriptor %d (%s) to its removed path '%s' "
 			     "again: %s", f->fd, f->path, path, strerror(errno));
-	else
+	} else {
+		err = requeue_datagrams(f, s); /* while the path still reaches it */
 		unlink(path);
+	}
 	if (moved && rename(aside, path) < 0)
 		sc_log(SC_LOG_WARN, "cannot put '%s' back at '%s': %s", aside, path,
 		       strerror(errno));
@@ -246,6 +284,7 @@ static int bind_ip(int fd, const struct sock *s)
 	return r;
 }
 
+/* Bind @fd to @s's name; a unix datagram socket also gets its queued datagrams again. */
 static int bind_name(int fd, const struct sc_fd *f, const struct sock *s)
 {
 	int on = 1;
@@ -260,7 +299,7 @@ static int bind_name(int fd, const struct sc_fd *f, const struct sock *s)
 	if (bind_ip(fd, s) < 0)
 		return sc_err(errno, "cannot bind descriptor %d (%s) to its address again: %s",
 			      f->fd, f->path, strerror(errno));
-	return 0;
+	return requeue_datagrams(f, s);
 }
 
 /* Give the new socket @fd @f's flags and put it at its number. */
@@ -384,8 +423,16 @@ static int make_orphan(const struct sc_fd *f, const struct sock *s, int min)
 	return finish(p[0], f, min);
 }
 
+/*
+ * A socket made on its own, before the connected ones. The kernel marks a
+ * unix datagram socket connected once another has connected to it: such a
+ * socket, with no peer of its own, stands alone too (its clients connect to
+ * it afterwards).
+ */
 static bool alone(const struct sock *s)
 {
+	if (unix_datagram(s))
+		return !s->peer && s->peer_name_len <= sizeof(sa_family_t);
 	return s->domain != AF_UNIX || (!s->peer && !(s->flags & SC_SOCK_CONNECTED));
 }
 

@@ -3,8 +3,9 @@
  * test_objects.c - kernel objects come back as the program left them:
  * tests/progs/objects (eventfd, timerfd, signalfd, inotify, two epoll
  * instances) and tests/progs/sockets (unix socket pairs of each type with
- * data queued, a listening socket with a connection, an abstract name, UDP
- * and a listening TCP socket), run under selfckpt-run, checkpointed by
+ * data queued, a listening socket with a connection, an abstract name, a
+ * named datagram socket with a client and one connected to itself, UDP and
+ * a listening TCP socket), run under selfckpt-run, checkpointed by
  * SIGUSR2 at random moments, killed with -9, restored twice, and
  * checkpointed again once restored: every restore prints what an
  * uninterrupted run prints. Cites R-TYP-14 and R-TYP-15.

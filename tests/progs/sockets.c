@@ -3,8 +3,10 @@
  * sockets.c - a program that holds the sockets a process commonly has: a
  * stream, a datagram and a seqpacket socket pair with data queued in them,
  * a listening unix socket bound to a path, a client connected to it and the
- * accepted end, a datagram socket bound to an abstract name, a UDP socket
- * and a listening TCP socket on the loopback. In 60 steps of 20 ms it moves
+ * accepted end, a datagram socket bound to an abstract name, a datagram
+ * socket bound to a path with a client connected to it and one connected to
+ * itself (messages queued in both), a UDP socket and a listening TCP socket
+ * on the loopback. In 60 steps of 20 ms it moves
  * data through all of them; everything it prints follows from what it did,
  * not from when. Run under selfckpt-run by tests/cli/test_objects.c.
  * Usage: sockets DIR (a folder of its own, for the socket's path).
@@ -26,7 +28,8 @@
 struct socks {
 	int stream[2], dgram[2], seq[2], shut[2];
 	int listener, client, server, abstract, udp, tcp;
-	char path[108];
+	int dgram_server, dgram_client, dgram_self;
+	char path[108], dgram_path[108];
 };
 
 static int unix_addr(struct sockaddr_un *a, const char *path, int abstract)
@@ -62,6 +65,27 @@ static int make_unix(struct socks *s, const char *dir)
 	len = unix_addr(&a, name, 1);
 	s->abstract = socket(AF_UNIX, SOCK_DGRAM, 0);
 	return s->server < 0 || bind(s->abstract, (struct sockaddr *)&a, len) < 0 ? -1 : 0;
+}
+
+/* A named datagram socket, a client connected to it, and one bound and connected to itself. */
+static int make_datagrams(struct socks *s, const char *dir)
+{
+	struct sockaddr_un a;
+	char name[64];
+	int len;
+
+	snprintf(s->dgram_path, sizeof(s->dgram_path), "%s/dgram.sock", dir);
+	len = unix_addr(&a, s->dgram_path, 0);
+	s->dgram_server = socket(AF_UNIX, SOCK_DGRAM, 0);
+	s->dgram_client = socket(AF_UNIX, SOCK_DGRAM, 0);
+	if (bind(s->dgram_server, (struct sockaddr *)&a, len) < 0 ||
+	    connect(s->dgram_client, (struct sockaddr *)&a, len) < 0)
+		return -1;
+	snprintf(name, sizeof(name), "selfckpt-test-self-%d", (int)getpid());
+	len = unix_addr(&a, name, 1);
+	s->dgram_self = socket(AF_UNIX, SOCK_DGRAM, 0);
+	return bind(s->dgram_self, (struct sockaddr *)&a, len) < 0 ||
+	       connect(s->dgram_self, (struct sockaddr *)&a, len) < 0 ? -1 : 0;
 }
 
 static int make_inet(struct socks *s)
@@ -102,6 +126,23 @@ static void step_pairs(const struct socks *s, int i)
 	printf(" dgram:%.*s", (int)(n > 0 ? n : 0), in);
 	n = recv(s->seq[0], in, sizeof(in), 0);
 	printf(" seq:%.*s\n", (int)(n > 0 ? n : 0), in);
+}
+
+/* Datagrams sent at step @i and read at step @i + 2, to a named socket and to itself. */
+static void step_datagrams(const struct socks *s, int i)
+{
+	char out[32], in[64];
+	ssize_t n, m;
+
+	snprintf(out, sizeof(out), "d%d", i);
+	send(s->dgram_client, out, strlen(out), 0);
+	send(s->dgram_self, out, strlen(out), 0);
+	if (i < 2)
+		return;
+	n = recv(s->dgram_server, in, sizeof(in) / 2, 0);
+	m = recv(s->dgram_self, in + 32, sizeof(in) / 2, 0);
+	printf("%d named:%.*s self:%.*s\n", i, (int)(n > 0 ? n : 0), in, (int)(m > 0 ? m : 0),
+	       in + 32);
 }
 
 static void step_connection(const struct socks *s, int i)
@@ -170,18 +211,21 @@ int main(int argc, char **argv)
 {
 	struct socks s;
 
-	if (argc != 2 || make_unix(&s, argv[1]) < 0 || make_inet(&s) < 0) {
+	if (argc != 2 || make_unix(&s, argv[1]) < 0 || make_datagrams(&s, argv[1]) < 0 ||
+	    make_inet(&s) < 0) {
 		perror("sockets");
 		return 2;
 	}
 
 	for (int i = 0; i < STEPS; i++) {
 		step_pairs(&s, i);
+		step_datagrams(&s, i);
 		step_connection(&s, i);
 		step_names(&s, i);
 		step_options(&s, i);
 		usleep(20000);
 	}
 	unlink(s.path);
+	unlink(s.dgram_path);
 	return 0;
 }
