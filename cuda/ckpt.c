@@ -28,6 +28,7 @@
 #include "core/sc_hooks.h"
 #include "cuda/cuda_image.h"
 #include "cuda/cuda_internal.h"
+#include "cuda/driver_mode.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 
@@ -69,7 +70,7 @@ static int synchronise_all(void)
 	return 0;
 }
 
-static int prepare(void)
+static int proxy_prepare(void)
 {
 	int err;
 
@@ -102,6 +103,18 @@ static int prepare(void)
 fail:
 	ck.locked = false;
 	sc_cu_unlock_write();
+	return err;
+}
+
+/* The driver in the process first (driver_ckpt.c), then the proxy's GPU state. */
+static int prepare(void)
+{
+	int err;
+
+	if ((err = sc_cu_driver_prepare()) < 0)
+		return err;
+	if ((err = proxy_prepare()) < 0)
+		sc_cu_driver_done();
 	return err;
 }
 
@@ -484,14 +497,36 @@ static void safe_point_done(void)
 	sc_ch_wake(&sp.release);
 }
 
+static void done(int err)
+{
+	sc_cuda_checkpoint_done(err);
+	sc_cu_driver_done();
+}
+
+static int restored(const char *image)
+{
+	int err = sc_cu_driver_restored();
+
+	return err < 0 ? err : sc_cuda_restored(image);
+}
+
 void sc_cuda_hooks_install(void)
 {
 	static const struct sc_hooks h = {
 		.prepare = prepare, .frozen = frozen, .write = write_records,
-		.done = sc_cuda_checkpoint_done,
-		.restored = sc_cuda_restored, .safe_point = safe_point,
+		.done = done, .restored = restored, .safe_point = safe_point,
 		.safe_point_done = safe_point_done,
 	};
 
 	sc_hooks_set(&h);
+}
+
+/*
+ * Installed as the library loads, not only at its cuInit(): a program that
+ * never calls the library's CUDA entry points may still load the driver
+ * itself (the Runtime API does), and its checkpoint must see that.
+ */
+__attribute__((constructor)) static void hooks_at_load(void)
+{
+	sc_cuda_hooks_install();
 }

@@ -103,28 +103,28 @@ static bool executable(const char *path)
 	return access(path, X_OK) == 0;
 }
 
-/* SELFCKPT_PROXY, else bin/ next to the lib/ this code was loaded from, else PATH. */
-static int find_proxy(char *out, size_t len)
+/* @env, else bin/ next to the lib/ this code was loaded from, else PATH. */
+int sc_cu_find_tool(const char *name, const char *env_name, char *out, size_t len)
 {
-	const char *env = getenv("SELFCKPT_PROXY");
+	const char *env = getenv(env_name);
 	Dl_info info;
 
 	if (env && *env) {
 		snprintf(out, len, "%s", env);
-		return executable(out) ? 0 : sc_err(ENOENT, "SELFCKPT_PROXY='%s' is not an "
-						    "executable", env);
+		return executable(out) ? 0 : sc_err(ENOENT, "%s='%s' is not an executable",
+						    env_name, env);
 	}
-	if (dladdr((void *)find_proxy, &info) && info.dli_fname) {
+	if (dladdr((void *)sc_cu_find_tool, &info) && info.dli_fname) {
 		char dir[PATH_MAX];
 		char *slash;
 
 		snprintf(dir, sizeof(dir), "%s", info.dli_fname);
 		if ((slash = strrchr(dir, '/'))) {
 			*slash = 0;
-			snprintf(out, len, "%s/../bin/selfckpt-gpu-proxy", dir);
+			snprintf(out, len, "%s/../bin/%s", dir, name);
 			if (executable(out))
 				return 0;
-			snprintf(out, len, "%s/selfckpt-gpu-proxy", dir);
+			snprintf(out, len, "%s/%s", dir, name);
 			if (executable(out))
 				return 0;
 		}
@@ -132,13 +132,13 @@ static int find_proxy(char *out, size_t len)
 	for (const char *p = getenv("PATH"); p && *p;) {
 		const char *end = strchrnul(p, ':');
 
-		snprintf(out, len, "%.*s/selfckpt-gpu-proxy", (int)(end - p), p);
+		snprintf(out, len, "%.*s/%s", (int)(end - p), p, name);
 		if (end > p && executable(out))
 			return 0;
 		p = *end ? end + 1 : end;
 	}
-	return sc_err(ENOENT, "cannot find selfckpt-gpu-proxy (next to the library, or on PATH); "
-		      "set SELFCKPT_PROXY");
+	return sc_err(ENOENT, "cannot find %s (next to the library, or on PATH); set %s", name,
+		      env_name);
 }
 
 struct spawn {
@@ -241,7 +241,7 @@ static int spawn_proxy(void)
 	struct spawn s = { .path = path, .argv = argv, .memfd = sc_cu.memfd };
 	size_t stack_len = 64 << 10;
 	char *stack = NULL, **envp = NULL;
-	int err = find_proxy(path, sizeof(path));
+	int err = sc_cu_find_tool("selfckpt-gpu-proxy", "SELFCKPT_PROXY", path, sizeof(path));
 	pid_t pid;
 
 	if (err < 0)

@@ -54,6 +54,13 @@ struct sc_req {
 	uint32_t ticket;          /* set by sc_cu_post() */
 };
 
+/**
+ * sc_cu_find_tool() - the program @name: from the variable @env_name, else in
+ * bin/ next to the library's lib/, else on PATH; its path into @out.
+ * Return: 0, or -ENOENT reported.
+ */
+int sc_cu_find_tool(const char *name, const char *env_name, char *out, size_t len);
+
 /** sc_cu_start() - create the channel and start the proxy (once); CUresult. */
 CUresult sc_cu_start(void);
 

@@ -7,7 +7,8 @@ CUDA_INCLUDE ?= $(CUDA_HOME)/include
 CUDA_LIB_SRCS := cuda/api_lock.c cuda/api_init.c cuda/api_proc.c cuda/api_ctx.c cuda/api_memory.c cuda/api_copy.c \
 	cuda/api_copy2d.c cuda/api_module.c cuda/api_stream.c cuda/api_array.c cuda/array_format.c cuda/array_data.c cuda/errors.c \
 	cuda/objects.c cuda/context.c cuda/par_copy.c cuda/arena.c cuda/host_heap.c cuda/client.c \
-	cuda/channel.c cuda/image.c cuda/cuda_image.c cuda/ckpt.c cuda/replay.c
+	cuda/channel.c cuda/image.c cuda/cuda_image.c cuda/ckpt.c cuda/replay.c \
+	cuda/driver_seen.c cuda/driver_call.c cuda/driver_ckpt.c
 LIB_A_SRCS += cuda/module_info.c
 LIB_SRCS += $(CUDA_LIB_SRCS)
 
@@ -73,3 +74,12 @@ $(PROXY): $(PROXY_OBJS)
 $(CUDA_INCLUDE)/cuda.h:
 	@echo "selfckpt: CUDA's header $@ is missing; set CUDA_HOME (default /usr/local/cuda)" >&2
 	@exit 1
+
+# selfckpt-driver-ckpt: asks the driver for the process checkpoint of a program in which the
+# driver runs itself (driver_ckpt.c). It loads the driver at run time, like the proxy.
+DRIVER_TOOL := $(BUILD)/bin/selfckpt-driver-ckpt
+TOOLS += $(DRIVER_TOOL)
+
+$(DRIVER_TOOL): $(BUILD)/obj/proxy/cuda/driver_tool.o
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ -ldl

@@ -33,6 +33,8 @@ static const char *const error_strings[SELFCKPT_ELAST - SELFCKPT_EFIRST] = {
 	[SELFCKPT_EUSAGE - SELFCKPT_EFIRST] = "invalid use of the interface",
 	[SELFCKPT_EHOST - SELFCKPT_EFIRST] = "the image cannot be restored on this machine",
 	[SELFCKPT_ECUDA - SELFCKPT_EFIRST] = "a CUDA call failed in the GPU proxy",
+	[SELFCKPT_EDRIVER - SELFCKPT_EFIRST] = "the CUDA driver in the process holds GPU state "
+					       "that cannot be saved",
 };
 
 SELFCKPT_API const char *selfckpt_strerror(int err)

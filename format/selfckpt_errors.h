@@ -40,6 +40,7 @@ enum selfckpt_error {
 	SELFCKPT_EUSAGE,          /* an API or tool was called the wrong way */
 	SELFCKPT_EHOST,           /* this machine cannot take the image (kernel, files) */
 	SELFCKPT_ECUDA,           /* the GPU or its proxy failed a CUDA call */
+	SELFCKPT_EDRIVER,         /* the CUDA driver in the process holds GPU state no image can */
 	SELFCKPT_ELAST            /* one past the last code; not an error */
 };
 

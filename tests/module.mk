@@ -2,6 +2,7 @@
 TEST_SRCS := \
 	tests/cli/test_ckside.c \
 	tests/cli/test_deploy.c \
+	tests/cli/test_driver.c \
 	tests/cli/test_inspect.c \
 	tests/cli/test_instant.c \
 	tests/cli/test_objects.c \
@@ -24,6 +25,7 @@ TEST_SRCS := \
 	tests/cuda/test_cuda_api.c \
 	tests/cuda/test_cuda_roundtrip.c \
 	tests/cuda/test_cuda_samples.c \
+	tests/cuda/test_driver_refused.c \
 	tests/cuda/test_errors.c \
 	tests/cuda/test_spec_dev.c \
 	tests/format/test_atomic.c \
@@ -64,6 +66,7 @@ $(BUILD)/tests/progs/counter: tests/progs/counter.c
 # Programs that know nothing of selfckpt, run under selfckpt-run by tests/cli/test_instant.c
 # and test_objects.c.
 RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects sockets unrestorable procattrs locks timers
+RUN_PROG_NAMES += rtdriver
 test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c
 	$(Q)mkdir -p $(@D)

@@ -33,6 +33,16 @@ $(SOFTCUDA_LIB): $(SOFTCUDA_SRCS) $(SOFTCUDA_HDRS)
 		$(CFLAGS) -Wl,-soname,libsoftcuda.so.1 $(LDFLAGS) -o $@ $(SOFTCUDA_SRCS) \
 		-ldl -lpthread
 
+# The device as a driver the program loads itself (tests/cli/test_driver.c): the same code
+# under the real driver's soname, as cudart finds it.
+SOFTCUDA_DRIVER := $(BUILD)/tests/driver/libcuda.so.1
+test-progs: $(SOFTCUDA_DRIVER)
+
+$(SOFTCUDA_DRIVER): $(SOFTCUDA_SRCS) $(SOFTCUDA_HDRS)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) -shared -fPIC $(CPPFLAGS) $(SOFTCUDA_CFLAGS) -fvisibility=hidden \
+		$(CFLAGS) -Wl,-soname,libcuda.so.1 $(LDFLAGS) -o $@ $(SOFTCUDA_SRCS) -ldl -lpthread
+
 # The kernels call softcuda_tex2d_read() and friends: they need the device, found by its
 # soname among the libraries already loaded, or next to them.
 $(SOFTCUDA_KERNELS): tests/softcuda/test_kernels.c tests/softcuda/softcuda.h $(SOFTCUDA_LIB)

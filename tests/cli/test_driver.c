@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_driver.c - a program that loads the CUDA driver itself (as the CUDA
+ * Runtime does) under selfckpt-run: once the driver is in use, and its
+ * process checkpoint cannot be made (this driver has none, as one older than
+ * 570), a checkpoint is refused with a message naming the driver and the
+ * cause, the previous image stays as it was and still restores, and the
+ * program goes on to its end. A driver that
+ * is loaded but never initialised holds no GPU state: its checkpoint is made.
+ * The driver is the software device under the real one's soname
+ * (BUILD/tests/driver/libcuda.so.1); the processes come from the plain build.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/cli/trip.h"
+
+struct rt {
+	struct trip t;
+	char out[128], err[128];
+	pid_t pid;
+};
+
+/* Wait up to 20 s for DIR/@name. */
+static bool appears(const struct rt *r, const char *name)
+{
+	char path[160];
+	struct timespec t0;
+
+	snprintf(path, sizeof(path), "%s/%s", r->t.dir, name);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (access(path, F_OK) < 0 && ms_since(&t0) < 20000)
+		usleep(10000);
+	return access(path, F_OK) == 0;
+}
+
+static void mark(const struct rt *r, const char *name)
+{
+	char path[160];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", r->t.dir, name);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+}
+
+/* Wait up to 20 s for @text in selfckpt-run's standard error. */
+static bool said(struct rt *r, const char *text)
+{
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		slurp(r->err, r->t.err);
+		if (strstr(r->t.err, text))
+			return true;
+		usleep(20000);
+	} while (ms_since(&t0) < 20000);
+	return false;
+}
+
+/* rtdriver @mode under selfckpt-run, the stand-in driver on its library path. */
+static void start(struct rt *r, const char *mode)
+{
+	char tool[PATH_MAX], prog[PATH_MAX], lib[PATH_MAX], dir[96];
+	const char *argv[] = { build_path(tool, "bin/selfckpt-run"), "--dir", dir, "--",
+			       build_path(prog, "tests/progs/rtdriver"), mode, r->t.dir, NULL };
+
+	trip_init(&r->t);
+	snprintf(dir, sizeof(dir), "%s/ckpt", r->t.dir);
+	snprintf(r->out, sizeof(r->out), "%s/run.out", r->t.dir);
+	snprintf(r->err, sizeof(r->err), "%s/run.err", r->t.dir);
+	cr_assert_eq(setenv("LD_LIBRARY_PATH", build_path(lib, "tests/driver"), 1), 0);
+	r->pid = spawn(argv, r->out, r->err);
+	cr_assert(appears(r, "a"), "rtdriver did not start");
+}
+
+/* SIGUSR2, then the image it writes (DIR/ckpt/latest) into @st. */
+static void checkpoint(struct rt *r, struct stat *st)
+{
+	struct timespec t0;
+
+	kill(r->pid, SIGUSR2);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (stat(r->t.latest, st) < 0 && ms_since(&t0) < 20000)
+		usleep(10000);
+	cr_assert_eq(stat(r->t.latest, st), 0, "no image after SIGUSR2: %s",
+		     (slurp(r->err, r->t.err), r->t.err));
+}
+
+/* The image restored: the program loads the driver again and ends. */
+static void restores(struct rt *r, const char *loaded)
+{
+	char got[OUT_MAX];
+
+	mark(r, "b");
+	mark(r, "d"); /* the restored run waits for neither */
+	cr_assert_eq(restore(&r->t, got), 0, "the restore failed: %s", r->t.err);
+	cr_assert(strstr(got, loaded) && strstr(got, "devices 1\ndone\n"),
+		  "the restored run printed: %s", got);
+}
+
+Test(driver, in_use_refuses_the_checkpoint_and_keeps_the_last_image, .timeout = 120)
+{
+	struct stat first, now;
+	char out[OUT_MAX];
+	struct rt r;
+
+	start(&r, "init");
+	checkpoint(&r, &first);
+	mark(&r, "b");
+	cr_assert(appears(&r, "c"), "rtdriver did not load the driver");
+	kill(r.pid, SIGUSR2);
+	cr_assert(said(&r, "is in use in this process"), "no refusal: %s", r.t.err);
+	cr_assert(strstr(r.t.err, "tests/driver/libcuda.so.1") &&
+		  strstr(r.t.err, "has no cuCheckpointProcess") &&
+		  strstr(r.t.err, "needs driver 570 or later") &&
+		  strstr(r.t.err, "the previous image stays") &&
+		  strstr(r.t.err, "the checkpoint on SIGUSR2 failed; the program goes on"),
+		  "the refusal does not say what and why: %s", r.t.err);
+	cr_assert_eq(stat(r.t.latest, &now), 0);
+	cr_assert(now.st_ino == first.st_ino && now.st_size == first.st_size &&
+		  now.st_mtim.tv_sec == first.st_mtim.tv_sec &&
+		  now.st_mtim.tv_nsec == first.st_mtim.tv_nsec,
+		  "the image of the first checkpoint was replaced");
+	mark(&r, "d");
+	cr_assert_eq(wait_status(r.pid), 0, "the program did not go on: %s", r.t.err);
+	slurp(r.out, out);
+	cr_assert_str_eq(out, "before the driver\ndriver loaded and initialised\n"
+			 "devices 1\ndone\n");
+	restores(&r, "driver loaded and initialised\n");
+}
+
+Test(driver, loaded_but_never_initialised_is_checkpointed, .timeout = 120)
+{
+	struct stat st;
+	struct rt r;
+
+	start(&r, "load");
+	mark(&r, "b");
+	cr_assert(appears(&r, "c"), "rtdriver did not load the driver");
+	checkpoint(&r, &st);
+	kill(r.pid, SIGKILL);
+	wait_status(r.pid);
+	restores(&r, "");
+}
