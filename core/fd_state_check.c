@@ -92,6 +92,8 @@ int sc_fd_state_check(const struct sc_fd *f)
 
 	if (f->kind < SC_FD_EVENTFD)
 		return 0; /* the payload is saved contents, not items */
+	if (f->share_id && !f->data_len)
+		return 0; /* a copy (dup) of a description: its state is the first one's */
 	err = check_items(f, seen);
 	if (err)
 		return err;
