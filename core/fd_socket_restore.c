@@ -22,6 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/fd_index.h"
 #include "core/fd_place.h"
 #include "core/fd_socket.h"
 #include "format/sc_log.h"
@@ -343,17 +344,31 @@ static int make_alone(const struct sc_fd *f, const struct sock *s, int min)
 	return finish(fd, f, min);
 }
 
+/* Index the unix sockets of the image by inode, for find_ino(). */
+static int index_inodes(const struct sc_fd *fds, size_t n, struct sc_fd_index *x)
+{
+	int err = sc_fd_index_init(x, n);
+
+	for (size_t i = 0; !err && i < n; i++)
+		if (fds[i].kind == SC_FD_UNIX && fds[i].fd > 2)
+			sc_fd_index_add(x, fds[i].inode, 0, i);
+	sc_fd_index_sort(x);
+	return err;
+}
+
 /* The first socket of the image (not a copy) whose inode is @ino, or -1. */
-static long find_ino(const struct sc_fd *fds, size_t n, uint64_t ino)
+static long find_ino(const struct sc_fd *fds, const struct sc_fd_index *x, uint64_t ino)
 {
 	struct sock s;
 
 	/* the record's own inode is the socket's: parse only the one that matches */
-	for (size_t i = 0; i < n; i++)
-		if (fds[i].kind == SC_FD_UNIX && fds[i].inode == ino && fds[i].fd > 2 &&
-		    !sc_fd_shares_with(fds, i) && fds[i].data_len && parse(&fds[i], &s) == 0 &&
+	for (size_t k = sc_fd_index_find(x, ino, 0); k < x->n && x->keys[k].a == ino; k++) {
+		size_t i = x->keys[k].i;
+
+		if (!sc_fd_shares_with(fds, i) && fds[i].data_len && parse(&fds[i], &s) == 0 &&
 		    s.ino == ino)
 			return (long)i;
+	}
 	return -1;
 }
 
@@ -459,28 +474,35 @@ static int restore_alone(const struct sc_fd *fds, size_t n, int min)
 	return 0;
 }
 
-static int restore_connected(const struct sc_fd *fds, size_t n, int min)
+/* @fds[i], unless made already (alone, or as a pair's end): with its peer, or an orphan. */
+static int restore_connected_one(const struct sc_fd *fds, const struct sc_fd_index *x, size_t i,
+				 int min)
 {
 	struct sock s, t;
 	long j;
 	int err;
 
-	for (size_t i = 0; i < n; i++) {
-		if (!is_socket(fds, i) || fcntl(fds[i].fd, F_GETFD) >= 0)
-			continue; /* not a socket, or made already (alone, or as a pair's end) */
-		err = parse(&fds[i], &s);
-		if (err)
-			return err;
-		j = find_ino(fds, n, s.peer);
-		if (j >= 0 && (size_t)j != i && parse(&fds[j], &t) == 0 && t.peer == s.ino &&
-		    fcntl(fds[j].fd, F_GETFD) < 0)
-			err = make_pair(&fds[i], &fds[j], &s, min);
-		else
-			err = make_orphan(&fds[i], &s, min);
-		if (err)
-			return err;
-	}
-	return 0;
+	if (!is_socket(fds, i) || fcntl(fds[i].fd, F_GETFD) >= 0)
+		return 0;
+	err = parse(&fds[i], &s);
+	if (err)
+		return err;
+	j = find_ino(fds, x, s.peer);
+	if (j >= 0 && (size_t)j != i && parse(&fds[j], &t) == 0 && t.peer == s.ino &&
+	    fcntl(fds[j].fd, F_GETFD) < 0)
+		return make_pair(&fds[i], &fds[j], &s, min);
+	return make_orphan(&fds[i], &s, min);
+}
+
+static int restore_connected(const struct sc_fd *fds, size_t n, int min)
+{
+	struct sc_fd_index x;
+	int err = index_inodes(fds, n, &x);
+
+	for (size_t i = 0; i < n && !err; i++)
+		err = restore_connected_one(fds, &x, i, min);
+	sc_fd_index_free(&x);
+	return err;
 }
 
 int sc_fd_sockets_restore(const struct sc_fd *fds, size_t n, int min)

@@ -22,6 +22,7 @@
 
 #include <sys/socket.h>
 
+#include "core/fd_index.h"
 #include "core/fd_objects.h"
 #include "core/fd_place.h"
 #include "core/fd_socket.h"
@@ -322,39 +323,70 @@ static int restore_deleted(const struct sc_fd *f, int min)
 	return finish_file(fd, f, min);
 }
 
+/* The list being restored, and what every step of it looks up. */
+struct fds_restore {
+	const struct sc_fd *fds;
+	size_t n;
+	int min;                  /* above every recorded number */
+	struct sc_fd_index pipes; /* (device, pipe id) of each pipe end above 2 */
+};
+
 static bool is_pipe(const struct sc_fd *f)
 {
 	return f->kind == SC_FD_PIPE_R || f->kind == SC_FD_PIPE_W;
 }
 
-static bool same_pipe(const struct sc_fd *a, const struct sc_fd *b)
+/* Index the pipe ends restored here: the ends of one pipe are then neighbours, in list order. */
+static int index_pipes(struct fds_restore *r)
 {
-	return is_pipe(a) && is_pipe(b) && a->pipe_id == b->pipe_id && a->dev == b->dev;
+	int err = sc_fd_index_init(&r->pipes, r->n);
+
+	for (size_t i = 0; !err && i < r->n; i++)
+		if (r->fds[i].fd > 2 && is_pipe(&r->fds[i]))
+			sc_fd_index_add(&r->pipes, r->fds[i].dev, r->fds[i].pipe_id, i);
+	sc_fd_index_sort(&r->pipes);
+	return err;
+}
+
+/* The first of the ends above 2 of @p's pipe in r->pipes.keys; the others follow it. */
+static size_t pipe_ends(const struct fds_restore *r, const struct sc_fd *p)
+{
+	return sc_fd_index_find(&r->pipes, p->dev, p->pipe_id);
+}
+
+/* Is r->pipes.keys[@k] an end of the pipe whose ends start at @first? */
+static bool pipe_end_at(const struct fds_restore *r, size_t first, size_t k)
+{
+	const struct sc_fd_key *a = &r->pipes.keys[first], *b = &r->pipes.keys[k];
+
+	return k < r->pipes.n && a->a == b->a && a->b == b->b;
 }
 
 /* The capacity and saved buffer of @p's pipe, from all its records. */
-static void pipe_contents(const struct sc_fd *fds, size_t n, const struct sc_fd *p,
-			  int *cap, const struct sc_fd **with_data)
+static void pipe_contents(const struct fds_restore *r, const struct sc_fd *p, int *cap,
+			  const struct sc_fd **with_data)
 {
+	size_t first = pipe_ends(r, p);
+
 	*cap = 0;
 	*with_data = NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (fds[i].fd <= 2 || !same_pipe(&fds[i], p))
-			continue;
-		if (fds[i].size > (uint64_t)*cap && fds[i].size <= INT_MAX)
-			*cap = (int)fds[i].size;
-		if (fds[i].data_len && !*with_data)
-			*with_data = &fds[i];
+	for (size_t k = first; pipe_end_at(r, first, k); k++) {
+		const struct sc_fd *e = &r->fds[r->pipes.keys[k].i];
+
+		if (e->size > (uint64_t)*cap && e->size <= INT_MAX)
+			*cap = (int)e->size;
+		if (e->data_len && !*with_data)
+			*with_data = e;
 	}
 }
 
 /* Size the new pipe (write end @w) and put the saved bytes back in it. */
-static int refill_pipe(int w, const struct sc_fd *fds, size_t n, const struct sc_fd *p)
+static int refill_pipe(int w, const struct fds_restore *r, const struct sc_fd *p)
 {
 	const struct sc_fd *src;
 	int cap;
 
-	pipe_contents(fds, n, p, &cap, &src);
+	pipe_contents(r, p, &cap, &src);
 	if (cap > fcntl(w, F_GETPIPE_SZ) && fcntl(w, F_SETPIPE_SZ, cap) < 0 && src &&
 	    src->data_len > (size_t)fcntl(w, F_GETPIPE_SZ))
 		return sc_err(errno, "cannot give the pipe of descriptor %d ('%s') its %d bytes of "
@@ -432,10 +464,12 @@ static bool shares_stdio(const struct sc_fd *fds, size_t i)
  * closed last: an end the process did not hold is then gone, and readers see
  * the saved bytes, then end of file.
  */
-static int restore_pipe(const struct sc_fd *fds, size_t n, size_t first, int min)
+static int restore_pipe(const struct fds_restore *r, size_t first)
 {
+	const struct sc_fd *fds = r->fds;
 	bool kind_done[2] = { false, false };
-	int ends[2], err = 0;
+	int ends[2], err = 0, min = r->min;
+	size_t k0 = pipe_ends(r, &fds[first]);
 
 	if (pipe2(ends, O_CLOEXEC | O_NONBLOCK) < 0)
 		return sc_err(errno, "cannot create the pipe of descriptor %d ('%s'): %s",
@@ -447,19 +481,25 @@ static int restore_pipe(const struct sc_fd *fds, size_t n, size_t first, int min
 			close(ends[0]);
 		return ends[0] < 0 ? ends[0] : ends[1];
 	}
-	err = refill_pipe(ends[1], fds, n, &fds[first]);
-	for (size_t i = first; i < n && !err; i++)
-		if (fds[i].fd > 2 && same_pipe(&fds[i], &fds[first]) && !shares_stdio(fds, i))
+	err = refill_pipe(ends[1], r, &fds[first]);
+	for (size_t k = k0; pipe_end_at(r, k0, k) && !err; k++) {
+		size_t i = r->pipes.keys[k].i;
+
+		if (i >= first && !shares_stdio(fds, i))
 			err = place_end(ends, fds, i, kind_done, min);
+	}
 	close(ends[0]);
 	close(ends[1]);
 	return err;
 }
 
-static bool pipe_done(const struct sc_fd *fds, size_t i)
+/* Was @fds[i]'s pipe made already, for an end before it? */
+static bool pipe_done(const struct fds_restore *r, size_t i)
 {
-	for (size_t j = 0; j < i; j++)
-		if (fds[j].fd > 2 && same_pipe(&fds[j], &fds[i]) && !shares_stdio(fds, j))
+	size_t k0 = pipe_ends(r, &r->fds[i]);
+
+	for (size_t k = k0; pipe_end_at(r, k0, k) && r->pipes.keys[k].i < i; k++)
+		if (!shares_stdio(r->fds, r->pipes.keys[k].i))
 			return true;
 	return false;
 }
@@ -527,9 +567,10 @@ static int reopen_made(const struct sc_fd *made, const struct sc_fd *f, int min)
 	return seek_and_place(fd, f);
 }
 
-static int restore_one(const struct sc_fd *fds, size_t n, size_t i, int min)
+static int restore_one(const struct fds_restore *r, size_t i)
 {
-	const struct sc_fd *f = &fds[i], *same;
+	const struct sc_fd *fds = r->fds, *f = &fds[i], *same;
+	int min = r->min;
 
 	switch (f->kind) {
 	case SC_FD_REGULAR:
@@ -540,7 +581,7 @@ static int restore_one(const struct sc_fd *fds, size_t n, size_t i, int min)
 		return restore_char(f, min);
 	case SC_FD_PIPE_R:
 	case SC_FD_PIPE_W:
-		return pipe_done(fds, i) ? 0 : restore_pipe(fds, n, i, min);
+		return pipe_done(r, i) ? 0 : restore_pipe(r, i);
 	case SC_FD_MEMFD:
 	case SC_FD_DELETED:
 		if ((same = same_file_made(fds, i)))
@@ -569,12 +610,11 @@ static int restore_one(const struct sc_fd *fds, size_t n, size_t i, int min)
  * one position and carry one set of status flags again. A description that
  * did not come back (a socket) leaves @f to be handled on its own.
  */
-static int restore_shared(const struct sc_fd *same, const struct sc_fd *fds, size_t n,
-			  size_t i, int min)
+static int restore_shared(const struct sc_fd *same, const struct fds_restore *r, size_t i)
 {
 	if (fcntl(same->fd, F_GETFD) < 0)
-		return restore_one(fds, n, i, min);
-	return sc_fd_place_copy(same->fd, &fds[i]);
+		return restore_one(r, i);
+	return sc_fd_place_copy(same->fd, &r->fds[i]);
 }
 
 /* Refuse before touching anything: a bad entry, or a number the restorer uses. */
@@ -594,13 +634,13 @@ static int check_list(const struct sc_fd *fds, size_t n)
 }
 
 /* Re-create @fds[i] at its number: a copy of a description made already, or made anew. */
-static int restore_at(const struct sc_fd *fds, size_t n, size_t i, int min)
+static int restore_at(const struct fds_restore *r, size_t i)
 {
-	const struct sc_fd *same = sc_fd_shares_with(fds, i);
+	const struct sc_fd *same = sc_fd_shares_with(r->fds, i);
 
-	if (same && (same->fd <= 2 || !is_pipe(&fds[i])))
-		return restore_shared(same, fds, n, i, min);
-	return restore_one(fds, n, i, min);
+	if (same && (same->fd <= 2 || !is_pipe(&r->fds[i])))
+		return restore_shared(same, r, i);
+	return restore_one(r, i);
 }
 
 /* The standard descriptors stay the restorer's own, unless the program had its own there. */
@@ -635,8 +675,10 @@ static bool of_epoll(const struct sc_fd *fds, size_t i)
  * another epoll instance, made before it in this loop); one whose targets
  * never all come back is made anyway, and reports the missing one.
  */
-static int restore_epolls(const struct sc_fd *fds, size_t n, int min)
+static int restore_epolls(const struct fds_restore *r)
 {
+	const struct sc_fd *fds = r->fds;
+	size_t n = r->n;
 	bool force = false;
 
 	for (;;) {
@@ -652,7 +694,7 @@ static int restore_epolls(const struct sc_fd *fds, size_t n, int min)
 				waiting = true;
 				continue;
 			}
-			err = restore_at(fds, n, i, min);
+			err = restore_at(r, i);
 			if (err)
 				return err;
 			made = true;
@@ -663,22 +705,38 @@ static int restore_epolls(const struct sc_fd *fds, size_t n, int min)
 	}
 }
 
+/* Every descriptor but the sockets and epoll instances, in list order. */
+static int restore_files(const struct fds_restore *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		int err;
+
+		if (of_epoll(r->fds, i) || of_socket(r->fds, i) || stays_restorers(&r->fds[i]))
+			continue;
+		err = restore_at(r, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int sc_fds_restore(const struct sc_fd *fds, size_t n)
 {
-	int min = 3, err = check_list(fds, n);
+	struct fds_restore r = { .fds = fds, .n = n, .min = 3 };
+	int err = check_list(fds, n);
 
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++)
-		if (fds[i].fd >= min)
-			min = fds[i].fd + 1;
-	for (size_t i = 0; i < n; i++) {
-		if (of_epoll(fds, i) || of_socket(fds, i) || stays_restorers(&fds[i]))
-			continue;
-		err = restore_at(fds, n, i, min);
-		if (err)
-			return err;
-	}
-	err = sc_fd_sockets_restore(fds, n, min);
-	return err ? err : restore_epolls(fds, n, min);
+		if (fds[i].fd >= r.min)
+			r.min = fds[i].fd + 1;
+	err = index_pipes(&r);
+	if (!err)
+		err = restore_files(&r);
+	if (!err)
+		err = sc_fd_sockets_restore(fds, n, r.min);
+	if (!err)
+		err = restore_epolls(&r);
+	sc_fd_index_free(&r.pipes);
+	return err;
 }
