@@ -68,9 +68,9 @@ enum {
 
 /* fd_socket_freeze_rt.c: raw, while every other thread is stopped */
 /**
- * sc_fd_socket_freeze() - the socket @d into a memfd the snapshot holds
- * (@d->held): an sc_sock_frozen and the bytes queued for reading, peeked at,
- * left where they are. A failure is kept in @z->err.
+ * sc_fd_socket_freeze() - the socket @d into z->held, the memfd the snapshot
+ * holds (at @d->held_off): an sc_sock_frozen and the bytes queued for reading,
+ * peeked at, left where they are. A failure is kept in @z->err.
  */
 void sc_fd_socket_freeze(struct sc_fds_frozen *z, struct sc_fd_instant *d);
 

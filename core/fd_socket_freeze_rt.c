@@ -19,7 +19,6 @@
 #define EAGAIN_ 11
 #define EMSGSIZE_ 90
 #define ENOTCONN_ 107
-#define MFD_CLOEXEC_ 1u
 
 static int get_int(int fd, int level, int name)
 {
@@ -98,16 +97,6 @@ static void read_facts(int fd, struct sc_sock_frozen *s)
 		s->filter_len = (int32_t)len;
 }
 
-static long write_all(int fd, const void *buf, long len)
-{
-	for (long done = 0, w; done < len; done += w) {
-		w = sc_sys3(SYS_write, fd, (long)((const char *)buf + done), len - done);
-		if (w < 0)
-			return w;
-	}
-	return 0;
-}
-
 /* One peek at the next bytes or message into @buf; its length, or -errno. */
 static long peek(int fd, char *buf, long size, struct sc_sock_frozen *s)
 {
@@ -127,11 +116,11 @@ static long peek(int fd, char *buf, long size, struct sc_sock_frozen *s)
 }
 
 /*
- * The queue, piece by piece, after the header in @out. A stream ends at the
- * first empty peek; so does a datagram queue (an empty datagram at its end
- * is not kept: a peek cannot tell it from an empty queue).
+ * The queue, piece by piece, after the header at @at in z->held. A stream
+ * ends at the first empty peek; so does a datagram queue (an empty datagram
+ * at its end is not kept: a peek cannot tell it from an empty queue).
  */
-static int copy_queue(struct sc_fds_frozen *z, int fd, long out, struct sc_sock_frozen *s,
+static int copy_queue(struct sc_fds_frozen *z, int fd, int64_t at, struct sc_sock_frozen *s,
 		      int64_t *len)
 {
 	int old = get_int(fd, SOL_SOCKET, SO_PEEK_OFF), zero = 0;
@@ -143,9 +132,9 @@ static int copy_queue(struct sc_fds_frozen *z, int fd, long out, struct sc_sock_
 	while ((r = peek(fd, z->scratch, z->scratch_size, s)) > 0) {
 		uint32_t n = (uint32_t)r;
 
-		w = write_all((int)out, &n, sizeof(n));
+		w = sc_fds_freeze_put(z, at + *len, &n, sizeof(n));
 		if (!w)
-			w = write_all((int)out, z->scratch, r);
+			w = sc_fds_freeze_put(z, at + *len + (int64_t)sizeof(n), z->scratch, r);
 		if (w < 0)
 			break;
 		*len += (int64_t)sizeof(n) + r;
@@ -154,27 +143,28 @@ static int copy_queue(struct sc_fds_frozen *z, int fd, long out, struct sc_sock_
 	return r < 0 ? (int)r : (int)w;
 }
 
+/* The socket's copy goes at the end of z->held, which holds every small copy. */
 void sc_fd_socket_freeze(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 {
 	struct sc_sock_frozen s;
-	int64_t len = sizeof(s);
-	long out;
-	int err;
+	int64_t at = z->held_end, len = sizeof(s);
+	long err;
 
 	for (unsigned i = 0; i < sizeof(s); i++)
 		((char *)&s)[i] = 0;
 	read_facts(d->fd, &s);
-	out = sc_sys2(SYS_memfd_create, (long)"selfckpt-socket", MFD_CLOEXEC_);
-	if (out < 0) {
-		z->err = z->err ? z->err : (int)out;
+	err = sc_fds_freeze_put(z, at, &s, sizeof(s));
+	if (!err) {
+		s.queue_err = copy_queue(z, d->fd, at, &s, &len);
+		err = sc_fds_freeze_put(z, at, &s, sizeof(s)); /* with what the peeks found */
+	}
+	if (err < 0) {
+		z->err = z->err ? z->err : (int)err;
 		z->err_what = z->err_what ? z->err_what : SC_FREEZE_COPY_SOCKET;
 		z->err_fd = d->fd;
 		return;
 	}
-	err = (int)sc_sys4(SYS_pwrite64, out, (long)&s, sizeof(s), 0);
-	sc_sys3(SYS_lseek, out, sizeof(s), 0);
-	s.queue_err = err < 0 ? err : copy_queue(z, d->fd, out, &s, &len);
-	sc_sys4(SYS_pwrite64, out, (long)&s, sizeof(s), 0); /* with what the peeks found */
-	d->held = (int32_t)out;
+	d->held = z->held;
+	d->held_off = at;
 	d->held_len = len;
 }

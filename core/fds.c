@@ -140,6 +140,8 @@ int sc_fds_prepare(struct sc_fds_frozen *z)
 			      strerror(errno));
 	}
 	z->fds = m;
+	z->held = -1;
+	z->fdinfo_dir = -1;
 	z->order = (int32_t *)((char *)m + (size_t)z->cap * sizeof(*z->fds));
 	z->scratch = (char *)(z->order + z->cap);
 	z->scratch_size = SCRATCH_SIZE;
@@ -173,16 +175,81 @@ static int report_freeze_error(const struct sc_fds_frozen *z)
 	return sc_err(-z->err, "%s: %s", what, strerror(-z->err));
 }
 
-/* The link of descriptor @fd in process @pid, into @link (LINK_MAX_LEN bytes). */
-static int read_link(pid_t pid, int fd, char *link)
+/*
+ * What is read from the snapshot for every descriptor, opened once: its
+ * /proc/PID/fd folder, and the memfd of the small copies (z->held) mapped.
+ * With 10,000 descriptors, walking /proc/PID/fd/N and opening a copy for
+ * each cost tens of milliseconds.
+ */
+struct snap {
+	pid_t pid;
+	int fd_dir;         /* /proc/PID/fd */
+	int held;           /* z->held: its number in the snapshot, or -1 */
+	const uint8_t *map; /* its bytes, or NULL when the freeze made none */
+	size_t len;
+};
+
+static int map_held(const struct sc_fds_frozen *z, struct snap *s)
+{
+	char name[16];
+	int fd;
+	void *m;
+
+	if (z->held < 0 || z->held_end <= 0)
+		return 0;
+	snprintf(name, sizeof(name), "%d", z->held);
+	fd = openat(s->fd_dir, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sc_err(errno, "cannot open '/proc/%d/fd/%d', the copies of the "
+			      "descriptors: %s", (int)s->pid, z->held, strerror(errno));
+	m = mmap(NULL, (size_t)z->held_end, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return sc_err(errno, "cannot map '/proc/%d/fd/%d', the copies of the descriptors "
+			      "(%lld bytes): %s", (int)s->pid, z->held, (long long)z->held_end,
+			      strerror(errno));
+	s->map = m;
+	s->len = (size_t)z->held_end;
+	return 0;
+}
+
+static void snap_close(struct snap *s)
+{
+	if (s->map)
+		munmap((void *)s->map, s->len);
+	if (s->fd_dir >= 0)
+		close(s->fd_dir);
+	s->map = NULL;
+	s->fd_dir = -1;
+}
+
+static int snap_open(const struct sc_fds_frozen *z, pid_t pid, struct snap *s)
 {
 	char proc[64];
+	int err;
+
+	*s = (struct snap){ .pid = pid, .held = z->held };
+	snprintf(proc, sizeof(proc), "/proc/%d/fd", (int)pid);
+	s->fd_dir = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->fd_dir < 0)
+		return sc_err(errno, "cannot open '%s': %s", proc, strerror(errno));
+	err = map_held(z, s);
+	if (err)
+		snap_close(s);
+	return err;
+}
+
+/* The link of descriptor @fd in the snapshot, into @link (LINK_MAX_LEN bytes). */
+static int read_link(const struct snap *s, int fd, char *link)
+{
+	char name[16];
 	ssize_t len;
 
-	snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)pid, fd);
-	len = readlink(proc, link, LINK_MAX_LEN - 1);
+	snprintf(name, sizeof(name), "%d", fd);
+	len = readlinkat(s->fd_dir, name, link, LINK_MAX_LEN - 1);
 	if (len < 0)
-		return sc_err(errno, "cannot read link '%s': %s", proc, strerror(errno));
+		return sc_err(errno, "cannot read link '/proc/%d/fd/%d': %s", (int)s->pid, fd,
+			      strerror(errno));
 	link[len] = '\0';
 	return 0;
 }
@@ -237,14 +304,33 @@ static enum sc_fd_kind classify(char *link, const struct sc_fd_instant *d)
 	return kind;
 }
 
-/* Read the @d->held_len bytes of the copy the snapshot @pid holds for @f. */
-static int read_held(pid_t pid, const struct sc_fd_instant *d, struct sc_fd *f)
+/* @f's copy in the mapped memfd of small copies. */
+static int take_held(const struct snap *h, const struct sc_fd_instant *d, struct sc_fd *f)
+{
+	if (d->held_off < 0 || d->held_len < 0 || (uint64_t)d->held_off > h->len ||
+	    (uint64_t)d->held_len > h->len - (size_t)d->held_off)
+		return sc_err(EIO, "the copy of descriptor %d ('%s') at %lld (%lld bytes) is not "
+			      "inside the %zu bytes of copies", f->fd, f->path,
+			      (long long)d->held_off, (long long)d->held_len, h->len);
+	f->data = malloc(d->held_len ? (size_t)d->held_len : 1);
+	if (!f->data)
+		return sc_err(ENOMEM, "out of memory saving the %lld bytes of descriptor %d ('%s')",
+			      (long long)d->held_len, f->fd, f->path);
+	memcpy(f->data, h->map + d->held_off, (size_t)d->held_len);
+	f->data_len = (size_t)d->held_len;
+	return 0;
+}
+
+/* Read the @d->held_len bytes of the copy the snapshot holds for @f. */
+static int read_held(const struct snap *s, const struct sc_fd_instant *d, struct sc_fd *f)
 {
 	char proc[64];
 	int in, err = 0;
 	size_t got = 0;
 
-	snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)pid, d->held);
+	if (d->held == s->held && s->map)
+		return take_held(s, d, f);
+	snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)s->pid, d->held);
 	in = open(proc, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (in < 0)
 		return sc_err(errno, "cannot open '%s', the copy of descriptor %d ('%s'): %s", proc,
@@ -254,7 +340,8 @@ static int read_held(pid_t pid, const struct sc_fd_instant *d, struct sc_fd *f)
 		err = sc_err(ENOMEM, "out of memory saving the %lld bytes of descriptor %d ('%s')",
 			     (long long)d->held_len, f->fd, f->path);
 	while (!err && got < (size_t)d->held_len) {
-		ssize_t r = pread(in, (char *)f->data + got, (size_t)d->held_len - got, (off_t)got);
+		ssize_t r = pread(in, (char *)f->data + got, (size_t)d->held_len - got,
+				  (off_t)(d->held_off + (int64_t)got));
 
 		if (r < 0 && errno == ESPIPE) /* the copy of a pipe's buffer */
 			r = read(in, (char *)f->data + got, (size_t)d->held_len - got);
@@ -286,7 +373,8 @@ static int *count_sharers(const struct sc_fds_frozen *z, const int *skip, size_t
 /*
  * A descriptor reopened by its path must have one: refuse now what no
  * restore could open again (a namespace file of /proc/self/ns names no
- * path; a removed directory is gone).
+ * path; a removed directory is gone; opening /dev/ptmx makes a new
+ * pseudo-terminal, not the program's).
  */
 static int check_reopenable(const struct sc_fd *f, const struct sc_fd_instant *d)
 {
@@ -300,6 +388,11 @@ static int check_reopenable(const struct sc_fd *f, const struct sc_fd_instant *d
 		return sc_err(SELFCKPT_EHOST, "descriptor %d ('%s') names a file removed from that "
 			      "path that still has other names: it cannot come back as the same "
 			      "file, so no image is written", f->fd, f->path);
+	if (f->kind == SC_FD_CHAR && (!strcmp(f->path, "/dev/ptmx") ||
+				      !strcmp(f->path, "/dev/pts/ptmx")))
+		return sc_err(SELFCKPT_EHOST, "descriptor %d is the master side of a "
+			      "pseudo-terminal the program made ('%s'): pseudo-terminals do not "
+			      "come back, so no image is written", f->fd, f->path);
 	if (f->kind == SC_FD_DIR && d->nlink == 0)
 		return sc_err(SELFCKPT_EHOST, "descriptor %d is the directory '%s', which was "
 			      "removed: it cannot come back, so no image is written", f->fd,
@@ -307,12 +400,12 @@ static int check_reopenable(const struct sc_fd *f, const struct sc_fd_instant *d
 	return 0;
 }
 
-static int collect_one(const struct sc_fds_frozen *z, int i, pid_t pid, struct sc_fd *f,
-		       bool is_shared)
+static int collect_one(const struct sc_fds_frozen *z, int i, const struct snap *s,
+		       struct sc_fd *f, bool is_shared)
 {
 	const struct sc_fd_instant *d = &z->fds[i];
 	char link[LINK_MAX_LEN];
-	int err = read_link(pid, d->fd, link);
+	int err = read_link(s, d->fd, link);
 
 	if (err)
 		return err;
@@ -338,7 +431,7 @@ static int collect_one(const struct sc_fds_frozen *z, int i, pid_t pid, struct s
 	err = f->fd > 2 || (f->fd_flags & SC_FD_OWN_STDIO) ? check_reopenable(f, d) : 0;
 	if (err || d->held < 0)
 		return err;
-	err = read_held(pid, d, f);
+	err = read_held(s, d, f);
 	if (!err)
 		err = sc_fd_object_collect(f);
 	return err ? err : sc_fd_socket_collect(f);
@@ -391,6 +484,7 @@ int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *ski
 		   size_t n_skip, struct sc_fd **out, size_t *n)
 {
 	struct sc_fd *fds;
+	struct snap snap;
 	size_t k = 0;
 	int err = 0, *sharers;
 
@@ -398,20 +492,25 @@ int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *ski
 	*n = 0;
 	if (z->err)
 		return report_freeze_error(z);
+	err = snap_open(z, snapshot, &snap);
+	if (err)
+		return err;
 	fds = calloc(z->n ? (size_t)z->n : 1, sizeof(*fds));
 	sharers = count_sharers(z, skip, n_skip);
 	if (!fds || !sharers) {
 		free(fds);
 		free(sharers);
+		snap_close(&snap);
 		return sc_err(ENOMEM, "out of memory recording %d descriptors", z->n);
 	}
 	for (int i = 0; i < z->n && !err; i++) {
 		if (sc_fds_in_list(z->fds[i].fd, skip, n_skip))
 			continue;
-		err = collect_one(z, i, snapshot, &fds[k], sharers[z->fds[i].share] > 1);
+		err = collect_one(z, i, &snap, &fds[k], sharers[z->fds[i].share] > 1);
 		k++;
 	}
 	free(sharers);
+	snap_close(&snap);
 	sc_fd_socket_collect_end();
 	inherit_kinds(fds, k);
 	if (!err)

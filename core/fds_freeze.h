@@ -21,16 +21,19 @@ struct sc_fd_instant {
 	int32_t status;   /* F_GETFL: access mode and status flags */
 	int32_t fd_flags; /* F_GETFD */
 	int32_t held;     /* in the snapshot: a copy of the contents (memfd or pipe), or of the
-			     fdinfo of an anon inode; -1: none */
+			     fdinfo of an anon inode or a socket's state (in z->held); -1: none */
 	int64_t pos;      /* lseek(SEEK_CUR); -errno where the file cannot seek */
 	int64_t held_len; /* bytes in the copy */
+	int64_t held_off; /* where the copy starts in @held */
 	uint64_t dev, ino, size, mtime_ns;
 	uint32_t mode, nlink;
 	int32_t share;    /* index of the first descriptor of the same open file description */
 	int32_t pipe_cap; /* F_GETPIPE_SZ of a pipe, else 0 */
 	int32_t seals;    /* F_GET_SEALS of a memfd or unlinked file that has them, else 0 */
-	int32_t locks;    /* in the snapshot: a copy of the fdinfo of a locked file; -1: none */
+	int32_t locks;    /* in the snapshot: a copy of the fdinfo of a locked file (z->held);
+			     -1: none */
 	int64_t locks_len;
+	int64_t locks_off; /* where the copy starts in @locks */
 };
 
 #define SC_LOCKED_MAX 64 /* inodes with locks noted at the freeze; more: every file is read */
@@ -39,8 +42,16 @@ struct sc_fds_frozen {
 	struct sc_fd_instant *fds; /* prepared with room for cap entries */
 	int cap, n;
 	int32_t *order;            /* room for cap indexes: the table sorted by open file description */
-	char *scratch;             /* a buffer for getdents64 and for peeking at socket queues */
+	char *scratch;             /* a buffer for getdents64, fdinfo and socket queues */
 	int scratch_size;
+	/*
+	 * One memfd holds every small copy, one after the other: the fdinfo of
+	 * each anon inode and locked file, the state and queue of each socket.
+	 * A memfd of its own each would cost 10,000 descriptors 10,000 memfds.
+	 */
+	int held;                  /* that memfd, made at the first copy; -1: none yet */
+	int64_t held_end;          /* bytes in it */
+	int fdinfo_dir;            /* /proc/self/fdinfo, opened at the first copy; -1: not yet */
 	int err;                   /* 0, or -errno of the first failure (the image is refused) */
 	int err_fd;                /* the descriptor it concerns, or -1 */
 	int err_what;              /* which step failed (SC_FREEZE_*) */
@@ -84,6 +95,11 @@ void sc_fds_freeze(struct sc_fds_frozen *z);
 void sc_fds_freeze_locks(struct sc_fds_frozen *z);
 /* fds_freeze_rt.c: copy @d's fdinfo into d->locks (a failure is kept in z->err). */
 void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d);
+/**
+ * sc_fds_freeze_put() - write @len bytes of @buf at @at in z->held, made on
+ * first use. Return: 0 or -errno.
+ */
+long sc_fds_freeze_put(struct sc_fds_frozen *z, int64_t at, const void *buf, long len);
 /**
  * sc_fds_freeze_drop() - close, in this process, the copies sc_fds_freeze()
  * made: once the snapshot is cloned it holds them, and the program must not.

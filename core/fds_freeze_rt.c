@@ -10,7 +10,9 @@
  * snapshot shares with the process that goes on: positions, status flags,
  * which descriptors share a description, pipe buffers and the contents of
  * unlinked files. The copies are made before the clone, so the snapshot holds
- * them; the process closes its own at once.
+ * them; the process closes its own at once. The small ones (fdinfo, socket
+ * state) share one memfd, z->held: with 10,000 descriptors, making and
+ * closing a memfd each cost more than all the rest of the freeze.
  */
 #include <fcntl.h>
 #include <linux/kcmp.h>
@@ -20,6 +22,7 @@
 #include "core/sc_sys.h"
 
 #define EPERM_ 1
+#define EIO_ 5
 #define E2BIG_ 7
 #define EAGAIN_ 11
 #define ENOSYS_ 38
@@ -65,7 +68,9 @@ static int read_one(struct sc_fd_instant *d, int fd)
 	d->held = -1;
 	d->locks = -1;
 	d->locks_len = 0;
+	d->locks_off = 0;
 	d->held_len = 0;
+	d->held_off = 0;
 	d->pipe_cap = 0;
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
@@ -325,7 +330,9 @@ static void copy_pipe(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 	int avail = 0, ends[2];
 	long r;
 
-	if (sc_sys3(SYS_ioctl, d->fd, FIONREAD_, (long)&avail) < 0 || avail <= 0)
+	/* an empty pipe first: most are, and looking for a copy costs a pass over the table */
+	if (sc_sys3(SYS_ioctl, d->fd, FIONREAD_, (long)&avail) < 0 || avail <= 0 ||
+	    pipe_copied(z, d))
 		return;
 	r = sc_sys2(SYS_pipe2, (long)ends, O_CLOEXEC | O_NONBLOCK);
 	if (r < 0) {
@@ -345,56 +352,94 @@ static void copy_pipe(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 	d->held_len = r;
 }
 
+/* z->held, made now if it is not yet; or -errno. */
+static long held_fd(struct sc_fds_frozen *z)
+{
+	long fd = z->held;
+
+	if (fd < 0 && (fd = sc_sys2(SYS_memfd_create, (long)"selfckpt-held", MFD_CLOEXEC_)) >= 0)
+		z->held = (int)fd;
+	return fd;
+}
+
+long sc_fds_freeze_put(struct sc_fds_frozen *z, int64_t at, const void *buf, long len)
+{
+	long w = held_fd(z);
+
+	if (w < 0)
+		return w;
+	for (long done = 0; done < len; done += w) {
+		w = sc_sys4(SYS_pwrite64, z->held, (long)((const char *)buf + done), len - done,
+			    at + done);
+		if (w <= 0)
+			return w < 0 ? w : -EIO_;
+	}
+	if (at + len > z->held_end)
+		z->held_end = at + len;
+	return 0;
+}
+
+/* /proc/self/fdinfo/@fd, opened from the folder opened once: a shorter walk than the path. */
+static long open_fdinfo(struct sc_fds_frozen *z, int fd)
+{
+	char name[12];
+
+	if (z->fdinfo_dir < 0) {
+		long dir = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/fdinfo",
+				   O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+
+		if (dir < 0)
+			return dir;
+		z->fdinfo_dir = (int)dir;
+	}
+	proc_path(name, "", fd);
+	return sc_sys4(SYS_openat, z->fdinfo_dir, (long)name, O_RDONLY | O_CLOEXEC, 0);
+}
+
 /*
  * The kernel's own account of an object without a file behind it (an anon
  * inode: eventfd, timerfd, signalfd, inotify, epoll): /proc/self/fdinfo/N,
- * copied as it reads now into a memfd the snapshot holds; fd_objects.c makes
- * the object's state of it.
+ * copied as it reads now into z->held, which the snapshot holds; fd_objects.c
+ * makes the object's state of it.
  */
 static void copy_fdinfo_to(struct sc_fds_frozen *z, struct sc_fd_instant *d, int32_t *held,
-			   int64_t *held_len)
+			   int64_t *held_off, int64_t *held_len)
 {
-	char path[40], buf[4096];
-	long in, out, r = 0, w = 0;
-	int64_t len = 0;
+	long its[4], in, r = 0, w = held_fd(z);
+	int64_t at = z->held_end, len = 0;
 
 	/*
 	 * A periodic timerfd counts the periods that passed since it fired only
 	 * when asked: timerfd_gettime() brings its count of expirations up to
 	 * date without reading them (on any other object it fails, harmlessly).
 	 */
-	sc_sys2(SYS_timerfd_gettime, d->fd, (long)buf);
-	proc_path(path, "/proc/self/fdinfo/", d->fd);
-	in = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
-	out = in < 0 ? in : sc_sys2(SYS_memfd_create, (long)"selfckpt-fdinfo", MFD_CLOEXEC_);
-	while (out >= 0 && (r = sc_sys3(SYS_read, in, (long)buf, sizeof(buf))) > 0) {
-		for (long done = 0; done < r && w >= 0; done += w)
-			w = sc_sys3(SYS_write, out, (long)(buf + done), r - done);
+	sc_sys2(SYS_timerfd_gettime, d->fd, (long)its);
+	in = w < 0 ? w : open_fdinfo(z, d->fd);
+	while (in >= 0 && (r = sc_sys3(SYS_read, in, (long)z->scratch, z->scratch_size)) > 0) {
+		w = sc_fds_freeze_put(z, at + len, z->scratch, r);
 		if (w < 0)
 			break;
 		len += r;
 	}
 	if (in >= 0)
 		sc_sys1(SYS_close, in);
-	if (in < 0 || out < 0 || r < 0 || w < 0) {
-		if (out >= 0)
-			sc_sys1(SYS_close, out);
-		fail(z, in < 0 ? (int)in : out < 0 ? (int)out : r < 0 ? (int)r : (int)w,
-		     SC_FREEZE_COPY_FDINFO, d->fd);
+	if (in < 0 || r < 0 || w < 0) {
+		fail(z, in < 0 ? (int)in : r < 0 ? (int)r : (int)w, SC_FREEZE_COPY_FDINFO, d->fd);
 		return;
 	}
-	*held = (int32_t)out;
+	*held = z->held;
+	*held_off = at;
 	*held_len = len;
 }
 
 static void copy_fdinfo(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 {
-	copy_fdinfo_to(z, d, &d->held, &d->held_len);
+	copy_fdinfo_to(z, d, &d->held, &d->held_off, &d->held_len);
 }
 
 void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 {
-	copy_fdinfo_to(z, d, &d->locks, &d->locks_len);
+	copy_fdinfo_to(z, d, &d->locks, &d->locks_off, &d->locks_len);
 }
 
 static void copy_contents(struct sc_fds_frozen *z)
@@ -408,7 +453,7 @@ static void copy_contents(struct sc_fds_frozen *z)
 		if (S_ISREG(d->mode) && d->nlink == 0 && d->size)
 			copy_file(z, d);
 		if (S_ISFIFO(d->mode) && (acc == O_RDONLY || acc == O_RDWR) &&
-		    !(d->status & O_PATH) && !pipe_copied(z, d))
+		    !(d->status & O_PATH))
 			copy_pipe(z, d);
 		if (!(d->mode & S_IFMT))
 			copy_fdinfo(z, d);
@@ -422,20 +467,28 @@ void sc_fds_freeze(struct sc_fds_frozen *z)
 	z->err = 0;
 	z->err_fd = -1;
 	z->err_what = 0;
+	z->held = -1;
+	z->held_end = 0;
+	z->fdinfo_dir = -1;
 	list_all(z);
 	if (z->err)
 		return;
 	find_shared(z);
 	copy_contents(z);
 	sc_fds_freeze_locks(z);
+	if (z->fdinfo_dir >= 0)
+		sc_sys1(SYS_close, z->fdinfo_dir);
+	z->fdinfo_dir = -1;
 }
 
 void sc_fds_freeze_drop(const struct sc_fds_frozen *z)
 {
 	for (int i = 0; i < z->n; i++) {
-		if (z->fds[i].held >= 0)
+		if (z->fds[i].held >= 0 && z->fds[i].held != z->held)
 			sc_sys1(SYS_close, z->fds[i].held);
-		if (z->fds[i].locks >= 0)
+		if (z->fds[i].locks >= 0 && z->fds[i].locks != z->held)
 			sc_sys1(SYS_close, z->fds[i].locks);
 	}
+	if (z->held >= 0)
+		sc_sys1(SYS_close, z->held);
 }

@@ -26,7 +26,7 @@ static char *read_copy(pid_t pid, const struct sc_fd_instant *d)
 	snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)pid, d->locks);
 	fd = open(proc, O_RDONLY | O_CLOEXEC);
 	while (text && fd >= 0 && got < d->locks_len &&
-	       (r = pread(fd, text + got, (size_t)(d->locks_len - got), got)) > 0)
+	       (r = pread(fd, text + got, (size_t)(d->locks_len - got), d->locks_off + got)) > 0)
 		got += r;
 	if (fd >= 0)
 		close(fd);
