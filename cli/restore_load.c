@@ -52,6 +52,10 @@ static int add_window(struct image *im, size_t *cap, size_t rec, struct sc_segme
 	if (!m->n_win && s->start != s->vma_start)
 		return sc_err(SELFCKPT_ELENGTH, "segment record %zu of '%s' does not start its "
 			      "mapping at 0x%llx", rec, im->path, (unsigned long long)s->vma_start);
+	if (m->n_win && m->win[0].seg.vmflags != s->vmflags) /* [R-SEG-6] */
+		return sc_err(SELFCKPT_ELENGTH, "segment record %zu of '%s' gives the mapping at "
+			      "0x%llx memory flags 0x%x, its first window 0x%x", rec, im->path,
+			      (unsigned long long)s->vma_start, s->vmflags, m->win[0].seg.vmflags);
 	m->win = realloc(m->win, (m->n_win + 1) * sizeof(*m->win));
 	if (!m->win)
 		return sc_err(ENOMEM, "out of memory reading the image");

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -171,10 +172,20 @@ static int fd_base(const struct image *im)
 	return top + 64;
 }
 
+/*
+ * A shared file mapping that the program may make writable (VM_MAYWRITE, or
+ * writable now) needs the file opened for writing, or mprotect() fails later.
+ */
+static bool shared_writable(const struct sc_segment_info *s)
+{
+	return (s->flags & SC_SEG_SHARED) &&
+	       ((s->prot & PROT_WRITE) || (s->vmflags & SC_VMF_MAYWRITE));
+}
+
 static int open_backing(const struct image *im, struct mapping *m, struct plan *p)
 {
 	const struct sc_segment_info *s = &m->win[0].seg;
-	bool shared_write = (s->flags & SC_SEG_SHARED) && (s->prot & PROT_WRITE);
+	bool shared_write = shared_writable(s);
 	int fd, err;
 
 	if (s->flags & SC_SEG_FILE)
@@ -220,10 +231,28 @@ static int add_op(struct plan *p, const struct mapping *m, uint32_t kind, uint64
 	const struct sc_segment_info *s = &m->win[0].seg;
 
 	p->ops[p->n_ops++] = (struct sc_op){
-		.kind = kind, .prot = s->prot, .map_prot = map_prot, .start = m->start,
-		.len = m->end - m->start, .src = m->premap, .fd = m->fd,
+		.kind = kind, .prot = s->prot, .map_prot = map_prot, .vmflags = s->vmflags,
+		.start = m->start, .len = m->end - m->start, .src = m->premap, .fd = m->fd,
 		.offset = s->offset, .flags = flags };
 	return 0;
+}
+
+#ifndef MAP_DROPPABLE
+#define MAP_DROPPABLE 0x08
+#endif
+
+/*
+ * The type of fresh private anonymous memory for @s: no swap reserved only
+ * where the program asked for that (1.3; before, every such mapping was
+ * MAP_NORESERVE), and droppable where it was. The staging memory that is moved
+ * into place keeps the type it was made with.
+ */
+static uint64_t anon_type(const struct sc_segment_info *s)
+{
+	if (!(s->vmflags & SC_VMF_KNOWN))
+		return MAP_PRIVATE | MAP_NORESERVE;
+	return ((s->vmflags & SC_VMF_DROPPABLE) ? MAP_DROPPABLE : MAP_PRIVATE) |
+	       ((s->vmflags & SC_VMF_NORESERVE) ? MAP_NORESERVE : 0);
 }
 
 /*
@@ -299,12 +328,42 @@ static int plan_mapping(const struct image *im, struct mapping *m, struct plan *
 	if (s->flags & SC_SEG_STACK) {
 		m->staged_copy = true;
 		m->premap = has_stored(m) ? sc_plan_take(p, len) : 0;
-		return add_op(p, m, SC_OP_MAP_ANON, MAP_PRIVATE | MAP_GROWSDOWN, rw);
+		return add_op(p, m, SC_OP_MAP_ANON, (s->vmflags & SC_VMF_KNOWN ? anon_type(s)
+						     : MAP_PRIVATE) | MAP_GROWSDOWN, rw);
 	}
+	/*
+	 * Nothing to copy in: mapped with its own protection at once, so that a
+	 * reservation that was never writable is not charged as writable memory
+	 * (a large one would not fit without MAP_NORESERVE).
+	 */
 	if (!has_stored(m))
-		return add_op(p, m, SC_OP_MAP_ANON, MAP_PRIVATE | MAP_NORESERVE, rw);
+		return add_op(p, m, SC_OP_MAP_ANON, anon_type(s), s->prot);
 	m->premap = sc_plan_take(p, len);
 	return add_op(p, m, SC_OP_MOVE, 0, rw);
+}
+
+/*
+ * Locked mappings are locked again by the blob, after the point of no return:
+ * refuse now an image whose locked memory RLIMIT_MEMLOCK will not allow (the
+ * saved limit, which the restore sets, as far as this hard limit lets it).
+ */
+static int check_locked(const struct image *im)
+{
+	uint64_t locked = 0, limit = im->proc.rlim_cur[RLIMIT_MEMLOCK];
+	struct rlimit now;
+
+	for (size_t i = 0; i < im->n_maps; i++)
+		if (im->maps[i].win[0].seg.vmflags & (SC_VMF_LOCKED | SC_VMF_LOCKONFAULT))
+			locked += im->maps[i].end - im->maps[i].start;
+	if (!locked || geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &now) < 0)
+		return 0; /* root may lock beyond the limit */
+	if (now.rlim_max != RLIM_INFINITY && now.rlim_max < limit)
+		limit = now.rlim_max;
+	if (limit != RLIM_INFINITY && locked > limit)
+		return sc_err(SELFCKPT_EHOST, "'%s' has %llu bytes of memory locked (mlock), more "
+			      "than RLIMIT_MEMLOCK lets this restore lock (%llu bytes)", im->path,
+			      (unsigned long long)locked, (unsigned long long)limit);
+	return 0;
 }
 
 int sc_plan_build(struct image *im, struct plan *p)
@@ -325,6 +384,8 @@ int sc_plan_build(struct image *im, struct plan *p)
 		err = find_hole(im, p, own, n_own);
 	sc_maps_free(own, n_own);
 	if (err < 0)
+		return err;
+	if ((err = check_locked(im)) < 0)
 		return err;
 	p->vdso_temp = sc_plan_take(p, im->proc.vdso_block_len);
 	for (size_t i = 0; i < im->n_maps && !err; i++)
@@ -354,9 +415,11 @@ static int premap(const struct mapping *m)
 	uint64_t len = m->end - m->start;
 	bool shared = (m->win[0].seg.flags & SC_SEG_SHARED) && !(m->win[0].seg.flags & SC_SEG_FILE);
 	bool memfd = (shared || m->remade) && m->fd >= 0;
+	uint32_t vmf = m->win[0].seg.vmflags;
 	int flags = memfd ? MAP_SHARED
-		    : shared ? MAP_SHARED | MAP_ANONYMOUS
-			     : MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+		    : shared ? MAP_SHARED | MAP_ANONYMOUS |
+				       (vmf & SC_VMF_NORESERVE ? MAP_NORESERVE : 0)
+			     : (int)anon_type(&m->win[0].seg) | MAP_ANONYMOUS;
 	void *at = mmap((void *)m->premap, len, PROT_READ | PROT_WRITE, flags | MAP_FIXED, /* in the hole */
 			memfd ? m->fd : -1, m->remade ? (off_t)m->win[0].seg.offset : 0);
 

@@ -20,8 +20,8 @@ enum sc_op_kind {
 struct sc_op {
 	uint32_t kind;
 	uint32_t prot;   /* final protection */
-	uint32_t map_prot; /* protection while the blob fills it (SC_OP_MAP_FD) */
-	uint32_t pad;
+	uint32_t map_prot; /* protection while the blob fills it (SC_OP_MAP_FD, SC_OP_MAP_ANON) */
+	uint32_t vmflags;  /* SC_VMF_* settings given once the memory is in place */
 	uint64_t start, len;
 	uint64_t src;    /* SC_OP_MOVE */
 	int64_t fd;      /* SC_OP_MAP_FD */

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "cli/restorer.h"
+#include "core/sc_records.h"
 #include "core/sc_handoff.h"
 #include "core/sc_sys.h"
 
@@ -193,6 +194,47 @@ static void move_vdso(struct sc_restorer_args *a)
 	}
 }
 
+/* The madvise() advice for each memory flag a restore gives back. */
+static const struct {
+	uint32_t bit;
+	int advice;
+} advices[] = {
+	{ SC_VMF_DONTFORK, MADV_DONTFORK },   { SC_VMF_WIPEONFORK, MADV_WIPEONFORK },
+	{ SC_VMF_DONTDUMP, MADV_DONTDUMP },   { SC_VMF_HUGEPAGE, MADV_HUGEPAGE },
+	{ SC_VMF_NOHUGEPAGE, MADV_NOHUGEPAGE }, { SC_VMF_MERGEABLE, MADV_MERGEABLE },
+	{ SC_VMF_SEQUENTIAL, MADV_SEQUENTIAL }, { SC_VMF_RANDOM, MADV_RANDOM },
+};
+
+#define MLOCK_ONFAULT_ 1
+
+/*
+ * Each mapping's own settings (format 1.3), once its content is in place:
+ * locking first would fault in pages the copies then write anyway, and
+ * MADV_WIPEONFORK or MADV_DONTFORK change nothing here. A setting the kernel
+ * refuses now is no restore: the message names the mapping.
+ */
+static void give_settings(struct sc_restorer_args *a)
+{
+	for (uint32_t i = 0; i < a->n_ops; i++) {
+		const struct sc_op *op = &a->ops[i];
+		long r = 0;
+
+		if (!(op->vmflags & SC_VMF_KNOWN))
+			continue;
+		for (unsigned k = 0; k < sizeof(advices) / sizeof(advices[0]); k++)
+			if ((op->vmflags & advices[k].bit) &&
+			    (r = sc_sys3(SYS_madvise, (long)op->start, (long)op->len,
+					 advices[k].advice)) < 0)
+				fail(a, "cannot give back the madvise() setting of the mapping at",
+				     r, op->start);
+		if (op->vmflags & (SC_VMF_LOCKED | SC_VMF_LOCKONFAULT))
+			r = sc_sys3(SYS_mlock2, (long)op->start, (long)op->len,
+				    op->vmflags & SC_VMF_LOCKONFAULT ? MLOCK_ONFAULT_ : 0);
+		if (r < 0)
+			fail(a, "cannot lock (mlock) again the mapping at", r, op->start);
+	}
+}
+
 static void place_memory(struct sc_restorer_args *a)
 {
 	for (uint32_t i = 0; i < a->n_ops; i++) {
@@ -208,7 +250,7 @@ static void place_memory(struct sc_restorer_args *a)
 				    (long)(op->flags | MAP_FIXED), op->fd, (long)op->offset);
 			break;
 		default:
-			r = sc_sys6(SYS_mmap, (long)op->start, (long)op->len, PROT_READ | PROT_WRITE,
+			r = sc_sys6(SYS_mmap, (long)op->start, (long)op->len, op->map_prot,
 				    (long)(op->flags | MAP_FIXED | MAP_ANONYMOUS), -1, 0);
 			break;
 		}
@@ -223,6 +265,7 @@ static void place_memory(struct sc_restorer_args *a)
 		else
 			zero_bytes((uint8_t *)c->dst, c->len);
 	}
+	give_settings(a);
 	/* Staged content is in place now: drop the staging room around the blob. */
 	sc_sys2(SYS_munmap, (long)a->hole_start, (long)(a->blob_start - a->hole_start));
 	sc_sys2(SYS_munmap, (long)(a->blob_start + a->blob_len),

@@ -181,9 +181,11 @@ static int freeze(struct sc_frozen *fz)
 	sc_fds_freeze(&fz->fds);
 	sc_shared_freeze(&fz->shared);
 	sc_timers_freeze(&fz->timers);
+	sc_vmflags_fork_whole(&fz->vmflags);
 	if (sc_ctx_save(&me->ctx))
 		return 1;
 	fz->child = (pid_t)sc_clone_frozen();
+	sc_vmflags_fork_back(&fz->vmflags);
 	sc_fds_freeze_drop(&fz->fds); /* the snapshot holds the copies now */
 	sc_threads_release();
 	sc_pending_requeue(sc_stopped.self);
@@ -331,6 +333,7 @@ static void *write_in_background(void *arg)
 	sc_fds_frozen_free(&bg->fz.fds);
 	sc_shared_free(&bg->fz.shared);
 	sc_timers_frozen_free(&bg->fz.timers);
+	sc_vmflags_free(&bg->fz.vmflags);
 	free(bg->path);
 	free(bg);
 	if (hooks.done)
@@ -418,10 +421,17 @@ int sc_checkpoint(const char *path, bool background)
 		sc_fds_frozen_free(&fz.fds);
 		sc_shared_free(&fz.shared);
 	}
+	/* late: the closer to the stop, the fewer settings can change in between */
+	if (!err && (err = sc_vmflags_read(0, SC_VMF_FORK_LOST, &fz.vmflags)) < 0) {
+		sc_fds_frozen_free(&fz.fds);
+		sc_shared_free(&fz.shared);
+		sc_timers_frozen_free(&fz.timers);
+	}
 	if (!err && hooks.prepare && (err = hooks.prepare()) < 0) {
 		sc_fds_frozen_free(&fz.fds);
 		sc_shared_free(&fz.shared);
 		sc_timers_frozen_free(&fz.timers);
+		sc_vmflags_free(&fz.vmflags);
 	}
 	if (err) {
 		checkpoint_end();
@@ -441,6 +451,7 @@ int sc_checkpoint(const char *path, bool background)
 		sc_fds_frozen_free(&fz.fds);
 		sc_shared_forget(&fz.shared);
 		sc_timers_frozen_free(&fz.timers);
+		sc_vmflags_free(&fz.vmflags);
 		return restarted();
 	}
 	t2 = sc_log_seconds();
@@ -459,6 +470,7 @@ int sc_checkpoint(const char *path, bool background)
 	sc_fds_frozen_free(&fz.fds);
 	sc_shared_free(&fz.shared);
 	sc_timers_frozen_free(&fz.timers);
+	sc_vmflags_free(&fz.vmflags);
 	sc_log(SC_LOG_DEBUG, "checkpoint: shared memory set up in %.3f s, snapshot taken in "
 	       "%.3f s, image in %.3f s, snapshot and shared memory released in %.3f s",
 	       t1 - t0, t2 - t1, t3 - t2, sc_log_seconds() - t3);

@@ -14,7 +14,10 @@
 #include "core/shared_freeze.h"
 #include "core/sc_records.h"
 #include "core/sc_timers.h"
+#include "core/vmflags.h"
 #include "format/sc_format.h"
+
+struct sc_vma;
 
 /* What phase 1 (every thread stopped) records besides the threads. */
 struct sc_frozen {
@@ -24,6 +27,7 @@ struct sc_frozen {
 	struct sc_fds_frozen fds; /* the descriptors at the instant */
 	struct sc_shared_frozen shared; /* copies of the shared memory at the instant */
 	struct sc_timers_frozen timers; /* itimers and POSIX timers at the instant */
+	struct sc_vmflags vmflags; /* mappings whose settings a fork loses, read just before */
 };
 
 struct sc_save_opts {
@@ -83,5 +87,18 @@ int sc_copier_wait(pid_t child, int i);
 
 int sc_segments_write(struct sc_writer *w, const struct sc_frozen *fz,
 		      const struct sc_save_opts *o);
+/** sc_vma_saved() - does an image hold this mapping? (Not kernel-provided or a device.) */
+bool sc_vma_saved(const struct sc_vma *v);
+
+/* segment_vmflags.c */
+/**
+ * sc_segments_vmflags() - give each mapping of the snapshot (@v, @n, from its
+ * maps; split where the process's own settings differ within one) its memory
+ * flags: the snapshot's VmFlags, and the process's for the settings a fork
+ * loses. Refuses, named, a mapping whose settings no restore can give, and an
+ * image whose fork-lost settings changed while the snapshot was taken.
+ * Return: 0 or a negative error (reported); @v may be replaced.
+ */
+int sc_segments_vmflags(const struct sc_frozen *fz, struct sc_vma **v, size_t *n);
 
 #endif /* SC_CHECKPOINT_INTERNAL_H */

@@ -18,7 +18,8 @@
 #define PROCESS_FIXED_1_0 184 /* before the attributes of 1.2 */
 #define THREAD_FIXED 120
 #define SIGNALS_FIXED 16
-#define SEGMENT_FIXED 88
+#define SEGMENT_FIXED 96
+#define SEGMENT_FIXED_1_0 88 /* before the memory flags of 1.3 */
 #define RUN_SIZE 16
 
 static int meta_err(struct sc_reader *r, const struct sc_record *rec, int code, const char *fmt,
@@ -310,6 +311,7 @@ int sc_segment_begin(struct sc_writer *w, const struct sc_segment_info *s, uint6
 	sc_put_le16(m + 68, (uint16_t)path);
 	sc_put_le64(m + 72, s->vma_start);
 	sc_put_le64(m + 80, s->vma_end);
+	sc_put_le32(m + 88, s->vmflags);
 	v = m + SEGMENT_FIXED;
 	for (uint32_t i = 0; i < s->n_runs; i++, v += RUN_SIZE) {
 		sc_put_le64(v, s->runs[i].first);
@@ -350,9 +352,23 @@ static int check_segment_shape(struct sc_reader *r, const struct sc_record *rec,
 				"or lies outside it", (unsigned long long)s->start,
 				(unsigned long long)s->length, (unsigned long long)s->vma_start,
 				(unsigned long long)s->vma_end);
-	if ((s->flags & ~SC_SEG_KNOWN) || (s->prot & ~7u))
-		return meta_err(r, rec, SELFCKPT_ERESERVED, "unknown flags 0x%x or prot 0x%x",
-				s->flags, s->prot);
+	if ((s->flags & ~SC_SEG_KNOWN) || (s->prot & ~7u) || (s->vmflags & ~SC_VMF_DEFINED))
+		return meta_err(r, rec, SELFCKPT_ERESERVED, "unknown flags 0x%x, prot 0x%x or "
+				"memory flags 0x%x", s->flags, s->prot, s->vmflags);
+	return 0;
+}
+
+/* [R-SEG-1] 1.3: the memory flags, where the fixed part reaches them. */
+static int segment_vmflags(struct sc_reader *r, const struct sc_record *rec,
+			   struct sc_segment_info *s, uint64_t fixed)
+{
+	const uint8_t *m = rec->meta;
+
+	if (fixed < SEGMENT_FIXED)
+		return 0;
+	s->vmflags = sc_get_le32(m + 88);
+	if (sc_get_le32(m + 92))
+		return meta_err(r, rec, SELFCKPT_ERESERVED, "reserved field at 92 is set");
 	return 0;
 }
 
@@ -399,18 +415,20 @@ int sc_segment_read(struct sc_reader *r, const struct sc_record *rec, uint64_t p
 	int err;
 
 	memset(s, 0, sizeof(*s));
-	if (rec->meta_len < SEGMENT_FIXED)
+	if (rec->meta_len < SEGMENT_FIXED_1_0)
 		return meta_err(r, rec, SELFCKPT_ELENGTH, "%u bytes of metadata, at least %d "
-				"expected", rec->meta_len, SEGMENT_FIXED);
+				"expected", rec->meta_len, SEGMENT_FIXED_1_0);
 	segment_fields(s, m);
 	path = sc_get_le16(m + 68);
 	if (sc_get_le16(m + 70))
 		return meta_err(r, rec, SELFCKPT_ERESERVED, "reserved field at 70 is set");
 	var = RUN_SIZE * (uint64_t)s->n_runs + path;
-	if (var > rec->meta_len - SEGMENT_FIXED)
+	if (var > rec->meta_len - SEGMENT_FIXED_1_0)
 		return meta_err(r, rec, SELFCKPT_ELENGTH, "%u runs and a %u-byte path do not fit "
 				"in %u bytes", s->n_runs, path, rec->meta_len);
-	if ((err = check_segment_shape(r, rec, s, page_size)) < 0)
+	/* The variable part ends the meta: newer minors grow the fixed part. */
+	if ((err = segment_vmflags(r, rec, s, rec->meta_len - var)) < 0 ||
+	    (err = check_segment_shape(r, rec, s, page_size)) < 0)
 		return err;
 	err = parse_runs(r, rec, s, m + rec->meta_len - var, page_size);
 	if (!err && !(s->path = dup_bytes(m + rec->meta_len - path, path)))

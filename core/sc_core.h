@@ -40,6 +40,7 @@ struct sc_vma {
 	uint64_t inode;
 	enum sc_vma_kind kind;
 	char *path;          /* file path or [name], " (deleted)" removed; "" for anon */
+	uint32_t vmflags;    /* SC_VMF_* of the segment records, where a checkpoint set them */
 };
 
 /**

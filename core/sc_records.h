@@ -68,6 +68,26 @@ struct sc_signals_info {
 #define SC_SEG_EMBEDDED 0x40u
 #define SC_SEG_KNOWN 0x7fu
 
+/*
+ * Memory flags of a segment (spec §9.5, format 1.3): the kernel's VmFlags of
+ * the mapping that a restore gives back.
+ */
+#define SC_VMF_KNOWN 0x0001u       /* recorded: the bits below hold */
+#define SC_VMF_NORESERVE 0x0002u   /* nr: MAP_NORESERVE */
+#define SC_VMF_MAYWRITE 0x0004u    /* mw: may be made writable */
+#define SC_VMF_LOCKED 0x0008u      /* lo: mlock() */
+#define SC_VMF_LOCKONFAULT 0x0010u /* lf: mlock2(MLOCK_ONFAULT) */
+#define SC_VMF_DONTFORK 0x0020u    /* dc */
+#define SC_VMF_WIPEONFORK 0x0040u  /* wf */
+#define SC_VMF_DONTDUMP 0x0080u    /* dd */
+#define SC_VMF_HUGEPAGE 0x0100u    /* hg */
+#define SC_VMF_NOHUGEPAGE 0x0200u  /* nh */
+#define SC_VMF_MERGEABLE 0x0400u   /* mg */
+#define SC_VMF_SEQUENTIAL 0x0800u  /* sr */
+#define SC_VMF_RANDOM 0x1000u      /* rr */
+#define SC_VMF_DROPPABLE 0x2000u   /* dp: MAP_DROPPABLE */
+#define SC_VMF_DEFINED 0x3fffu
+
 enum sc_run_kind { SC_RUN_STORED = 0, SC_RUN_ZERO = 1, SC_RUN_FILE = 2 };
 
 struct sc_run {
@@ -83,6 +103,7 @@ struct sc_segment_info {
 	uint32_t prot, flags;
 	uint64_t offset;                /* file offset of the window's first page */
 	uint64_t dev, inode, file_size, mtime_ns;
+	uint32_t vmflags;               /* SC_VMF_*; 0 in images before 1.3 */
 	struct sc_run *runs;
 	uint32_t n_runs;
 	char *path;

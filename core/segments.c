@@ -47,7 +47,7 @@ static uint64_t page_size(void)
 }
 
 /* Which mappings an image holds: kernel-provided and device mappings are not. */
-static bool vma_saved(const struct sc_vma *v)
+bool sc_vma_saved(const struct sc_vma *v)
 {
 	if (sc_skip_covers(v->start, v->end))
 		return false;
@@ -59,8 +59,6 @@ static bool vma_saved(const struct sc_vma *v)
 	case SC_VMA_DEVICE:
 		return false;
 	case SC_VMA_SPECIAL:
-		sc_log(SC_LOG_WARN, "mapping %s at 0x%llx is not saved", v->path,
-		       (unsigned long long)v->start);
 		return false;
 	default:
 		return true;
@@ -334,7 +332,7 @@ static int write_record(struct sc_writer *wr, const struct window *w, bool embed
 		.start = w->start, .length = w->pages * ps, .vma_start = w->vma->start,
 		.vma_end = w->vma->end, .prot = w->vma->prot, .flags = segment_flags(w->vma, embed),
 		.offset = w->vma->offset + (w->start - w->vma->start), .runs = w->runs,
-		.n_runs = w->n_runs, .path = w->vma->path,
+		.n_runs = w->n_runs, .path = w->vma->path, .vmflags = w->vma->vmflags,
 	};
 	int err;
 
@@ -497,9 +495,13 @@ static void *reader_main(void *arg)
 	struct pipeline *pl = arg;
 	int err = 0;
 
-	for (size_t i = 0; !err && i < pl->n; i++)
-		if (vma_saved(&pl->v[i]))
+	for (size_t i = 0; !err && i < pl->n; i++) {
+		if (sc_vma_saved(&pl->v[i]))
 			err = read_vma(pl, &pl->v[i]);
+		else if (pl->v[i].kind == SC_VMA_SPECIAL)
+			sc_log(SC_LOG_WARN, "mapping %s at 0x%llx is not saved", pl->v[i].path,
+			       (unsigned long long)pl->v[i].start);
+	}
 	pthread_mutex_lock(&pl->lock);
 	if (err < 0 && err != -ECANCELED) {
 		pl->err = err;
@@ -571,6 +573,8 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 	size_t n, shared_size;
 	int err = sc_maps_read(fz->child, &v, &n);
 
+	if (!err && (err = sc_segments_vmflags(fz, &v, &n)) < 0)
+		sc_maps_free(v, n);
 	if (err < 0)
 		return err;
 	pl.v = v;

@@ -3,7 +3,7 @@
  * test_spec_seg.c - the segment record (spec §9.5): the meta a writer writes,
  * what sc_segment_read() refuses and with which error (R-SEG-1 to R-SEG-4), the
  * windows a checkpoint writes, and the layouts selfckpt-restore refuses
- * (R-SEG-5). Metas are made byte by byte from the spec's tables, not with the
+ * (R-SEG-5, R-SEG-6). Metas are made byte by byte from the spec's tables, not with the
  * encoder, so that the decoder is held to the spec.
  */
 #include <criterion/criterion.h>
@@ -20,7 +20,8 @@
 #include "tests/core/roundtrip_harness.h"
 
 #define PAGE 4096ull
-#define FIXED 88
+#define FIXED 88       /* the 1.0 fixed part, which these metas use */
+#define FIXED_1_3 96   /* with the memory flags of 1.3, which the writer writes */
 #define RUN 16
 #define RUNS_MAX 8
 #define Z SC_RUN_ZERO
@@ -178,9 +179,14 @@ Test(spec_seg, a_meta_decodes_to_its_fields, .fini = cleanup)
 	struct sc_segment_info info;
 	uint32_t len = seg_meta(m, &s);
 
-	/* the same meta with 16 bytes of unknown fields before its variable part */
+	/*
+	 * the same meta with the memory flags of 1.3 and 8 bytes of unknown fields
+	 * before its variable part
+	 */
 	memcpy(grown, m, FIXED);
-	memset(grown + FIXED, 0xee, 16);
+	sc_put_le32(grown + FIXED, SC_VMF_KNOWN | SC_VMF_LOCKED | SC_VMF_DONTFORK);
+	sc_put_le32(grown + FIXED + 4, 0);
+	memset(grown + FIXED_1_3, 0xee, 8);
 	memcpy(grown + FIXED + 16, m + FIXED, len - FIXED);
 	for (int pass = 0; pass < 2; pass++) {
 		cr_assert_eq(decode(pass ? grown : m, len + 16 * pass, PAGE, &info), 0, "%s",
@@ -197,6 +203,9 @@ Test(spec_seg, a_meta_decodes_to_its_fields, .fini = cleanup)
 				  info.runs[i].kind == s.runs[i].kind, "run %u", i);
 		cr_assert_str_eq(info.path, "/usr/lib/libx.so");
 		cr_assert_eq(sc_segment_stored_pages(&info), 1);
+		/* a 1.0 fixed part: the memory flags were not recorded */
+		cr_assert_eq(info.vmflags, pass ? SC_VMF_KNOWN | SC_VMF_LOCKED | SC_VMF_DONTFORK
+					       : 0u);
 		sc_segment_free(&info);
 	}
 	/* every flag and prot bit this version defines */
@@ -232,6 +241,46 @@ Test(spec_seg, reserved_fields_are_refused, .fini = cleanup)
 		s = good();
 		s.prot |= 1u << bit;
 		expect(&s, -SELFCKPT_ERESERVED, "prot bit");
+	}
+}
+
+/* The meta of good() with a 1.3 fixed part: memory flags @vmflags, @reserved at 92. */
+static uint32_t meta_1_3(uint8_t *m, uint32_t vmflags, uint32_t reserved)
+{
+	uint8_t old[FIXED + RUN * RUNS_MAX + 256];
+	struct seg s = good();
+	uint32_t len = seg_meta(old, &s);
+
+	memcpy(m, old, FIXED);
+	sc_put_le32(m + FIXED, vmflags);
+	sc_put_le32(m + FIXED + 4, reserved);
+	memcpy(m + FIXED_1_3, old + FIXED, len - FIXED);
+	return len + FIXED_1_3 - FIXED;
+}
+
+/*
+ * [R-SEG-1] 1.3: memory flag bits 14-31 and the u32 at 92 are reserved; every
+ * bit 0-13 is a setting the reader takes as it is.
+ */
+Test(spec_seg, memory_flags_decode_and_their_reserved_bits_are_refused, .fini = cleanup)
+{
+	uint8_t m[FIXED_1_3 + RUN * RUNS_MAX + 256];
+	struct sc_segment_info info;
+	uint32_t len = meta_1_3(m, SC_VMF_DEFINED, 0);
+
+	cr_assert_eq(SC_VMF_DEFINED, 0x3fffu);
+	cr_assert_eq(decode(m, len, PAGE, &info), 0, "%s", selfckpt_last_error());
+	cr_assert_eq(info.vmflags, SC_VMF_DEFINED);
+	cr_assert_eq(info.n_runs, 3);
+	cr_assert_str_eq(info.path, "/usr/lib/libx.so");
+	sc_segment_free(&info);
+	for (unsigned bit = 14; bit < 32; bit++) {
+		len = meta_1_3(m, SC_VMF_KNOWN | 1u << bit, 0);
+		cr_assert_eq(decode(m, len, PAGE, &info), -SELFCKPT_ERESERVED, "bit %u", bit);
+	}
+	for (unsigned bit = 0; bit < 32; bit++) {
+		len = meta_1_3(m, SC_VMF_KNOWN, 1u << bit);
+		cr_assert_eq(decode(m, len, PAGE, &info), -SELFCKPT_ERESERVED, "92: bit %u", bit);
 	}
 }
 
@@ -385,7 +434,8 @@ Test(spec_seg, the_writer_writes_the_stored_pages_in_run_order, .fini = cleanup)
 				 { 3, 1, SC_RUN_STORED }, { 4, 2, SC_RUN_FILE } };
 	struct sc_segment_info s = { .start = BASE + PAGE, .length = 6 * PAGE, .vma_start = BASE,
 				     .vma_end = BASE + 7 * PAGE, .prot = 3, .flags = SC_SEG_FILE,
-				     .offset = PAGE, .runs = runs, .n_runs = 4, .path = "/f" };
+				     .offset = PAGE, .runs = runs, .n_runs = 4, .path = "/f",
+				     .vmflags = SC_VMF_KNOWN | SC_VMF_HUGEPAGE };
 	struct sc_read_opts ro = { .threads = 1 };
 	static uint8_t pages[3 * PAGE], back[3 * PAGE];
 	struct sc_write_opts wo;
@@ -412,21 +462,23 @@ Test(spec_seg, the_writer_writes_the_stored_pages_in_run_order, .fini = cleanup)
 	cr_assert_eq(sc_reader_next(r, &rec), 1);
 	m = rec.meta;
 	cr_assert_eq(rec.type, SC_REC_SEGMENT);
-	cr_assert_eq(rec.meta_len, FIXED + 4 * RUN + 2);
+	cr_assert_eq(rec.meta_len, FIXED_1_3 + 4 * RUN + 2);
 	cr_assert_eq(rec.raw_len, 3 * PAGE);
 	cr_assert(sc_get_le64(m) == BASE + PAGE && sc_get_le64(m + 8) == 6 * PAGE);
 	cr_assert(sc_get_le32(m + 16) == 3 && sc_get_le32(m + 20) == SC_SEG_FILE);
 	cr_assert(sc_get_le64(m + 24) == PAGE && sc_get_le32(m + 64) == 4);
 	cr_assert(sc_get_le16(m + 68) == 2 && sc_get_le16(m + 70) == 0);
 	cr_assert(sc_get_le64(m + 72) == BASE && sc_get_le64(m + 80) == BASE + 7 * PAGE);
+	cr_assert(sc_get_le32(m + 88) == (SC_VMF_KNOWN | SC_VMF_HUGEPAGE) &&
+		  sc_get_le32(m + 92) == 0);
 	for (int i = 0; i < 4; i++) {
-		const uint8_t *run = m + FIXED + RUN * i;
+		const uint8_t *run = m + FIXED_1_3 + RUN * i;
 
 		cr_assert(sc_get_le64(run) == runs[i].first && sc_get_le32(run + 8) ==
 			  runs[i].count && run[12] == runs[i].kind, "run %d", i);
 		cr_assert(!run[13] && !run[14] && !run[15], "run %d: reserved bytes", i);
 	}
-	cr_assert(!memcmp(m + FIXED + 4 * RUN, "/f", 2));
+	cr_assert(!memcmp(m + FIXED_1_3 + 4 * RUN, "/f", 2));
 	cr_assert_eq(sc_reader_read(r, back, sizeof(back)), 0);
 	cr_assert(!memcmp(back, pages, sizeof(pages)));
 	sc_reader_free(r);
@@ -503,6 +555,7 @@ Test(roundtrip, checkpoint_windows_tile_their_mappings)
 
 struct window {
 	uint64_t start, length, vma_start, vma_end;
+	uint32_t vmflags;
 };
 
 /* An image of a process whose mappings are @w (zero pages only), at @path. */
@@ -527,7 +580,8 @@ static void layout_image(const char *path, const struct window *w, size_t n)
 		struct sc_run run = { 0, (uint32_t)(w[i].length / PAGE), SC_RUN_ZERO };
 		struct sc_segment_info s = { .start = w[i].start, .length = w[i].length,
 					     .vma_start = w[i].vma_start, .vma_end = w[i].vma_end,
-					     .prot = 3, .runs = &run, .n_runs = 1, .path = "" };
+					     .prot = 3, .runs = &run, .n_runs = 1, .path = "",
+					     .vmflags = w[i].vmflags };
 
 		cr_assert_eq(sc_segment_begin(wr, &s, PAGE), 0);
 		cr_assert_eq(sc_writer_end(wr), 0);
@@ -540,7 +594,8 @@ static void layout_image(const char *path, const struct window *w, size_t n)
 /*
  * [R-SEG-5] selfckpt-restore refuses windows that do not tile their mapping,
  * and mappings out of address order or overlapping, with SELFCKPT_ELENGTH (exit
- * 65), before anything of the image runs.
+ * 65), before anything of the image runs; [R-SEG-6] and windows of one mapping
+ * with different memory flags.
  */
 Test(roundtrip, restore_refuses_windows_that_do_not_tile)
 {
@@ -565,6 +620,9 @@ Test(roundtrip, restore_refuses_windows_that_do_not_tile)
 		    { a + PAGE, PAGE, a, a + 2 * PAGE } } },
 		{ "mappings out of address order", "out of order", 2,
 		  { { b, PAGE, b, b + PAGE }, { a, PAGE, a, a + PAGE } } },
+		{ "windows with different memory flags", "memory flags 0x9, its first window 0x1",
+		  2, { { a, PAGE, a, a + 2 * PAGE, SC_VMF_KNOWN },
+		       { a + PAGE, PAGE, a, a + 2 * PAGE, SC_VMF_KNOWN | SC_VMF_LOCKED } } },
 		{ "overlapping mappings", "overlaps the mapping before it", 2,
 		  { { a, 2 * PAGE, a, a + 2 * PAGE }, { a + PAGE, 2 * PAGE, a + PAGE,
 							a + 3 * PAGE } } },

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vmflags.c - reading the VmFlags of every mapping from /proc/<pid>/smaps
+ * (vmflags.h). A mapping's block in smaps starts with its maps line
+ * ("7f00-7f08 rw-p ...") and ends with "VmFlags: rd wr mr mw me ac", two
+ * letters a setting; settings this version does not know are ignored.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/vmflags.h"
+#include "format/sc_log.h"
+
+static const struct {
+	char name[3];
+	uint32_t bit;
+} known[] = {
+	{ "nr", SC_VMF_NORESERVE }, { "mw", SC_VMF_MAYWRITE },    { "lo", SC_VMF_LOCKED },
+	{ "lf", SC_VMF_LOCKONFAULT }, { "dc", SC_VMF_DONTFORK },  { "wf", SC_VMF_WIPEONFORK },
+	{ "dd", SC_VMF_DONTDUMP },  { "hg", SC_VMF_HUGEPAGE },    { "nh", SC_VMF_NOHUGEPAGE },
+	{ "mg", SC_VMF_MERGEABLE }, { "sr", SC_VMF_SEQUENTIAL },  { "rr", SC_VMF_RANDOM },
+	{ "dp", SC_VMF_DROPPABLE },
+};
+
+/* The bits of one VmFlags line's tokens ("rd wr mr ..."), and those no restore can give. */
+static void parse_flags(const char *p, struct sc_vmf_range *r)
+{
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!p[0] || !p[1])
+			break;
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (p[0] == known[i].name[0] && p[1] == known[i].name[1])
+				r->bits |= known[i].bit;
+		if (p[0] == 'h' && p[1] == 't')
+			r->bad |= SC_VMF_BAD_HUGETLB;
+		if (p[0] == 's' && p[1] == 'l')
+			r->bad |= SC_VMF_BAD_SEALED;
+		while (*p && *p != ' ')
+			p++;
+	}
+}
+
+/* "start-end " at the head of a maps line (lowercase hex, as the kernel writes it). */
+static int parse_range(const char *p, uint64_t *start, uint64_t *end)
+{
+	char *e;
+
+	if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+		return -1;
+	*start = strtoull(p, &e, 16);
+	if (*e != '-')
+		return -1;
+	*end = strtoull(e + 1, &e, 16);
+	return *e == ' ' ? 0 : -1;
+}
+
+/*
+ * Memory for the text and the table comes from mmap(), not malloc(): the
+ * table of the process is read just before the freeze, and malloc() could
+ * move the program break the image records.
+ */
+static void *grow(void *old, size_t old_size, size_t new_size)
+{
+	void *p = old ? mremap(old, old_size, new_size, MREMAP_MAYMOVE)
+		      : mmap(NULL, new_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* All of /proc/<pid>/smaps, NUL-terminated, in @size bytes of mapped memory. */
+static char *read_smaps(pid_t pid, size_t *size)
+{
+	char path[64];
+	size_t cap = 1 << 16, n = 0;
+	char *buf = grow(NULL, 0, cap), *nb;
+	int fd, e;
+	ssize_t k;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !buf) {
+		e = fd < 0 ? errno : ENOMEM;
+		sc_err(e, "cannot read '%s': %s", path, strerror(e));
+		goto fail;
+	}
+	while ((k = read(fd, buf + n, cap - n - 1)) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			e = errno;
+			sc_err(e, "cannot read '%s' at offset %zu: %s", path, n, strerror(e));
+			goto fail;
+		}
+		n += (size_t)k;
+		if (cap - n < 4096) {
+			if (!(nb = grow(buf, cap, 2 * cap))) {
+				sc_err(ENOMEM, "out of memory reading '%s'", path);
+				goto fail;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	buf[n] = '\0';
+	*size = cap;
+	return buf;
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (buf)
+		munmap(buf, cap);
+	return NULL;
+}
+
+static int add_range(struct sc_vmflags *v, const struct sc_vmf_range *r)
+{
+	if ((v->n + 1) * sizeof(*r) > v->bytes) {
+		size_t bytes = v->bytes ? 2 * v->bytes : 4096;
+		struct sc_vmf_range *nr = grow(v->r, v->bytes, bytes);
+
+		if (!nr)
+			return sc_err(ENOMEM, "out of memory reading the memory flags");
+		v->r = nr;
+		v->bytes = bytes;
+	}
+	v->r[v->n++] = *r;
+	return 0;
+}
+
+int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out)
+{
+	size_t size;
+	char *text = read_smaps(pid ? pid : getpid(), &size), *line, *nl;
+	struct sc_vmf_range cur = { 0 };
+	int err = 0;
+
+	*out = (struct sc_vmflags){ 0 };
+	if (!text)
+		return -EIO; /* reported */
+	for (line = text; !err && *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (parse_range(line, &cur.start, &cur.end) == 0) {
+			cur.bits = cur.bad = 0;
+		} else if (!strncmp(line, "VmFlags:", 8)) {
+			parse_flags(line + 8, &cur);
+			if ((cur.bits & keep) || (cur.bad && keep == ~0u))
+				err = add_range(out, &cur);
+		}
+		if (!nl)
+			break;
+	}
+	munmap(text, size);
+	if (err)
+		sc_vmflags_free(out);
+	return err;
+}
+
+void sc_vmflags_free(struct sc_vmflags *v)
+{
+	if (v->r)
+		munmap(v->r, v->bytes);
+	*v = (struct sc_vmflags){ 0 };
+}
+
+const struct sc_vmf_range *sc_vmflags_find(const struct sc_vmflags *v, uint64_t addr)
+{
+	size_t lo = 0, hi = v->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < v->r[mid].start)
+			hi = mid;
+		else if (addr >= v->r[mid].end)
+			lo = mid + 1;
+		else
+			return &v->r[mid];
+	}
+	return NULL;
+}
+
+int sc_vmflags_same(const struct sc_vmflags *then, const struct sc_vmflags *now, uint32_t mask)
+{
+	size_t i = 0, j = 0;
+
+	for (;;) {
+		while (i < then->n && !(then->r[i].bits & mask))
+			i++;
+		while (j < now->n && !(now->r[j].bits & mask))
+			j++;
+		if (i == then->n || j == now->n)
+			return i == then->n && j == now->n;
+		if (then->r[i].start != now->r[j].start || then->r[i].end != now->r[j].end ||
+		    ((then->r[i].bits ^ now->r[j].bits) & mask))
+			return 0;
+		i++;
+		j++;
+	}
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vmflags.h - the memory settings of each mapping (madvise(), mlock(),
+ * MAP_NORESERVE, MAP_DROPPABLE ...), as the kernel shows them in the VmFlags
+ * line of /proc/<pid>/smaps, for the segment records (format 1.3).
+ *
+ * Most settings are the same in the snapshot, a fork, as in the process. Four
+ * are not: a fork does not copy a MADV_DONTFORK mapping at all, gives a
+ * MADV_WIPEONFORK one empty, and drops mlock() and mlock2(MLOCK_ONFAULT). So
+ * the process's own settings are read just before the threads stop; while
+ * they are stopped, the mappings a fork would lose or wipe are made to fork
+ * whole for the instant of the clone (vmflags_rt.c), and set back at once.
+ */
+#ifndef SC_VMFLAGS_H
+#define SC_VMFLAGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/sc_records.h"
+
+/* The settings a fork loses: they are read from the process, not the snapshot. */
+#define SC_VMF_FORK_LOST (SC_VMF_DONTFORK | SC_VMF_WIPEONFORK | SC_VMF_LOCKED | \
+			  SC_VMF_LOCKONFAULT)
+
+/* Settings no restore can give back, found in VmFlags. */
+#define SC_VMF_BAD_HUGETLB 0x1u /* ht: hugetlb pages */
+#define SC_VMF_BAD_SEALED 0x2u  /* sl: mseal() */
+
+struct sc_vmf_range {
+	uint64_t start, end;
+	uint32_t bits; /* SC_VMF_*, without SC_VMF_KNOWN */
+	uint32_t bad;  /* SC_VMF_BAD_* */
+};
+
+/* One process's mappings with their settings, in address order. */
+struct sc_vmflags {
+	struct sc_vmf_range *r; /* mapped memory (vmflags.c says why) */
+	size_t n;
+	size_t bytes;           /* of r's mapping */
+};
+
+/**
+ * sc_vmflags_read() - the settings of every mapping of process @pid (0: this one).
+ * @keep: only mappings with one of these bits are kept (~0u: every mapping).
+ * Return: 0 or a negative error (reported).
+ */
+int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out);
+void sc_vmflags_free(struct sc_vmflags *v);
+
+/** sc_vmflags_find() - the range holding @addr, or NULL. */
+const struct sc_vmf_range *sc_vmflags_find(const struct sc_vmflags *v, uint64_t addr);
+
+/**
+ * sc_vmflags_same() - does @now list the same ranges with the same @mask bits
+ * as @then? (Were the settings a fork loses unchanged over the snapshot?)
+ */
+int sc_vmflags_same(const struct sc_vmflags *then, const struct sc_vmflags *now, uint32_t mask);
+
+/* vmflags_rt.c: raw, while every other thread is stopped */
+/** sc_vmflags_fork_whole() - let the snapshot's clone copy every listed mapping whole. */
+void sc_vmflags_fork_whole(const struct sc_vmflags *v);
+/** sc_vmflags_fork_back() - give those mappings their own settings again. */
+void sc_vmflags_fork_back(const struct sc_vmflags *v);
+
+#endif /* SC_VMFLAGS_H */
