@@ -254,6 +254,42 @@ static int finish_file(int tmp, const struct sc_fd *f, int min)
 	return seek_and_place(fd, f);
 }
 
+/*
+ * Writing the contents made the file's modification time now: it gets the
+ * saved one back (the access time is left as it is).
+ */
+static int give_time(int fd, const struct sc_fd *f)
+{
+	struct timespec t[2] = { { .tv_nsec = UTIME_OMIT },
+				 { .tv_sec = (time_t)(f->mtime_ns / 1000000000ull),
+				   .tv_nsec = (long)(f->mtime_ns % 1000000000ull) } };
+
+	if (futimens(fd, t) < 0)
+		return sc_err(errno, "cannot give '%s' (descriptor %d) its modification time "
+			      "again: %s", f->path, f->fd, strerror(errno));
+	return 0;
+}
+
+/* Status flags F_SETFL changes (the access mode and O_LARGEFILE stay as made). */
+#define SETFL_FLAGS (O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME | O_NONBLOCK)
+
+/*
+ * A read-write memfd keeps the descriptor memfd_create() made: opened again
+ * through /proc, the new file would count as a writer of it, and execveat()
+ * of the memfd would fail with ETXTBSY where the program's did not.
+ */
+static int keep_memfd(int fd, const struct sc_fd *f)
+{
+	if (fcntl(fd, F_SETFL, f->open_flags & SETFL_FLAGS) < 0) {
+		int err = sc_err(errno, "cannot set the status flags of memfd '%s' (descriptor "
+				 "%d): %s", f->path, f->fd, strerror(errno));
+
+		close(fd);
+		return err;
+	}
+	return seek_and_place(fd, f);
+}
+
 static int restore_memfd(const struct sc_fd *f, int min)
 {
 	char name[MEMFD_NAME_MAX + 1] = "selfckpt";
@@ -273,6 +309,8 @@ static int restore_memfd(const struct sc_fd *f, int min)
 	if (!err && fchmod(fd, f->mode & 07777) < 0)
 		sc_log(SC_LOG_DEBUG, "cannot give memfd '%s' (descriptor %d) mode %o: %s", name,
 		       f->fd, f->mode & 07777, strerror(errno));
+	if (!err)
+		err = give_time(fd, f);
 	if (!err && f->seals && fcntl(fd, F_ADD_SEALS, (int)f->seals) < 0)
 		err = sc_err(errno, "cannot seal memfd '%s' (descriptor %d) again with 0x%x: %s",
 			     name, f->fd, f->seals, strerror(errno));
@@ -280,6 +318,8 @@ static int restore_memfd(const struct sc_fd *f, int min)
 		close(fd);
 		return err;
 	}
+	if ((f->open_flags & O_ACCMODE) == O_RDWR)
+		return keep_memfd(fd, f);
 	return finish_file(fd, f, min);
 }
 
@@ -316,6 +356,8 @@ static int restore_deleted(const struct sc_fd *f, int min)
 	if (!err && fchmod(fd, f->mode & 07777) < 0)
 		sc_log(SC_LOG_DEBUG, "cannot give '%s' (descriptor %d) mode %o: %s", f->path, f->fd,
 		       f->mode & 07777, strerror(errno));
+	if (!err)
+		err = give_time(fd, f);
 	if (err) {
 		close(fd);
 		return err;

@@ -89,3 +89,27 @@ Test(memory, a_sealed_mapping_refuses_the_image, .timeout = 60)
 	cr_assert(strstr(t.err, want), "no message naming the mapping ('%s'): %s", want, t.err);
 	cr_assert(access(t.latest, F_OK) < 0, "an image was written");
 }
+
+/*
+ * A read-write memfd still runs with execveat() after a restore (nothing
+ * holds it open for writing that did not before), and a removed file keeps
+ * its modification time.
+ */
+Test(memory, memfds_run_and_removed_files_keep_their_time, .timeout = 120)
+{
+	char prog_path[PATH_MAX], dir[128], ref[OUT_MAX];
+	const char *prog[3];
+	struct trip t;
+
+	trip_init(&t);
+	snprintf(dir, sizeof(dir), "%s/work", t.dir);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	prog[0] = build_path(prog_path, "tests/progs/memfiles");
+	prog[1] = dir;
+	prog[2] = NULL;
+	reference(&t, prog, ref);
+	cr_assert_str_eq(ref, "memfd script: ran\n"
+			 "removed file: mtime kept, mode 640, 9 bytes\n");
+	round_trip(&t, prog, ref, 300);
+	round_trip_again(&t, prog, ref, 300, 400);
+}
