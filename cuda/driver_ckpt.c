@@ -19,6 +19,10 @@
  * is given up before anything is written: the previous image stays, and the
  * program goes on.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,6 +36,93 @@
 
 /* The driver has checkpointed this process: true in every image it made. */
 static bool held;
+/* The process id the driver checkpointed: its restore needs the same one. */
+static pid_t held_pid;
+
+/*
+ * The threads' names as the driver's checkpoint left them. The driver's
+ * restore finds its threads (cuda00001400006, cuda-EvtHandlr) and the program
+ * by name; a restored process has the restorer's.
+ */
+#define NAMED_MAX 256
+static struct named {
+	pid_t tid;
+	char name[16];
+} named[NAMED_MAX];
+static size_t named_n;
+
+static void names_save(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	named_n = 0;
+	while (d && (e = readdir(d)) && named_n < NAMED_MAX) {
+		char path[300];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if (!(f = fopen(path, "re")))
+			continue;
+		if (fgets(named[named_n].name, sizeof(named[0].name), f)) {
+			named[named_n].name[strcspn(named[named_n].name, "\n")] = '\0';
+			named[named_n++].tid = (pid_t)atoi(e->d_name);
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The threads' ids now, ascending, into @now: the same as saved where the
+ * restore kept the ids; with new ids, the threads were made again in the
+ * saved order, so the i-th lowest id now is the i-th lowest saved.
+ */
+static size_t tids_now(pid_t *now)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	size_t n = 0;
+
+	while (d && (e = readdir(d)) && n < NAMED_MAX)
+		if (e->d_name[0] != '.')
+			now[n++] = (pid_t)atoi(e->d_name);
+	if (d)
+		closedir(d);
+	qsort(now, n, sizeof(*now), by_tid);
+	return n;
+}
+
+/* Each thread gets its name back (a thread of ours may name any of ours). */
+static void names_restore(void)
+{
+	static pid_t now[NAMED_MAX];
+	size_t n = tids_now(now);
+
+	qsort(named, named_n, sizeof(named[0]), by_tid);
+	for (size_t i = 0; i < named_n && i < n; i++) {
+		char path[64];
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)now[i]);
+		if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+			continue;
+		if (write(fd, named[i].name, strlen(named[i].name)) < 0)
+			sc_log(SC_LOG_DEBUG, "thread %d keeps its name: %s", (int)now[i],
+			       strerror(errno));
+		close(fd);
+	}
+}
 
 enum sc_cu_mode sc_cu_mode(void)
 {
@@ -94,6 +185,8 @@ int sc_cu_driver_prepare(void)
 			      "or later, a lock within SELFCKPT_CUDA_LOCK_MS, no managed memory, "
 			      "MPS or MIG)");
 	held = true;
+	held_pid = getpid();
+	names_save();
 	sc_log(SC_LOG_DEBUG, "checkpoint: the driver locked and checkpointed the GPU state in "
 	       "%.3f s", sc_log_seconds() - t0);
 	return 0;
@@ -122,6 +215,18 @@ int sc_cu_driver_restored(void)
 	if (!held)
 		return 0;
 	held = false;
+	/*
+	 * Measured (H100, driver 580): restored with new ids, the driver's restore
+	 * never returns; its unix socket is named after the old id
+	 * (@cuda-uvmfd-<netns>-<pid>@). So a restart with another id stops here.
+	 */
+	if (getpid() != held_pid)
+		return sc_err(SELFCKPT_EDRIVER, "this image holds GPU state that the CUDA driver "
+			      "checkpointed in process %d, and the driver restores it only into a "
+			      "process of the same id, not into process %d: restore without "
+			      "--new-ids (SELFCKPT_NEW_IDS), where user namespaces and clone3() "
+			      "are allowed", (int)held_pid, (int)getpid());
+	names_restore();
 	if (sc_cu_driver_call("resume", getpid(), 0) < 0)
 		return sc_err(SELFCKPT_EDRIVER, "the CUDA driver cannot restore the GPU state of "
 			      "the restored process %d", (int)getpid());

@@ -86,3 +86,20 @@ gpu-test: all cuda-samples
 
 gpu-test-soft: all cuda-samples cuda-soft-samples
 	$(Q)sh samples/cuda/gpu-test.sh $(BUILD) --soft
+
+# Runtime API samples (samples/cuda/rt/): nvcc's default static cudart, and -cudart shared.
+# They load the driver themselves: checkpointed in the driver-assisted mode.
+RT_SAMPLE_NAMES := rtloop selfcall
+RT_SAMPLES := $(RT_SAMPLE_NAMES:%=$(CUDA_SAMPLE_DIR)/%) $(RT_SAMPLE_NAMES:%=$(CUDA_SAMPLE_DIR)/%-shared)
+RT_NVFLAGS := -O2 -fmad=false $(CUDA_ARCHS)
+.PHONY: cuda-rt-samples
+cuda-samples: cuda-rt-samples
+cuda-rt-samples: $(RT_SAMPLES)
+
+$(CUDA_SAMPLE_DIR)/%: samples/cuda/rt/%.cu samples/cuda/module.mk | cuda-toolkit
+	$(Q)mkdir -p $(@D)
+	$(call quiet,NVCC,$<)$(NVCC) $(RT_NVFLAGS) -o $@ $< -ldl
+
+$(CUDA_SAMPLE_DIR)/%-shared: samples/cuda/rt/%.cu samples/cuda/module.mk | cuda-toolkit
+	$(Q)mkdir -p $(@D)
+	$(call quiet,NVCC,$<)$(NVCC) $(RT_NVFLAGS) -cudart shared -o $@ $< -ldl

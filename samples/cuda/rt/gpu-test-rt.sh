@@ -1,0 +1,149 @@
+#!/bin/sh
+# gpu-test-rt.sh - the Runtime API samples (samples/cuda/rt/, nvcc's default
+# static cudart and -cudart shared) in the driver-assisted mode: the driver
+# runs in the program, and selfckpt checkpoints it with the driver's process
+# checkpoint. Each restored run must print what an uninterrupted run prints.
+#
+#   sh samples/cuda/rt/gpu-test-rt.sh BUILD
+#
+# For rtloop and rtloop-shared, under selfckpt-run:
+#   ref          an uninterrupted run, without selfckpt: the reference
+#   save-at      selfckpt_save() after iteration K: the run goes on, prints the reference
+#   restore-1,-2 that image restored twice: the reference after iteration K
+#   sigusr1,-2   checkpointed by the signal, killed with -9, restored
+#   again        the SIGUSR2 image restored, checkpointed by SIGUSR2 again, run to its end
+#   restore-again that second image restored
+#   new-ids      the save-at image restored with new ids (SELFCKPT_NEW_IDS=1): the
+#                driver restores only into the same process id, so the restart
+#                must stop with exit 69 and say so, not hang or crash
+#
+# Environment: GPU_TEST_ITERS (30), GPU_TEST_SLEEP_MS (60), GPU_TEST_TIMEOUT (60).
+# Exit status: 0 when every case passed, 1 otherwise, 2 when something is missing.
+set -u
+build=$(cd "${1:?usage: gpu-test-rt.sh BUILD}" 2> /dev/null && pwd) || exit 2
+bin=$build/samples/cuda
+run=$build/bin/selfckpt-run
+restore=$build/bin/selfckpt-restore
+iters=${GPU_TEST_ITERS:-30}
+sleep_ms=${GPU_TEST_SLEEP_MS:-60}
+limit=${GPU_TEST_TIMEOUT:-60}
+save_at=$((iters * 2 / 5))
+tmp=$(mktemp -d /tmp/sc-gpu-rt-XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+for f in "$run" "$restore" "$build/bin/selfckpt-driver-ckpt" "$bin/rtloop" "$bin/rtloop-shared"; do
+	[ -x "$f" ] || { echo "gpu-test-rt: missing $f (make cuda-samples)" >&2; exit 2; }
+done
+passed=0 failed=0
+
+result() { # CASE PASS|FAIL [WHY [LOG]]
+	printf '%-16s %-14s %s\n' "$prog" "$1" "$2" >> "$tmp/results"
+	if [ "$2" = PASS ]; then
+		passed=$((passed + 1))
+		return 0
+	fi
+	failed=$((failed + 1))
+	echo "gpu-test-rt: $prog, $1: $3" >&2
+	[ -n "${4:-}" ] && [ -s "$4" ] && tail -n 8 "$4" | sed 's/^/    | /' >&2
+	return 1
+}
+
+lines() { n=$(grep -c '^iter ' "$1" 2> /dev/null); echo "${n:-0}"; }
+
+wait_until() { # CONDITION...: true within $limit s
+	i=0
+	until "$@"; do
+		[ $i -ge $((limit * 20)) ] && return 1
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
+has_lines() { [ "$(lines "$1")" -ge "$2" ]; }
+
+# tail_ok OUT: OUT is the reference from OUT's first iteration on
+tail_ok() {
+	n=$(head -n 1 "$1" | awk '$1 == "iter" {print $2}')
+	[ -n "$n" ] && tail -n "+$n" "$ref" | cmp -s - "$1"
+}
+
+restored() { # CASE IMAGE [ENV=VALUE]
+	c=$1 img=$2
+	shift 2
+	env "$@" timeout -k 5 "$limit" "$restore" "$img" < /dev/null > "$w/$c.out" 2> "$w/$c.err"
+	st=$?
+	[ $st -eq 0 ] || { result "$c" FAIL "selfckpt-restore exited with $st" "$w/$c.err"; return; }
+	tail_ok "$w/$c.out" && result "$c" PASS ||
+		result "$c" FAIL "output differs from the reference" "$w/$c.out"
+}
+
+case_save_at() {
+	d=$w/save
+	mkdir -p "$d"
+	timeout -k 5 "$limit" "$run" --dir "$d" -- "$bin/$prog" --iters "$iters" \
+		--sleep-ms "$sleep_ms" --save-at "$save_at" "$d/save.img" < /dev/null \
+		> "$d/out" 2> "$d/err"
+	st=$?
+	[ $st -eq 0 ] && grep -qx saved "$d/err" && cmp -s "$d/out" "$ref" &&
+		result save-at PASS ||
+		result save-at FAIL "exit $st, or no 'saved', or output differs" "$d/err"
+	restored restore-1 "$d/save.img"
+	restored restore-2 "$d/save.img"
+	SELFCKPT_NEW_IDS=1 timeout -k 5 "$limit" "$restore" "$d/save.img" < /dev/null \
+		> "$w/new-ids.out" 2> "$w/new-ids.err"
+	st=$?
+	[ $st -eq 69 ] && grep -q 'only into a process of the same id' "$w/new-ids.err" &&
+		result new-ids PASS || result new-ids FAIL "exit $st, not 69 with the reason" \
+		"$w/new-ids.err"
+}
+
+case_signal() { # SIG
+	d=$w/$1
+	mkdir -p "$d"
+	"$run" --dir "$d" -- "$bin/$prog" --iters "$iters" --sleep-ms "$sleep_ms" \
+		< /dev/null > "$d/run.out" 2> "$d/run.err" &
+	pid=$!
+	wait_until has_lines "$d/run.out" 5
+	kill "-$1" $pid
+	wait_until test -e "$d/latest"
+	kill -9 $pid 2> /dev/null
+	wait $pid 2> /dev/null
+	[ -e "$d/latest" ] || { result "sig$1" FAIL "no image" "$d/run.err"; return; }
+	restored "sig$1" "$d/latest"
+}
+
+case_again() {
+	d=$w/USR2
+	[ -e "$d/latest" ] || { result again FAIL "no image"; return; }
+	img=$(readlink -f "$d/latest")
+	rm -f "$d/latest"
+	"$restore" "$img" < /dev/null > "$w/again.out" 2> "$w/again.err" &
+	pid=$!
+	wait_until has_lines "$w/again.out" 3
+	kill -USR2 $pid
+	wait_until test -e "$d/latest"
+	wait $pid
+	st=$?
+	[ $st -eq 0 ] && [ -e "$d/latest" ] && tail_ok "$w/again.out" && result again PASS ||
+		result again FAIL "exit $st, or no second image, or output differs" "$w/again.err"
+	[ -e "$d/latest" ] && restored restore-again "$d/latest"
+}
+
+echo "gpu-test-rt: rtloop, rtloop-shared in the driver-assisted mode: $iters iterations," \
+	"saved after $save_at"
+for prog in rtloop rtloop-shared; do
+	w=$tmp/$prog
+	mkdir -p "$w"
+	ref=$w/ref.out
+	timeout -k 5 "$limit" "$bin/$prog" --iters "$iters" --sleep-ms 0 > "$ref" 2> "$w/ref.err" &&
+		[ "$(lines "$ref")" -eq "$iters" ] && result ref PASS ||
+		{ result ref FAIL "the reference run failed" "$w/ref.err"; continue; }
+	case_save_at
+	case_signal USR1
+	case_signal USR2
+	case_again
+done
+echo
+printf '%-16s %-14s %s\n' sample case result
+cat "$tmp/results"
+echo "gpu-test-rt: $passed passed, $failed failed"
+[ $failed -eq 0 ]
