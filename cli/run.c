@@ -36,7 +36,7 @@
 #define EXIT_NOT_FOUND 127
 
 struct run_opts {
-	const char *dir, *interval, *signal, *signal_now, *level, *log_level;
+	const char *dir, *interval, *signal, *signal_now, *level, *log_level, *cuda;
 	bool exit_after_save, resume, embed_files;
 };
 
@@ -54,6 +54,10 @@ static int usage(void)
 	      "  --resume           restore DIR/latest when it exists, else start PROGRAM\n"
 	      "  --embed-files      store the clean pages of mapped files too, so that a\n"
 	      "                     restore does not need them unchanged\n"
+	      "  --cuda MODE        how a CUDA program's GPU state is saved: proxy (the\n"
+	      "                     library serves the Driver API), driver (the driver's\n"
+	      "                     process checkpoint, for a driver in the program), or\n"
+	      "                     auto (default: driver where the driver is in the program)\n"
 	      "  --level N          compression level (0 stores, default 1)\n"
 	      "  --log-level L      none, error, warn (default), info or debug\n"
 	      "  --help             print this help and exit\n"
@@ -61,7 +65,8 @@ static int usage(void)
 	      "\n"
 	      "SIG is a name (USR1, SIGUSR1, RTMIN+3) or a number. Each option has an\n"
 	      "environment variable, which the option beats: SELFCKPT_DIR, SELFCKPT_INTERVAL,\n"
-	      "SELFCKPT_SIGNAL, SELFCKPT_SIGNAL_NOW, SELFCKPT_LEVEL, SELFCKPT_LOG_LEVEL.\n"
+	      "SELFCKPT_SIGNAL, SELFCKPT_SIGNAL_NOW, SELFCKPT_LEVEL, SELFCKPT_LOG_LEVEL,\n"
+	      "SELFCKPT_CUDA.\n"
 	      "SELFCKPT_LIBRARY names the library to preload (default ../lib/" LIBRARY_NAME "\n"
 	      "from this tool's directory). A program that sets its own action for a trigger\n"
 	      "signal takes that signal over, with a warning.\n"
@@ -77,7 +82,7 @@ static int usage(void)
 }
 
 enum { OPT_DIR = 256, OPT_INTERVAL, OPT_SIGNAL, OPT_SIGNAL_NOW, OPT_LEVEL, OPT_LOG_LEVEL,
-       OPT_EXIT, OPT_RESUME, OPT_EMBED, OPT_VERSION };
+       OPT_EXIT, OPT_RESUME, OPT_EMBED, OPT_CUDA, OPT_VERSION };
 
 static const struct option long_opts[] = {
 	{ "dir", required_argument, NULL, OPT_DIR },
@@ -88,6 +93,7 @@ static const struct option long_opts[] = {
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "exit-after-save", no_argument, NULL, OPT_EXIT },
 	{ "embed-files", no_argument, NULL, OPT_EMBED },
+	{ "cuda", required_argument, NULL, OPT_CUDA },
 	{ "resume", no_argument, NULL, OPT_RESUME },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -110,6 +116,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case OPT_LOG_LEVEL: o->log_level = optarg; break;
 		case OPT_EXIT: o->exit_after_save = true; break;
 		case OPT_EMBED: o->embed_files = true; break;
+		case OPT_CUDA: o->cuda = optarg; break;
 		case OPT_RESUME: o->resume = true; break;
 		case 'h': return usage();
 		case OPT_VERSION:
@@ -166,6 +173,21 @@ static bool is_log_level(const char *v)
 	return false;
 }
 
+/* --cuda, else SELFCKPT_CUDA: checked here, read by the library (cuda/driver_ckpt.c). */
+static int export_cuda(const struct run_opts *o)
+{
+	const char *mode = pick(o->cuda, "SELFCKPT_CUDA");
+
+	if (!mode)
+		return -1;
+	if (strcmp(mode, "auto") && strcmp(mode, "driver") && strcmp(mode, "proxy"))
+		return sc_tool_usage_error("CUDA mode '%s' is none of auto, driver, proxy", mode);
+	if (setenv("SELFCKPT_CUDA", mode, 1))
+		return sc_tool_exit_code(sc_err(errno, "cannot set the environment: %s",
+						strerror(errno)));
+	return -1;
+}
+
 /* Check every value, option or inherited variable, and export it. */
 static int export_opts(const struct run_opts *o)
 {
@@ -193,6 +215,8 @@ static int export_opts(const struct run_opts *o)
 	if (log_level && !is_log_level(log_level))
 		return sc_tool_usage_error("log level '%s' is none of none, error, warn, info, "
 					   "debug, 0-4", log_level);
+	if ((ret = export_cuda(o)) >= 0)
+		return ret;
 	if ((interval && setenv(SC_ENV_INTERVAL, interval, 1)) ||
 	    (soon && setenv(SC_ENV_SIGNAL, soon, 1)) ||
 	    (now && setenv(SC_ENV_SIGNAL_NOW, now, 1)) ||

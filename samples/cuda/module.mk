@@ -5,7 +5,8 @@
 #                           the cu* entry points), their -native twins linked
 #                           with the driver's libcuda, and the kernels' fatbins
 #   make cuda-soft-samples  the kernels for the software device (tests/softcuda)
-#   make gpu-test           every sample checkpointed and restored on the GPU
+#   make gpu-test           every sample checkpointed and restored on the GPU, the
+#                           Runtime API ones (rt/) in the driver-assisted mode
 #   make gpu-test-soft      the same on the software device
 #
 # CUDA_HOME, CUDA_INCLUDE, NVCC and CUDA_ARCHS (nvcc -gencode options) are yours
@@ -83,6 +84,7 @@ $(BUILD)/tests/softmods/%.softmod: samples/cuda/kernels/%.soft samples/cuda/modu
 
 gpu-test: all cuda-samples
 	$(Q)sh samples/cuda/gpu-test.sh $(BUILD)
+	$(Q)sh samples/cuda/rt/gpu-test-rt.sh $(BUILD)
 
 gpu-test-soft: all cuda-samples cuda-soft-samples
 	$(Q)sh samples/cuda/gpu-test.sh $(BUILD) --soft

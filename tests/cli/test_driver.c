@@ -153,3 +153,24 @@ Test(driver, loaded_but_never_initialised_is_checkpointed, .timeout = 120)
 	wait_status(r.pid);
 	restores(&r, "");
 }
+
+/* --cuda takes auto, driver or proxy, and passes it on as SELFCKPT_CUDA. */
+Test(driver, cuda_option_is_checked_and_passed_on, .timeout = 30)
+{
+	char tool[PATH_MAX], out[OUT_MAX], err[OUT_MAX];
+	const char *bad[] = { build_path(tool, "bin/selfckpt-run"), "--cuda", "gpu", "--",
+			      "/bin/true", NULL };
+	const char *good[] = { tool, "--cuda=proxy", "--", "/bin/sh", "-c",
+			       "echo mode=$SELFCKPT_CUDA", NULL };
+	struct trip t;
+
+	trip_init(&t);
+	cr_assert_eq(wait_status(spawn(bad, "/dev/null", "/tmp/sc-driver-opt.err")), 64);
+	slurp("/tmp/sc-driver-opt.err", err);
+	unlink("/tmp/sc-driver-opt.err");
+	cr_assert(strstr(err, "CUDA mode 'gpu' is none of auto, driver, proxy"), "%s", err);
+	cr_assert_eq(wait_status(spawn(good, "/tmp/sc-driver-opt.out", "/dev/null")), 0);
+	slurp("/tmp/sc-driver-opt.out", out);
+	unlink("/tmp/sc-driver-opt.out");
+	cr_assert_str_eq(out, "mode=proxy\n");
+}
