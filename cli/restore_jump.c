@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/membarrier.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,6 +250,28 @@ static int restore_descriptors(const struct image *im, const struct plan *p)
 	return err ? err : sc_locks_restore(im->locks, im->n_locks);
 }
 
+/* The membarrier() registrations of the process: of its memory, which is this one's now. */
+static void restore_membarrier(uint32_t attrs)
+{
+	static const struct {
+		uint32_t attr;
+		int cmd;
+		const char *what;
+	} kinds[] = {
+		{ SC_ATTR_MEMBARRIER, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, "" },
+		{ SC_ATTR_MEMBARRIER_SYNC_CORE, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE,
+		  " sync-core" },
+		{ SC_ATTR_MEMBARRIER_RSEQ, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, " rseq" },
+		{ SC_ATTR_MEMBARRIER_GLOBAL, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, "" },
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if ((attrs & kinds[i].attr) && syscall(SYS_membarrier, kinds[i].cmd, 0, 0) < 0)
+			sc_log(SC_LOG_WARN, "cannot register for %s expedited%s membarrier() "
+			       "again: %s", kinds[i].attr == SC_ATTR_MEMBARRIER_GLOBAL ? "global" :
+			       "private", kinds[i].what, strerror(errno));
+}
+
 /*
  * What the program had set on itself. A lower OOM score adjustment than the
  * restorer's needs a privilege: without it the restored process keeps the
@@ -266,6 +289,7 @@ static void restore_attrs(const struct sc_process_info *pr)
 		       strerror(errno));
 	if ((pr->attrs & SC_ATTR_SUBREAPER) && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		sc_log(SC_LOG_WARN, "cannot become a child subreaper again: %s", strerror(errno));
+	restore_membarrier(pr->attrs);
 	len = snprintf(v, sizeof(v), "%d", (int)pr->oom_score_adj);
 	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, v, (size_t)len) != len)

@@ -141,6 +141,15 @@ static int blocking_thread_error(void)
 		      "timers blocks every signal)", tid, name, sc_stopped.stop_signal);
 }
 
+/* A thread that registered an rseq area of its own (the kernel does not tell where), or 0. */
+static int32_t own_rseq_thread(void)
+{
+	for (int i = 0; i < sc_stopped.n; i++)
+		if (sc_stopped.threads[i].tid && sc_stopped.threads[i].rseq_foreign)
+			return sc_stopped.threads[i].tid;
+	return 0;
+}
+
 /*
  * Phase 1. Returns 0 in the process that checkpoints (with the snapshot in
  * fz->child), 1 when the process resumes from an image, or a negative error.
@@ -148,6 +157,7 @@ static int blocking_thread_error(void)
 static int freeze(struct sc_frozen *fz)
 {
 	struct sc_thread_state *me;
+	int32_t tid;
 	int err = sc_threads_stop();
 
 	if (err < 0) {
@@ -169,6 +179,12 @@ static int freeze(struct sc_frozen *fz)
 	__atomic_store_n(&sc_stopped.stopped, 0, __ATOMIC_RELEASE);
 	me = &sc_stopped.threads[sc_stopped.self];
 	sc_thread_capture(me);
+	if ((tid = own_rseq_thread())) {
+		sc_threads_release(); /* before the message: a stopped thread may hold malloc's lock */
+		return sc_err(SELFCKPT_EHOST, "thread %d registered a restartable sequences area "
+			      "(rseq) of its own, not the C library's: it cannot come back, so no "
+			      "image is written", (int)tid);
+	}
 	me->flags = SC_THREAD_COORDINATOR;
 	sc_sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&me->sigmask, 8);
 	sc_sys2(SYS_rt_sigpending, (long)&me->pending, 8);

@@ -52,6 +52,7 @@ struct sc_thread_state {
 	uint64_t robust_head, robust_len;
 	uint64_t rseq_addr;
 	uint32_t rseq_len, rseq_sig;
+	uint32_t rseq_foreign;      /* an rseq area not the C library's is registered */
 	uint64_t ss_sp, ss_size;    /* sigaltstack */
 	uint32_t ss_flags;
 	uint64_t sigmask;           /* blocked signals once resumed */

@@ -23,6 +23,7 @@
 #include <sys/un.h>
 
 #include "core/fd_socket.h"
+#include "core/inet_diag.h"
 #include "core/unix_diag.h"
 #include "format/sc_log.h"
 
@@ -33,12 +34,53 @@ static struct sc_unix_sock *diag;
 static size_t diag_n;
 static bool diag_done;
 
+/* The IP sockets of the system, one dump per family and protocol asked for, once per checkpoint. */
+#define INET_DUMPS 4
+static struct {
+	int family, protocol, err;
+	struct sc_inet_dump d;
+} inet_dumps[INET_DUMPS];
+static size_t inet_dumps_n;
+
 void sc_fd_socket_collect_end(void)
 {
 	free(diag);
 	diag = NULL;
 	diag_n = 0;
 	diag_done = false;
+	for (size_t i = 0; i < inet_dumps_n; i++)
+		free(inet_dumps[i].d.socks);
+	memset(inet_dumps, 0, sizeof(inet_dumps));
+	inet_dumps_n = 0;
+}
+
+/*
+ * The shutdown bits of the IP socket @ino, which its own calls do not tell.
+ * A kernel that cannot say (no diagnostics for the protocol) is told once;
+ * the socket is then taken as not shut down.
+ */
+static uint32_t inet_shutdown(const struct sc_sock_frozen *s, uint64_t ino)
+{
+	const struct sc_inet_sock *e;
+	size_t i;
+
+	for (i = 0; i < inet_dumps_n; i++)
+		if (inet_dumps[i].family == s->domain && inet_dumps[i].protocol == s->protocol)
+			break;
+	if (i == inet_dumps_n) {
+		if (i == INET_DUMPS)
+			return 0;
+		inet_dumps[i].family = s->domain;
+		inet_dumps[i].protocol = s->protocol;
+		inet_dumps[i].err = sc_inet_diag(s->domain, s->protocol, &inet_dumps[i].d);
+		inet_dumps_n++;
+		if (inet_dumps[i].err)
+			sc_log(SC_LOG_WARN, "cannot ask the kernel whether IP sockets of protocol %d "
+			       "were shut down (sock_diag: %s): they come back as not shut down",
+			       s->protocol, strerror(-inet_dumps[i].err));
+	}
+	e = sc_inet_find(&inet_dumps[i].d, ino);
+	return e ? e->shutdown : 0;
 }
 
 static int unix_peer(uint64_t ino, uint64_t *peer, uint32_t *backlog, uint32_t *flags,
@@ -208,6 +250,12 @@ static int collect_inet(struct sc_fd *f, const struct sc_sock_frozen *s, struct 
 			 (s->reuseaddr ? SC_SOCK_REUSEADDR : 0);
 	struct sc_state_out drop = { 0 };
 	size_t bytes = 0;
+
+	if (s->type == SOCK_DGRAM) {
+		uint32_t shut = inet_shutdown(s, f->inode);
+
+		flags |= (shut & 1 ? SC_SOCK_SHUT_RD : 0) | (shut & 2 ? SC_SOCK_SHUT_WR : 0);
+	}
 
 	put_type(o, s, flags);
 	if (inet_bound(s))

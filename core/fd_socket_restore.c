@@ -319,16 +319,37 @@ static int finish(int fd, const struct sc_fd *f, int min)
 	return sc_fd_place(fd, f);
 }
 
-/* A socket that stands alone: made, bound, listening as it was; connected, if a datagram one. */
-static int make_alone(const struct sc_fd *f, const struct sock *s, int min)
+/* The value of the socket option @level:@name that @f had: 0 if it was not recorded. */
+static int recorded_option(const struct sc_fd *f, int level, int name)
+{
+	struct sc_state_item it;
+	size_t pos = 0;
+
+	while (sc_state_next(f, &pos, &it) > 0)
+		if (it.tag == SC_SOCK_OPTION && it.len == 12 &&
+		    (int)sc_get_le32(it.value) == level && (int)sc_get_le32(it.value + 4) == name)
+			return (int)sc_get_le32(it.value + 8);
+	return 0;
+}
+
+/*
+ * A socket that stands alone: made, bound, listening as it was; connected,
+ * if a datagram one. @shared: another IP socket of the image has its
+ * address. Those were bound with SO_REUSEPORT, which one may have turned off
+ * since: each is bound with it on, and then given its own value.
+ */
+static int make_alone(const struct sc_fd *f, const struct sock *s, bool shared, int min)
 {
 	int fd = socket((int)s->domain, (int)s->type | SOCK_CLOEXEC, (int)s->protocol), err;
+	int on = 1, own;
 
 	if (fd < 0)
 		return sc_err(errno, "cannot create the socket of descriptor %d (%s): %s", f->fd,
 			      f->path, strerror(errno));
 	set_buffers(fd, s);
 	set_options(fd, f);
+	if (shared)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
 	err = bind_name(fd, f, s);
 	if (!err && (s->flags & SC_SOCK_LISTENING) && listen(fd, (int)s->backlog) < 0)
 		err = sc_err(errno, "cannot make descriptor %d (%s) listen again: %s", f->fd,
@@ -341,6 +362,10 @@ static int make_alone(const struct sc_fd *f, const struct sock *s, int min)
 		close(fd);
 		return err;
 	}
+	own = recorded_option(f, SOL_SOCKET, SO_REUSEPORT);
+	if (shared && !own)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &own, sizeof(own));
+	set_shutdown(fd, s);
 	return finish(fd, f, min);
 }
 
@@ -441,13 +466,15 @@ static int make_orphan(const struct sc_fd *f, const struct sock *s, int min)
 /*
  * A socket made on its own, before the connected ones. The kernel marks a
  * unix datagram socket connected once another has connected to it: such a
- * socket, with no peer of its own, stands alone too (its clients connect to
- * it afterwards).
+ * socket, with no peer of its own and a name, stands alone too (its clients
+ * connect to it afterwards, its queue is sent to its name). One with no
+ * name was connected to a peer that is gone: an orphan.
  */
 static bool alone(const struct sock *s)
 {
 	if (unix_datagram(s))
-		return !s->peer && s->peer_name_len <= sizeof(sa_family_t);
+		return !s->peer && s->peer_name_len <= sizeof(sa_family_t) &&
+		       (s->name_len > sizeof(sa_family_t) || !(s->flags & SC_SOCK_CONNECTED));
 	return s->domain != AF_UNIX || (!s->peer && !(s->flags & SC_SOCK_CONNECTED));
 }
 
@@ -455,6 +482,21 @@ static bool is_socket(const struct sc_fd *fds, size_t i)
 {
 	return (fds[i].kind == SC_FD_UNIX || fds[i].kind == SC_FD_INET) && fds[i].fd > 2 &&
 	       !sc_fd_shares_with(fds, i);
+}
+
+/* Another IP socket of the image (before or after @i) is bound to @s's address. */
+static bool address_shared(const struct sc_fd *fds, size_t n, size_t i, const struct sock *s)
+{
+	struct sock t;
+
+	if (s->domain == AF_UNIX || s->name_len <= sizeof(sa_family_t))
+		return false;
+	for (size_t j = 0; j < n; j++)
+		if (j != i && fds[j].kind == SC_FD_INET && is_socket(fds, j) &&
+		    parse(&fds[j], &t) == 0 && t.type == s->type && t.name_len == s->name_len &&
+		    !memcmp(t.name, s->name, s->name_len))
+			return true;
+	return false;
 }
 
 static int restore_alone(const struct sc_fd *fds, size_t n, int min)
@@ -467,7 +509,7 @@ static int restore_alone(const struct sc_fd *fds, size_t n, int min)
 			continue;
 		err = parse(&fds[i], &s);
 		if (!err && alone(&s))
-			err = make_alone(&fds[i], &s, min);
+			err = make_alone(&fds[i], &s, address_shared(fds, n, i, &s), min);
 		if (err)
 			return err;
 	}

@@ -370,6 +370,16 @@ static int *count_sharers(const struct sc_fds_frozen *z, const int *skip, size_t
 	return count;
 }
 
+/* The terminal @path can be opened: its master side is open (somewhere). */
+static bool terminal_open(const char *path)
+{
+	int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || (errno != EIO && errno != ENOENT);
+}
+
 /*
  * A descriptor reopened by its path must have one: refuse now what no
  * restore could open again (a namespace file of /proc/self/ns names no
@@ -393,6 +403,10 @@ static int check_reopenable(const struct sc_fd *f, const struct sc_fd_instant *d
 		return sc_err(SELFCKPT_EHOST, "descriptor %d is the master side of a "
 			      "pseudo-terminal the program made ('%s'): pseudo-terminals do not "
 			      "come back, so no image is written", f->fd, f->path);
+	if (f->kind == SC_FD_CHAR && !strncmp(f->path, "/dev/pts/", 9) && !terminal_open(f->path))
+		return sc_err(SELFCKPT_EHOST, "descriptor %d is the terminal '%s', whose master "
+			      "side was closed: it cannot come back, so no image is written",
+			      f->fd, f->path);
 	if (f->kind == SC_FD_DIR && d->nlink == 0)
 		return sc_err(SELFCKPT_EHOST, "descriptor %d is the directory '%s', which was "
 			      "removed: it cannot come back, so no image is written", f->fd,

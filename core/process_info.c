@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <linux/membarrier.h>
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -103,10 +105,43 @@ static int check_cwd(pid_t child, const char *cwd)
 	return 0;
 }
 
+#define MEMBARRIER_GET_REGISTRATIONS (1 << 9) /* Linux 6.3 */
+
+/*
+ * The membarrier() registrations of the process (of its memory, so read
+ * here, not in the snapshot). Kernels since 6.3 list them. On older ones a
+ * private expedited barrier succeeds once the process registered for it and
+ * fails with EPERM before (the barrier itself is harmless); a global
+ * expedited registration cannot be told there.
+ */
+static uint32_t membarrier_registrations(void)
+{
+	static const struct {
+		int cmd, registered;
+		uint32_t attr;
+	} kinds[] = {
+		{ MEMBARRIER_CMD_PRIVATE_EXPEDITED, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+		  SC_ATTR_MEMBARRIER },
+		{ MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE,
+		  MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, SC_ATTR_MEMBARRIER_SYNC_CORE },
+		{ MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ,
+		  SC_ATTR_MEMBARRIER_RSEQ },
+		{ -1, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, SC_ATTR_MEMBARRIER_GLOBAL },
+	};
+	long listed = syscall(SYS_membarrier, MEMBARRIER_GET_REGISTRATIONS, 0, 0);
+	uint32_t attrs = 0;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (listed >= 0 ? (listed & kinds[i].registered) != 0 :
+				  kinds[i].cmd >= 0 && syscall(SYS_membarrier, kinds[i].cmd, 0, 0) == 0)
+			attrs |= kinds[i].attr;
+	return attrs;
+}
+
 /*
  * What the program set on itself that a restore sets again: THP disabled,
- * child subreaper, its OOM score adjustment. Read in this process (a child
- * subreaper is not inherited by the snapshot).
+ * child subreaper, its OOM score adjustment, membarrier registrations. Read
+ * in this process (a child subreaper is not inherited by the snapshot).
  */
 static void read_attrs(struct sc_process_info *p)
 {
@@ -122,6 +157,7 @@ static void read_attrs(struct sc_process_info *p)
 		p->attrs |= SC_ATTR_THP_DISABLE;
 	if (prctl(PR_GET_CHILD_SUBREAPER, (unsigned long)&sub, 0, 0, 0) == 0 && sub)
 		p->attrs |= SC_ATTR_SUBREAPER;
+	p->attrs |= membarrier_registrations();
 }
 
 static uint32_t parse_umask(pid_t child)

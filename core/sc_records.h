@@ -36,6 +36,10 @@ struct sc_process_info {
 #define SC_ATTR_KNOWN 0x1u        /* the attributes below were recorded (format 1.2) */
 #define SC_ATTR_THP_DISABLE 0x2u  /* prctl(PR_SET_THP_DISABLE) */
 #define SC_ATTR_SUBREAPER 0x4u    /* prctl(PR_SET_CHILD_SUBREAPER) */
+#define SC_ATTR_MEMBARRIER 0x8u            /* membarrier private expedited registered */
+#define SC_ATTR_MEMBARRIER_SYNC_CORE 0x10u /* ... its sync-core variant */
+#define SC_ATTR_MEMBARRIER_RSEQ 0x20u      /* ... its rseq variant */
+#define SC_ATTR_MEMBARRIER_GLOBAL 0x40u    /* membarrier global expedited registered */
 
 struct sc_thread_record {
 	int32_t tid;

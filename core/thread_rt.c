@@ -31,6 +31,32 @@ struct kernel_stack_t {
 	uint64_t size;
 };
 
+/*
+ * Which rseq area the thread has registered, asked of the kernel: a
+ * registration of the area already registered answers EBUSY; of another
+ * area, EINVAL (EPERM: another signature); with none registered, it
+ * registers, and is undone at once. The C library's area (where it
+ * registers one) comes back; another, which the thread registered itself,
+ * cannot be found, and is flagged for the coordinator to refuse.
+ */
+static void capture_rseq(struct sc_thread_state *t)
+{
+	static const int ebusy = 16, einval = 22, unregister = 1;
+	uint8_t probe[RSEQ_AREA_SIZE] __attribute__((aligned(32))) = { 0 };
+	uint64_t area = t->rseq_len ? t->rseq_addr : (uint64_t)probe;
+	long r = sc_sys4(SYS_rseq, (long)area, RSEQ_AREA_SIZE, 0, RSEQ_SIG);
+
+	if (r == -ebusy)
+		return; /* the C library's, as expected; or the probe cannot be registered */
+	if (r == 0) {
+		sc_sys4(SYS_rseq, (long)area, RSEQ_AREA_SIZE, unregister, RSEQ_SIG);
+		t->rseq_len = 0; /* none was registered: none at restart */
+		return;
+	}
+	t->rseq_len = 0;
+	t->rseq_foreign = r == -einval; /* else no rseq here (ENOSYS, or refused by a filter) */
+}
+
 void sc_thread_capture(struct sc_thread_state *t)
 {
 	struct kernel_stack_t ss = { 0 };
@@ -47,12 +73,14 @@ void sc_thread_capture(struct sc_thread_state *t)
 	t->ss_flags = (uint32_t)ss.flags & ~(uint32_t)SS_ONSTACK;
 	t->rseq_addr = 0;
 	t->rseq_len = 0;
+	t->rseq_foreign = 0;
 	if (&__rseq_size && __rseq_size) {
 		__asm__("mov %%fs:0, %0" : "=r"(tp));
 		t->rseq_addr = tp + (uint64_t)__rseq_offset;
 		t->rseq_len = RSEQ_AREA_SIZE;
 		t->rseq_sig = RSEQ_SIG;
 	}
+	capture_rseq(t);
 }
 
 void sc_thread_start(struct sc_thread_state *t)

@@ -104,6 +104,23 @@ Test(objects, a_namespace_descriptor_refuses_the_image, .timeout = 60)
 	refused("ns", "descriptor 3 (net:[");
 }
 
+Test(objects, the_master_of_a_pseudo_terminal_refuses_the_image, .timeout = 60)
+{
+	refused("ptmx", "descriptor 3 is the master side of a pseudo-terminal");
+}
+
+Test(objects, a_terminal_whose_master_was_closed_refuses_the_image, .timeout = 60)
+{
+	refused("pts", "descriptor 3 is the terminal '/dev/pts/");
+}
+
+Test(objects, an_rseq_area_of_the_program_refuses_the_image, .timeout = 60)
+{
+	setenv("GLIBC_TUNABLES", "glibc.pthread.rseq=0", 1);
+	refused("rseq", "registered a restartable sequences area (rseq) of its own");
+	unsetenv("GLIBC_TUNABLES");
+}
+
 Test(objects, an_o_path_descriptor_of_a_symbolic_link_comes_back, .timeout = 60)
 {
 	char prog_path[PATH_MAX], ref[OUT_MAX];
@@ -125,7 +142,8 @@ Test(objects, process_attributes_come_back, .timeout = 60)
 
 	trip_init(&t);
 	reference(&t, prog, ref);
-	cr_assert_str_eq(ref, "thp disabled: 1\nsubreaper: 1\noom_score_adj: 400\n");
+	cr_assert_str_eq(ref, "thp disabled: 1\nsubreaper: 1\noom_score_adj: 400\n"
+			      "membarrier: registered\n");
 	round_trip(&t, prog, ref, 300);
 }
 

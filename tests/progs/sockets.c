@@ -6,7 +6,9 @@
  * accepted end, a datagram socket bound to an abstract name, a datagram
  * socket bound to a path with a client connected to it and one connected to
  * itself (messages queued in both), a UDP socket and a listening TCP socket
- * on the loopback. In 60 steps of 20 ms it moves
+ * on the loopback, two UDP sockets connected to each other, one shut down
+ * for writing, and two TCP sockets listening on one port (SO_REUSEPORT,
+ * turned off on one once both listen). In 60 steps of 20 ms it moves
  * data through all of them; everything it prints follows from what it did,
  * not from when. Run under selfckpt-run by tests/cli/test_objects.c.
  * Usage: sockets DIR (a folder of its own, for the socket's path).
@@ -29,6 +31,7 @@ struct socks {
 	int stream[2], dgram[2], seq[2], shut[2];
 	int listener, client, server, abstract, udp, tcp;
 	int dgram_server, dgram_client, dgram_self;
+	int udp_a, udp_b, reuse_a, reuse_b;
 	char path[108], dgram_path[108];
 };
 
@@ -108,6 +111,43 @@ static int make_inet(struct socks *s)
 	return 0;
 }
 
+/* Two UDP sockets connected to each other, @udp_a shut down for writing. */
+static int make_udp_pair(struct socks *s)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in b = a;
+	socklen_t len = sizeof(a);
+
+	s->udp_a = socket(AF_INET, SOCK_DGRAM, 0);
+	s->udp_b = socket(AF_INET, SOCK_DGRAM, 0);
+	if (bind(s->udp_a, (struct sockaddr *)&a, len) < 0 ||
+	    bind(s->udp_b, (struct sockaddr *)&b, len) < 0 ||
+	    getsockname(s->udp_a, (struct sockaddr *)&a, &len) < 0 ||
+	    getsockname(s->udp_b, (struct sockaddr *)&b, &len) < 0 ||
+	    connect(s->udp_a, (struct sockaddr *)&b, len) < 0 ||
+	    connect(s->udp_b, (struct sockaddr *)&a, len) < 0)
+		return -1;
+	return shutdown(s->udp_a, SHUT_WR);
+}
+
+/* Two TCP sockets listening on one port by SO_REUSEPORT, which @reuse_a then turns off. */
+static int make_reuseport(struct socks *s)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int on = 1, off = 0;
+
+	s->reuse_a = socket(AF_INET, SOCK_STREAM, 0);
+	s->reuse_b = socket(AF_INET, SOCK_STREAM, 0);
+	if (setsockopt(s->reuse_a, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) < 0 ||
+	    setsockopt(s->reuse_b, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) < 0 ||
+	    bind(s->reuse_a, (struct sockaddr *)&a, len) < 0 || listen(s->reuse_a, 4) < 0 ||
+	    getsockname(s->reuse_a, (struct sockaddr *)&a, &len) < 0 ||
+	    bind(s->reuse_b, (struct sockaddr *)&a, len) < 0 || listen(s->reuse_b, 4) < 0)
+		return -1;
+	return setsockopt(s->reuse_a, SOL_SOCKET, SO_REUSEPORT, &off, sizeof(off));
+}
+
 /* Messages sent at step @i and read at step @i + 2: two are always queued. */
 static void step_pairs(const struct socks *s, int i)
 {
@@ -181,6 +221,29 @@ static void step_options(const struct socks *s, int i)
 	       send(s->shut[0], "x", 1, MSG_NOSIGNAL) < 0 && errno == EPIPE ? "EPIPE" : "ok");
 }
 
+/* The shut down half and the shared port stay as they were. */
+static void step_ports(const struct socks *s, int i)
+{
+	struct sockaddr_in a, b;
+	socklen_t len = sizeof(a);
+	int ra = -1, rb = -1;
+	char in[8];
+
+	if (i % 10 != 7)
+		return;
+	getsockopt(s->reuse_a, SOL_SOCKET, SO_REUSEPORT, &ra, &len);
+	getsockopt(s->reuse_b, SOL_SOCKET, SO_REUSEPORT, &rb, &len);
+	len = sizeof(a);
+	getsockname(s->reuse_a, (struct sockaddr *)&a, &len);
+	len = sizeof(b);
+	getsockname(s->reuse_b, (struct sockaddr *)&b, &len);
+	printf("%d udp: a sends:%s b sends:%s reuseport:%d/%d same port:%s\n", i,
+	       send(s->udp_a, "x", 1, MSG_NOSIGNAL) < 0 && errno == EPIPE ? "EPIPE" : "ok",
+	       send(s->udp_b, "y", 1, 0) == 1 && recv(s->udp_a, in, sizeof(in), MSG_DONTWAIT) == 1 ? "ok" :
+											 "lost",
+	       ra, rb, a.sin_port == b.sin_port ? "yes" : "no");
+}
+
 /* The bound and listening sockets still answer at their addresses. */
 static void step_names(const struct socks *s, int i)
 {
@@ -212,7 +275,7 @@ int main(int argc, char **argv)
 	struct socks s;
 
 	if (argc != 2 || make_unix(&s, argv[1]) < 0 || make_datagrams(&s, argv[1]) < 0 ||
-	    make_inet(&s) < 0) {
+	    make_inet(&s) < 0 || make_udp_pair(&s) < 0 || make_reuseport(&s) < 0) {
 		perror("sockets");
 		return 2;
 	}
@@ -223,6 +286,7 @@ int main(int argc, char **argv)
 		step_connection(&s, i);
 		step_names(&s, i);
 		step_options(&s, i);
+		step_ports(&s, i);
 		usleep(20000);
 	}
 	unlink(s.path);

@@ -2,18 +2,48 @@
 /*
  * unrestorable.c - a program that holds what no restore could bring back,
  * one thing per run: "cwd" works in a folder it removed, "dir" holds a
- * removed folder open, "ns" holds /proc/self/ns/net open. With "symlink" it
+ * removed folder open, "ns" holds /proc/self/ns/net open, "ptmx" holds the
+ * master side of a pseudo-terminal it made, "pts" the terminal side of one
+ * whose master it closed, "rseq" registers an rseq area of its own (the C
+ * library's registration turned off by GLIBC_TUNABLES, which the test
+ * sets). With "symlink" it
  * holds an O_PATH descriptor of a symbolic link instead, which does come
  * back; it prints whether descriptor 3 is still that link (left in place for
  * every restore of the image). It waits 3 s for a checkpoint. Run under selfckpt-run by tests/cli/test_objects.c.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#define RSEQ_SIG 0x53053053
+
+/* The kernel's struct rseq, in its first, 32-byte form. */
+static struct {
+	uint32_t cpu_id_start, cpu_id;
+	uint64_t cs;
+	uint32_t flags, pad[3];
+} __attribute__((aligned(32))) area;
+
+/* The terminal side of a new pseudo-terminal, at descriptor 3, its master closed. */
+static int orphan_terminal(void)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY), term;
+
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0)
+		return -1;
+	term = open(ptsname(master), O_RDWR | O_NOCTTY);
+	close(master);
+	if (term < 0 || dup2(term, 3) != 3)
+		return -1;
+	close(term);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -27,6 +57,12 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "dir") && (open(dir, O_RDONLY | O_DIRECTORY) != 3 || rmdir(dir) < 0))
 		return 3;
 	if (!strcmp(argv[1], "ns") && open("/proc/self/ns/net", O_RDONLY) != 3)
+		return 3;
+	if (!strcmp(argv[1], "ptmx") && posix_openpt(O_RDWR | O_NOCTTY) != 3)
+		return 3;
+	if (!strcmp(argv[1], "pts") && orphan_terminal() < 0)
+		return 3;
+	if (!strcmp(argv[1], "rseq") && syscall(SYS_rseq, &area, sizeof(area), 0, RSEQ_SIG) < 0)
 		return 3;
 	snprintf(link, sizeof(link), "%s/link", dir);
 	if (!strcmp(argv[1], "symlink") && (symlink("/etc/hostname", link) < 0 ||
