@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 
 #include "cli/restorer.h"
@@ -109,6 +110,23 @@ void sc_image_release(struct image *im);
  */
 int sc_image_verify_start(struct image *im);
 int sc_image_verify_finish(struct image *im);
+
+/**
+ * sc_image_held_by() - [R-SEG-7] the descriptor record of @im that comes back
+ * as the file the segment @s maps (a memfd or removed file, same device and
+ * inode, above 2), opened so that it can map it as @s was mapped; or NULL.
+ */
+const struct sc_fd *sc_image_held_by(const struct image *im, const struct sc_segment_info *s);
+
+/*
+ * A shared file mapping that the program may make writable (VM_MAYWRITE, or
+ * writable now) needs the file opened for writing, or mprotect() fails later.
+ */
+static inline bool sc_seg_shared_writable(const struct sc_segment_info *s)
+{
+	return (s->flags & SC_SEG_SHARED) &&
+	       ((s->prot & PROT_WRITE) || (s->vmflags & SC_VMF_MAYWRITE));
+}
 
 /* restore_plan.c */
 int sc_plan_build(struct image *im, struct plan *p);

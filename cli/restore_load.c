@@ -63,6 +63,40 @@ static int add_window(struct image *im, size_t *cap, size_t rec, struct sc_segme
 	return 0;
 }
 
+const struct sc_fd *sc_image_held_by(const struct image *im, const struct sc_segment_info *s)
+{
+	bool write = sc_seg_shared_writable(s);
+
+	for (size_t i = 0; i < im->n_fds; i++) {
+		const struct sc_fd *f = &im->fds[i];
+		int mode = f->open_flags & O_ACCMODE;
+
+		if ((f->kind == SC_FD_MEMFD || f->kind == SC_FD_DELETED) && f->fd > 2 &&
+		    f->dev == s->dev && f->inode == s->inode &&
+		    (write ? mode == O_RDWR : mode == O_RDONLY || mode == O_RDWR))
+			return f;
+	}
+	return NULL;
+}
+
+/* [R-SEG-7] Each mapping of a descriptor's file has the descriptor that brings it back. */
+static int check_held(const struct image *im)
+{
+	for (size_t i = 0; i < im->n_maps; i++) {
+		const struct sc_segment_info *s = &im->maps[i].win[0].seg;
+
+		if ((s->flags & SC_SEG_HELD) && !sc_image_held_by(im, s))
+			return sc_err(SELFCKPT_ELENGTH, "'%s' maps the file of a descriptor at "
+				      "0x%llx (device 0x%llx, inode %llu), but none of its "
+				      "descriptors holds that file so that it can be mapped %s",
+				      im->path, (unsigned long long)im->maps[i].start,
+				      (unsigned long long)s->dev, (unsigned long long)s->inode,
+				      sc_seg_shared_writable(s) ? "shared and writable"
+								: "for reading");
+	}
+	return 0;
+}
+
 static int check_complete(struct image *im)
 {
 	for (size_t i = 0; i < im->n_maps; i++) {
@@ -82,7 +116,7 @@ static int check_complete(struct image *im)
 	if (!im->coord)
 		return sc_err(SELFCKPT_ELENGTH, "'%s' has no thread that made the checkpoint",
 			      im->path);
-	return 0;
+	return check_held(im);
 }
 
 static int load_record(struct image *im, const struct sc_record *rec, size_t *caps)

@@ -172,20 +172,10 @@ static int fd_base(const struct image *im)
 	return top + 64;
 }
 
-/*
- * A shared file mapping that the program may make writable (VM_MAYWRITE, or
- * writable now) needs the file opened for writing, or mprotect() fails later.
- */
-static bool shared_writable(const struct sc_segment_info *s)
-{
-	return (s->flags & SC_SEG_SHARED) &&
-	       ((s->prot & PROT_WRITE) || (s->vmflags & SC_VMF_MAYWRITE));
-}
-
 static int open_backing(const struct image *im, struct mapping *m, struct plan *p)
 {
 	const struct sc_segment_info *s = &m->win[0].seg;
-	bool shared_write = shared_writable(s);
+	bool shared_write = sc_seg_shared_writable(s);
 	int fd, err;
 
 	if (s->flags & SC_SEG_FILE)
@@ -289,6 +279,24 @@ static int plan_remade_file(const struct image *im, struct mapping *m, struct pl
 	return add_op(p, m, SC_OP_MAP_FD, MAP_SHARED, PROT_READ | PROT_WRITE);
 }
 
+/*
+ * [R-SEG-7] A mapping of the file a descriptor holds: mapped by the blob from
+ * that descriptor, which is back at its number by then (restore_jump.c), so
+ * that the two are one file again. A shared one needs nothing staged; over a
+ * private one go its stored and zeroed pages, as over a private file mapping.
+ */
+static int plan_held(const struct image *im, struct mapping *m, struct plan *p)
+{
+	const struct sc_segment_info *s = &m->win[0].seg;
+
+	m->fd = sc_image_held_by(im, s)->fd; /* there is one: the load checked (R-SEG-7) */
+	if (s->flags & SC_SEG_SHARED)
+		return add_op(p, m, SC_OP_MAP_FD, MAP_SHARED, s->prot | PROT_READ);
+	m->staged_copy = true;
+	m->premap = has_stored(m) ? sc_plan_take(p, m->end - m->start) : 0;
+	return add_op(p, m, SC_OP_MAP_FD, MAP_PRIVATE, PROT_READ | PROT_WRITE);
+}
+
 /* Decide the operation for @m and stage room for its content. */
 static int plan_mapping(const struct image *im, struct mapping *m, struct plan *p)
 {
@@ -297,6 +305,8 @@ static int plan_mapping(const struct image *im, struct mapping *m, struct plan *
 	uint32_t rw = PROT_READ | PROT_WRITE;
 	int err;
 
+	if (s->flags & SC_SEG_HELD)
+		return plan_held(im, m, p);
 	if ((s->flags & SC_SEG_FILE) && (s->flags & SC_SEG_SHARED)) {
 		/* The file holds the data, and writes through the mapping change its
 		 * time: it must only be there, or made again from the image. */
@@ -476,7 +486,7 @@ static int fill_window(struct image *im, struct plan *p, const struct mapping *m
 
 		if (run->kind == SC_RUN_STORED)
 			err = add_copy(p, m->start + at, m->premap + at, len);
-		else if (run->kind == SC_RUN_ZERO && (w->seg.flags & SC_SEG_FILE))
+		else if (run->kind == SC_RUN_ZERO && (w->seg.flags & (SC_SEG_FILE | SC_SEG_HELD)))
 			err = add_copy(p, m->start + at, 0, len);
 		if (err < 0)
 			return err;

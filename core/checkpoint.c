@@ -255,7 +255,8 @@ static int write_timers(struct sc_writer *w, const struct sc_frozen *fz)
 	return err;
 }
 
-static int write_fds(struct sc_writer *w, const struct sc_frozen *fz)
+/* The descriptors; @o notes the files they hold, which mappings of them then map. */
+static int write_fds(struct sc_writer *w, const struct sc_frozen *fz, struct sc_save_opts *o)
 {
 	struct sc_fd *fds;
 	size_t n;
@@ -265,6 +266,8 @@ static int write_fds(struct sc_writer *w, const struct sc_frozen *fz)
 
 	for (size_t i = 0; !err && i < n; i++)
 		err = sc_fd_write_record(w, &fds[i]);
+	if (!err)
+		err = sc_held_files(fds, n, o);
 	sc_fds_free(fds, n);
 	if (!err)
 		err = sc_locks_collect(&fz->fds, fz->child, &locks, &n_locks);
@@ -291,11 +294,12 @@ static int write_image(struct sc_writer *w, const struct sc_frozen *fz)
 	if (!err)
 		err = write_timers(w, fz);
 	if (!err)
-		err = write_fds(w, fz);
+		err = write_fds(w, fz, &o);
 	if (!err)
 		err = write_threads(w);
 	if (!err)
 		err = sc_segments_write(w, fz, &o);
+	free(o.held);
 	if (!err && hooks.write)
 		err = hooks.write(w);
 	return err ? err : sc_writer_finish(w);

@@ -30,8 +30,17 @@ struct sc_frozen {
 	struct sc_vmflags vmflags; /* mappings whose settings a fork loses, read just before */
 };
 
+/* A memfd or removed file that descriptors of the image hold: its mappings map that file. */
+struct sc_held_file {
+	uint64_t dev, inode;
+	bool readable;  /* a descriptor of it reads (O_RDONLY or O_RDWR) */
+	bool writable;  /* a descriptor of it reads and writes (O_RDWR) */
+};
+
 struct sc_save_opts {
 	bool embed_files; /* store clean file pages too */
+	struct sc_held_file *held; /* from the descriptors written (segment_held.c) */
+	size_t n_held;
 };
 
 /* snapshot.c */
@@ -89,6 +98,18 @@ int sc_segments_write(struct sc_writer *w, const struct sc_frozen *fz,
 		      const struct sc_save_opts *o);
 /** sc_vma_saved() - does an image hold this mapping? (Not kernel-provided or a device.) */
 bool sc_vma_saved(const struct sc_vma *v);
+
+/* segment_held.c */
+struct sc_fd;
+/** sc_held_files() - the memfds and removed files of @fds, into @o; 0 or -ENOMEM (reported). */
+int sc_held_files(const struct sc_fd *fds, size_t n, struct sc_save_opts *o);
+/**
+ * sc_segments_held() - mark the mappings of @v that map a file of @o->held
+ * (SC_VMA_HELD): they come back mapping the file the descriptor comes back
+ * with. Refuses, named, one that no descriptor of the file can map as it was
+ * mapped (shared and writable, the descriptors read-only).
+ */
+int sc_segments_held(const struct sc_save_opts *o, struct sc_vma *v, size_t n);
 
 /* segment_vmflags.c */
 /**

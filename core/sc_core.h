@@ -30,6 +30,7 @@ enum sc_vma_kind {
 };
 
 #define SC_VMA_SHARED 0x1u /* 's' in maps: MAP_SHARED */
+#define SC_VMA_HELD 0x2u   /* a memfd or removed file a descriptor holds (set by a checkpoint) */
 
 struct sc_vma {
 	uint64_t start, end; /* [start, end) */

@@ -92,7 +92,12 @@ static uint8_t classify(const struct sc_vma *v, enum sc_page_state st, bool embe
 			return TO_READ;
 		return SC_RUN_FILE;
 	case SC_VMA_DELETED:
-		return TO_READ; /* the file is gone: every page is data */
+		if (!(v->flags & SC_VMA_HELD))
+			return TO_READ; /* the file is gone: every page is data */
+		/* a descriptor's record holds the file, which the restore maps again */
+		if (shared)
+			return SC_RUN_FILE;
+		return st == SC_PAGE_PRESENT ? TO_READ : SC_RUN_FILE;
 	default:
 		if (shared)
 			return TO_READ; /* shared memory: another process may have written it */
@@ -320,6 +325,8 @@ static uint32_t segment_flags(const struct sc_vma *v, bool embed)
 		f |= SC_SEG_STACK | SC_SEG_GROWSDOWN;
 	if (v->kind == SC_VMA_HEAP)
 		f |= SC_SEG_HEAP;
+	if (v->flags & SC_VMA_HELD)
+		f |= SC_SEG_HELD;
 	return f;
 }
 
@@ -436,8 +443,9 @@ static uint64_t instant_source(const struct pipeline *pl, const struct sc_vma *v
 {
 	uint64_t copy;
 
-	if (!(v->flags & SC_VMA_SHARED) || (v->kind == SC_VMA_FILE && !keep_shared))
-		return v->start;
+	if (!(v->flags & SC_VMA_SHARED) || (v->flags & SC_VMA_HELD) ||
+	    (v->kind == SC_VMA_FILE && !keep_shared))
+		return v->start; /* (a held file's pages are not read: its descriptor has them) */
 	copy = sc_shared_copy_of(pl->shared, v->start, v->end);
 	if (!copy)
 		sc_log(SC_LOG_WARN, "shared mapping %s at 0x%llx was not copied at the instant of "
@@ -573,7 +581,8 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 	size_t n, shared_size;
 	int err = sc_maps_read(fz->child, &v, &n);
 
-	if (!err && (err = sc_segments_vmflags(fz, &v, &n)) < 0)
+	if (!err && ((err = sc_segments_vmflags(fz, &v, &n)) < 0 ||
+		     (err = sc_segments_held(o, v, n)) < 0))
 		sc_maps_free(v, n);
 	if (err < 0)
 		return err;

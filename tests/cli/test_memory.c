@@ -93,9 +93,12 @@ Test(memory, a_sealed_mapping_refuses_the_image, .timeout = 60)
 /*
  * A read-write memfd still runs with execveat() after a restore (nothing
  * holds it open for writing that did not before), and a removed file keeps
- * its modification time.
+ * its modification time. [R-SEG-7] A memfd and a removed file mapped shared
+ * and private while a descriptor holds them come back as one file with
+ * their mappings: writes through each are seen through the others, and the
+ * page the private mapping wrote is its own.
  */
-Test(memory, memfds_run_and_removed_files_keep_their_time, .timeout = 120)
+Test(memory, memfds_and_removed_files_stay_one_file_with_their_mappings, .timeout = 120)
 {
 	char prog_path[PATH_MAX], dir[128], ref[OUT_MAX];
 	const char *prog[3];
@@ -109,7 +112,50 @@ Test(memory, memfds_run_and_removed_files_keep_their_time, .timeout = 120)
 	prog[2] = NULL;
 	reference(&t, prog, ref);
 	cr_assert_str_eq(ref, "memfd script: ran\n"
-			 "removed file: mtime kept, mode 640, 9 bytes\n");
+			 "removed file: mtime kept, mode 640, 9 bytes\n"
+			 "memfd: shared mapping same file, private mapping same file\n"
+			 "memfd: mappings hold 'before' and 'before', own page 'own'\n"
+			 "memfd: a write through the descriptor is seen by both mappings; "
+			 "through the shared mapping, by the descriptor\n"
+			 "memfd: the private mapping's own page holds 'own'\n"
+			 "removed file: shared mapping same file, private mapping same file\n"
+			 "removed file: mappings hold 'before' and 'before', own page 'own'\n"
+			 "removed file: a write through the descriptor is seen by both mappings; "
+			 "through the shared mapping, by the descriptor\n"
+			 "removed file: the private mapping's own page holds 'own'\n");
 	round_trip(&t, prog, ref, 300);
 	round_trip_again(&t, prog, ref, 300, 400);
+}
+
+/*
+ * [R-SEG-7] A memfd mapped shared and writable whose only descriptor left is
+ * read-only: no restore could map that descriptor's file so, and a copy would
+ * be another file. The image is refused, naming the mapping.
+ */
+Test(memory, a_writable_mapping_of_a_read_only_memfd_refuses_the_image, .timeout = 60)
+{
+	char prog_path[PATH_MAX], tool[PATH_MAX], dir[96], out[128], err[128], got[OUT_MAX];
+	const char *argv[] = { build_path(tool, "bin/selfckpt-run"), "--dir", dir, "--",
+			       build_path(prog_path, "tests/progs/memfiles"), "readonly", NULL };
+	char want[160];
+	unsigned long addr;
+	struct trip t;
+	pid_t pid;
+
+	trip_init(&t);
+	snprintf(dir, sizeof(dir), "%s/ckpt", t.dir);
+	snprintf(out, sizeof(out), "%s/run.out", t.dir);
+	snprintf(err, sizeof(err), "%s/run.err", t.dir);
+	pid = spawn(argv, out, err);
+	usleep(500000);
+	kill(pid, SIGUSR2);
+	cr_assert_eq(wait_status(pid), 0, "the program did not go on to its end");
+	slurp(out, got);
+	slurp(err, t.err);
+	cr_assert_eq(sscanf(got, "memfd mapped at %lx", &addr), 1, "%s", got);
+	snprintf(want, sizeof(want), "the shared mapping of '/memfd:rw-mapped' at 0x%lx-0x%lx "
+		 "maps a file that the program's descriptors hold read-only", addr,
+		 addr + (unsigned long)sysconf(_SC_PAGESIZE));
+	cr_assert(strstr(t.err, want), "no message naming the mapping ('%s'): %s", want, t.err);
+	cr_assert(access(t.latest, F_OK) < 0, "an image was written");
 }

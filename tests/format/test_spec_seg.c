@@ -3,7 +3,7 @@
  * test_spec_seg.c - the segment record (spec §9.5): the meta a writer writes,
  * what sc_segment_read() refuses and with which error (R-SEG-1 to R-SEG-4), the
  * windows a checkpoint writes, and the layouts selfckpt-restore refuses
- * (R-SEG-5, R-SEG-6). Metas are made byte by byte from the spec's tables, not with the
+ * (R-SEG-5 to R-SEG-7). Metas are made byte by byte from the spec's tables, not with the
  * encoder, so that the decoder is held to the spec.
  */
 #include <criterion/criterion.h>
@@ -214,7 +214,7 @@ Test(spec_seg, a_meta_decodes_to_its_fields, .fini = cleanup)
 	expect(&s, 0, "every known flag");
 }
 
-/* [R-SEG-1] reserved: the u16 at 70, each run's bytes 13-15, flag bits 7-31, prot bits 3-31 */
+/* [R-SEG-1] reserved: the u16 at 70, each run's bytes 13-15, flag bits 8-31, prot bits 3-31 */
 Test(spec_seg, reserved_fields_are_refused, .fini = cleanup)
 {
 	uint8_t m[FIXED + RUN * RUNS_MAX + 256];
@@ -232,7 +232,7 @@ Test(spec_seg, reserved_fields_are_refused, .fini = cleanup)
 		cr_assert_eq(decode(m, len, PAGE, &info), -SELFCKPT_ERESERVED, "byte %d", at[i]);
 		m[at[i]] = old;
 	}
-	for (unsigned bit = 7; bit < 32; bit++) {
+	for (unsigned bit = 8; bit < 32; bit++) { /* bit 7 is 1.3's (R-SEG-7) */
 		s = good();
 		s.flags |= 1u << bit;
 		expect(&s, -SELFCKPT_ERESERVED, "flag bit");
@@ -555,7 +555,7 @@ Test(roundtrip, checkpoint_windows_tile_their_mappings)
 
 struct window {
 	uint64_t start, length, vma_start, vma_end;
-	uint32_t vmflags;
+	uint32_t vmflags, flags;
 };
 
 /* An image of a process whose mappings are @w (zero pages only), at @path. */
@@ -581,7 +581,8 @@ static void layout_image(const char *path, const struct window *w, size_t n)
 		struct sc_segment_info s = { .start = w[i].start, .length = w[i].length,
 					     .vma_start = w[i].vma_start, .vma_end = w[i].vma_end,
 					     .prot = 3, .runs = &run, .n_runs = 1, .path = "",
-					     .vmflags = w[i].vmflags };
+					     .vmflags = w[i].vmflags, .flags = w[i].flags,
+					     .dev = 1, .inode = 4242 };
 
 		cr_assert_eq(sc_segment_begin(wr, &s, PAGE), 0);
 		cr_assert_eq(sc_writer_end(wr), 0);
@@ -594,8 +595,9 @@ static void layout_image(const char *path, const struct window *w, size_t n)
 /*
  * [R-SEG-5] selfckpt-restore refuses windows that do not tile their mapping,
  * and mappings out of address order or overlapping, with SELFCKPT_ELENGTH (exit
- * 65), before anything of the image runs; [R-SEG-6] and windows of one mapping
- * with different memory flags.
+ * 65), before anything of the image runs; [R-SEG-6] windows of one mapping
+ * with different memory flags; [R-SEG-7] a mapping of a descriptor's file that
+ * no descriptor of the image holds.
  */
 Test(roundtrip, restore_refuses_windows_that_do_not_tile)
 {
@@ -623,6 +625,9 @@ Test(roundtrip, restore_refuses_windows_that_do_not_tile)
 		{ "windows with different memory flags", "memory flags 0x9, its first window 0x1",
 		  2, { { a, PAGE, a, a + 2 * PAGE, SC_VMF_KNOWN },
 		       { a + PAGE, PAGE, a, a + 2 * PAGE, SC_VMF_KNOWN | SC_VMF_LOCKED } } },
+		{ "a mapping of a descriptor's file that no descriptor holds",
+		  "maps the file of a descriptor at 0x100000000 (device 0x1, inode 4242)", 1,
+		  { { a, PAGE, a, a + PAGE, 0, SC_SEG_HELD | SC_SEG_SHARED } } },
 		{ "overlapping mappings", "overlaps the mapping before it", 2,
 		  { { a, 2 * PAGE, a, a + 2 * PAGE }, { a + PAGE, 2 * PAGE, a + PAGE,
 							a + 3 * PAGE } } },
