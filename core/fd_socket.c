@@ -229,11 +229,15 @@ static int collect_unix(struct sc_fd *f, const struct sc_sock_frozen *s, struct 
 	return put_queue(o, f, s->type == SOCK_STREAM, &bytes);
 }
 
-/* A TCP socket that is connected cannot come back: its peer is not in the process. */
+/*
+ * A TCP socket that is connected cannot come back: its peer is not in the
+ * process. One whose connection has ended is not connected, but not a new
+ * socket either: its stand-in (end of file, EPIPE) behaves as it does.
+ */
 static bool inet_can_come_back(const struct sc_sock_frozen *s)
 {
-	return s->type == SOCK_DGRAM || (s->type == SOCK_STREAM && (s->listening ||
-									!s->peer_len));
+	return s->type == SOCK_DGRAM || (s->type == SOCK_STREAM && !s->tcp_closed &&
+					 (s->listening || !s->peer_len));
 }
 
 /* An IP socket that is not bound has port 0 in its name: binding it would bind it. */

@@ -40,6 +40,7 @@ struct sc_sock_frozen {
 	int32_t in_flight;           /* a queued message carries descriptors (SCM_RIGHTS) */
 	int32_t queue_err;           /* 0, or -errno: the queue could not be read whole */
 	int32_t filter_len;          /* instructions of an attached filter (SO_ATTACH_FILTER) */
+	int32_t tcp_closed;          /* a TCP connection that both ends have closed (TCP_CLOSE) */
 	uint32_t name_len, peer_len; /* 0: not bound / not connected */
 	uint8_t name[SC_SOCK_ADDR_MAX], peer[SC_SOCK_ADDR_MAX];
 	int32_t n_opts;

@@ -10,6 +10,7 @@
  * control data tells whether a message carries descriptors (MSG_CTRUNC)
  * without taking them.
  */
+#include <linux/tcp.h>
 #include <sys/socket.h>
 
 #include "core/fd_socket.h"
@@ -72,6 +73,25 @@ static void read_options(int fd, struct sc_sock_frozen *s)
 	}
 }
 
+/*
+ * A TCP socket that was connected and whose connection has ended (both
+ * sides shut down, or reset): its state is TCP_CLOSE, as that of a socket
+ * never connected, but segments went through it.
+ */
+static int tcp_closed(int fd, const struct sc_sock_frozen *s)
+{
+	struct tcp_info info;
+	unsigned len = sizeof(info);
+
+	for (unsigned i = 0; i < sizeof(info); i++)
+		((char *)&info)[i] = 0;
+	if (s->type != SOCK_STREAM || (s->domain != AF_INET && s->domain != AF_INET6) ||
+	    s->listening || sc_sys5(SYS_getsockopt, fd, 6 /* IPPROTO_TCP */, TCP_INFO,
+				    (long)&info, (long)&len) < 0)
+		return 0;
+	return info.tcpi_state == 7 /* TCP_CLOSE */ && (info.tcpi_segs_in || info.tcpi_segs_out);
+}
+
 static void read_facts(int fd, struct sc_sock_frozen *s)
 {
 	unsigned len;
@@ -95,6 +115,7 @@ static void read_facts(int fd, struct sc_sock_frozen *s)
 	len = 0; /* asked with no room, the kernel tells the filter's length */
 	if (sc_sys5(SYS_getsockopt, fd, SOL_SOCKET, SO_GET_FILTER, 0, (long)&len) == 0)
 		s->filter_len = (int32_t)len;
+	s->tcp_closed = tcp_closed(fd, s);
 }
 
 /* One peek at the next bytes or message into @buf; its length, or -errno. */

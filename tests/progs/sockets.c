@@ -8,7 +8,8 @@
  * itself (messages queued in both), a UDP socket and a listening TCP socket
  * on the loopback, two UDP sockets connected to each other, one shut down
  * for writing, and two TCP sockets listening on one port (SO_REUSEPORT,
- * turned off on one once both listen). In 60 steps of 20 ms it moves
+ * turned off on one once both listen), and both ends of a TCP connection
+ * on the loopback that both have shut down. In 60 steps of 20 ms it moves
  * data through all of them; everything it prints follows from what it did,
  * not from when. Run under selfckpt-run by tests/cli/test_objects.c.
  * Usage: sockets DIR (a folder of its own, for the socket's path).
@@ -31,7 +32,7 @@ struct socks {
 	int stream[2], dgram[2], seq[2], shut[2];
 	int listener, client, server, abstract, udp, tcp;
 	int dgram_server, dgram_client, dgram_self;
-	int udp_a, udp_b, reuse_a, reuse_b;
+	int udp_a, udp_b, reuse_a, reuse_b, closed_a, closed_b;
 	char path[108], dgram_path[108];
 };
 
@@ -148,6 +149,24 @@ static int make_reuseport(struct socks *s)
 	return setsockopt(s->reuse_a, SOL_SOCKET, SO_REUSEPORT, &off, sizeof(off));
 }
 
+/* A TCP connection through the listening socket, ended by both ends: each reads end of file. */
+static int make_closed(struct socks *s)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	char c;
+
+	s->closed_a = socket(AF_INET, SOCK_STREAM, 0);
+	if (getsockname(s->tcp, (struct sockaddr *)&a, &len) < 0 ||
+	    connect(s->closed_a, (struct sockaddr *)&a, len) < 0)
+		return -1;
+	s->closed_b = accept(s->tcp, NULL, NULL);
+	if (s->closed_b < 0 || shutdown(s->closed_a, SHUT_WR) < 0 ||
+	    shutdown(s->closed_b, SHUT_WR) < 0)
+		return -1;
+	return read(s->closed_a, &c, 1) == 0 && read(s->closed_b, &c, 1) == 0 ? 0 : -1;
+}
+
 /* Messages sent at step @i and read at step @i + 2: two are always queued. */
 static void step_pairs(const struct socks *s, int i)
 {
@@ -237,6 +256,9 @@ static void step_ports(const struct socks *s, int i)
 	getsockname(s->reuse_a, (struct sockaddr *)&a, &len);
 	len = sizeof(b);
 	getsockname(s->reuse_b, (struct sockaddr *)&b, &len);
+	printf("%d closed tcp: reads:%zd/%zd writes:%s\n", i, read(s->closed_a, in, 1),
+	       read(s->closed_b, in, 1), send(s->closed_a, "z", 1, MSG_NOSIGNAL) < 0 &&
+	       errno == EPIPE ? "EPIPE" : "ok");
 	printf("%d udp: a sends:%s b sends:%s reuseport:%d/%d same port:%s\n", i,
 	       send(s->udp_a, "x", 1, MSG_NOSIGNAL) < 0 && errno == EPIPE ? "EPIPE" : "ok",
 	       send(s->udp_b, "y", 1, 0) == 1 && recv(s->udp_a, in, sizeof(in), MSG_DONTWAIT) == 1 ? "ok" :
@@ -275,7 +297,8 @@ int main(int argc, char **argv)
 	struct socks s;
 
 	if (argc != 2 || make_unix(&s, argv[1]) < 0 || make_datagrams(&s, argv[1]) < 0 ||
-	    make_inet(&s) < 0 || make_udp_pair(&s) < 0 || make_reuseport(&s) < 0) {
+	    make_inet(&s) < 0 || make_udp_pair(&s) < 0 || make_reuseport(&s) < 0 ||
+	    make_closed(&s) < 0) {
 		perror("sockets");
 		return 2;
 	}
