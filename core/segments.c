@@ -570,6 +570,22 @@ static int run_pipeline(struct sc_writer *wr, struct pipeline *pl)
 	return err;
 }
 
+/*
+ * The ring of an AIO context (io_setup()) shows as a removed file "/[aio]":
+ * saved as memory, it would come back as a ring the kernel does not know,
+ * and every io_submit() on it would fail.
+ */
+static int refuse_aio(const struct sc_vma *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].kind == SC_VMA_DELETED && strcmp(v[i].path, "/[aio]") == 0)
+			return sc_err(SELFCKPT_EHOST, "the mapping at 0x%llx-0x%llx is the ring of "
+				      "an AIO context (io_setup()): AIO contexts do not come back, so "
+				      "no image is written", (unsigned long long)v[i].start,
+				      (unsigned long long)v[i].end);
+	return 0;
+}
+
 int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 		      const struct sc_save_opts *o)
 {
@@ -581,7 +597,8 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 	size_t n, shared_size;
 	int err = sc_maps_read(fz->child, &v, &n);
 
-	if (!err && ((err = sc_segments_vmflags(fz, &v, &n)) < 0 ||
+	if (!err && ((err = refuse_aio(v, n)) < 0 ||
+		     (err = sc_segments_vmflags(fz, &v, &n)) < 0 ||
 		     (err = sc_segments_held(o, v, n)) < 0))
 		sc_maps_free(v, n);
 	if (err < 0)

@@ -114,6 +114,11 @@ Test(objects, a_terminal_whose_master_was_closed_refuses_the_image, .timeout = 6
 	refused("pts", "descriptor 3 is the terminal '/dev/pts/");
 }
 
+Test(objects, an_aio_context_refuses_the_image, .timeout = 60)
+{
+	refused("aio", "is the ring of an AIO context (io_setup())");
+}
+
 Test(objects, an_rseq_area_of_the_program_refuses_the_image, .timeout = 60)
 {
 	setenv("GLIBC_TUNABLES", "glibc.pthread.rseq=0", 1);

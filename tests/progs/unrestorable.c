@@ -4,7 +4,7 @@
  * one thing per run: "cwd" works in a folder it removed, "dir" holds a
  * removed folder open, "ns" holds /proc/self/ns/net open, "ptmx" holds the
  * master side of a pseudo-terminal it made, "pts" the terminal side of one
- * whose master it closed, "rseq" registers an rseq area of its own (the C
+ * whose master it closed, "aio" holds an AIO context, "rseq" registers an rseq area of its own (the C
  * library's registration turned off by GLIBC_TUNABLES, which the test
  * sets). With "symlink" it
  * holds an O_PATH descriptor of a symbolic link instead, which does come
@@ -47,6 +47,7 @@ static int orphan_terminal(void)
 
 int main(int argc, char **argv)
 {
+	unsigned long aio = 0;
 	char dir[] = "/tmp/sc-unrestorable-XXXXXX", link[64];
 	struct stat st;
 
@@ -61,6 +62,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "ptmx") && posix_openpt(O_RDWR | O_NOCTTY) != 3)
 		return 3;
 	if (!strcmp(argv[1], "pts") && orphan_terminal() < 0)
+		return 3;
+	if (!strcmp(argv[1], "aio") && syscall(SYS_io_setup, 8, &aio) < 0)
 		return 3;
 	if (!strcmp(argv[1], "rseq") && syscall(SYS_rseq, &area, sizeof(area), 0, RSEQ_SIG) < 0)
 		return 3;
