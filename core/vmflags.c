@@ -154,7 +154,7 @@ int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out)
 			cur.bits = cur.bad = 0;
 		} else if (!strncmp(line, "VmFlags:", 8)) {
 			parse_flags(line + 8, &cur);
-			if ((cur.bits & keep) || (cur.bad && keep == ~0u))
+			if (keep == ~0u || (cur.bits & keep))
 				err = add_range(out, &cur);
 		}
 		if (!nl)

@@ -29,7 +29,7 @@ static void check_reference(const char *ref)
 		"plain: mw, data ok\n", "noreserve: nr mw, data ok\n",
 		"dontfork: dc mw, data ok\n", "wipeonfork: wf mw, data ok\n",
 		"locked: lo mw, data ok\n", "dontdump: dd mw, data ok\n",
-		"sequential: sr mw, data ok\n", "shared file: mw\n",
+		"sequential: sr mw, data ok\n", "shared file: mw\n", "read-only shared file:\n",
 		"shared file: written through the mapping: yes\n",
 		"fork: dontfork gone, wipeonfork empty\n",
 	};

@@ -4,8 +4,9 @@
  * gives back (format 1.3): no swap reserved or reserved, MADV_DONTFORK and
  * MADV_WIPEONFORK with data in them, mlock() and mlock2(MLOCK_ONFAULT),
  * MADV_DONTDUMP, MADV_HUGEPAGE, MADV_NOHUGEPAGE, MADV_MERGEABLE,
- * MADV_SEQUENTIAL, MADV_RANDOM, MAP_DROPPABLE, and a shared mapping of a
- * file opened for writing but mapped read-only. It waits about a second,
+ * MADV_SEQUENTIAL, MADV_RANDOM, MAP_DROPPABLE, a shared mapping of a
+ * file opened for writing but mapped read-only, and one of the same file
+ * opened read-only, which shows no setting at all. It waits about a second,
  * then prints each mapping's settings as /proc/self/smaps shows them, checks
  * its data, makes the shared mapping writable and writes through it, and
  * forks to see what a child gets. Run under selfckpt-run by
@@ -157,6 +158,22 @@ static char *shared_file(const char *dir, long page, int *fd)
 	return at == MAP_FAILED ? NULL : at;
 }
 
+/* The same file opened read-only and mapped shared: no setting shown at all (not even mw). */
+static char *read_only_file(const char *dir, long page)
+{
+	char path[4096];
+	int fd;
+	char *at;
+
+	snprintf(path, sizeof(path), "%s/shared", dir);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	at = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	return at == MAP_FAILED ? NULL : at;
+}
+
 static int sealed(long page)
 {
 	char *at = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -174,7 +191,7 @@ int main(int argc, char **argv)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	char set[128], c = 0;
-	char *file;
+	char *file, *ro;
 	int fd;
 
 	if (argc == 2 && !strcmp(argv[1], "sealed"))
@@ -185,7 +202,8 @@ int main(int argc, char **argv)
 		if (make_area(&areas[i], page) < 0)
 			return 2;
 	file = shared_file(argv[1], page, &fd);
-	if (!file)
+	ro = file ? read_only_file(argv[1], page) : NULL;
+	if (!ro)
 		return 2;
 	for (int i = 0; i < 50; i++)
 		usleep(20000); /* a signal ends a sleep early: wait in steps */
@@ -200,6 +218,8 @@ int main(int argc, char **argv)
 	}
 	settings(file, set, sizeof(set));
 	printf("shared file:%s\n", set);
+	settings(ro, set, sizeof(set));
+	printf("read-only shared file:%s\n", set);
 	if (mprotect(file, page, PROT_READ | PROT_WRITE) < 0) {
 		printf("shared file: mprotect: %s\n", strerror(errno));
 	} else {
