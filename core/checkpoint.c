@@ -475,6 +475,8 @@ int sc_checkpoint(const char *path, bool background)
 		return restarted();
 	}
 	t2 = sc_log_seconds();
+	if (!err && hooks.released)
+		hooks.released(); /* the snapshot holds the instant: the program may go on */
 	if (!err && background && (err = start_background(path, &fz)) == 0)
 		return SELFCKPT_SAVED; /* the writer thread ends the checkpoint */
 	if (!err)

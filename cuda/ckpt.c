@@ -13,6 +13,8 @@
  *          channel while earlier pieces are being compressed and written;
  *          all-zero pieces are left out (found by the GPU itself where the
  *          proxy can, else on the host). Then the pinned host memory.
+ * released: the snapshot is taken: a driver in the process (driver_ckpt.c)
+ *          restores the GPU state and unlocks while the image is written.
  * done:    let the application's CUDA calls go on.
  *
  * The rest of what a restart needs - contexts, modules, functions, streams,
@@ -497,6 +499,12 @@ static void safe_point_done(void)
 	sc_ch_wake(&sp.release);
 }
 
+/* The snapshot holds the driver's checkpoint: the driver may restore and unlock now. */
+static void released(void)
+{
+	sc_cu_driver_release();
+}
+
 static void done(int err)
 {
 	sc_cuda_checkpoint_done(err);
@@ -513,7 +521,8 @@ static int restored(const char *image)
 void sc_cuda_hooks_install(void)
 {
 	static const struct sc_hooks h = {
-		.prepare = prepare, .frozen = frozen, .write = write_records,
+		.prepare = prepare, .frozen = frozen, .released = released,
+		.write = write_records,
 		.done = done, .restored = restored, .safe_point = safe_point,
 		.safe_point_done = safe_point_done,
 	};

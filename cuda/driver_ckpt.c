@@ -9,7 +9,8 @@
  * later) moves that state into the process's host memory and releases them;
  * then the process is an ordinary one for the snapshot. So a checkpoint is:
  * lock and driver checkpoint (prepare), the snapshot, driver restore and
- * unlock (done). The image holds the process as the driver left it,
+ * unlock (released: on a thread of its own while the image is written; done
+ * waits for it). The image holds the process as the driver left it,
  * checkpointed, with the flag below set; a restart rebuilds the process and
  * has the driver restore the GPU state into it and unlock. The driver's calls
  * are made by selfckpt-driver-ckpt (driver_call.c).
@@ -22,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,13 +194,11 @@ int sc_cu_driver_prepare(void)
 	return 0;
 }
 
-void sc_cu_driver_done(void)
+/* The driver restores the GPU state into this process and unlocks it. */
+static void resume(void)
 {
 	double t0 = sc_log_seconds();
 
-	if (!held)
-		return;
-	held = false;
 	if (sc_cu_driver_call("resume", getpid(), 0) < 0) {
 		sc_log(SC_LOG_ERROR, "the driver did not give the GPU state back to the program: "
 		       "its CUDA calls will fail");
@@ -206,6 +206,40 @@ void sc_cu_driver_done(void)
 	}
 	sc_log(SC_LOG_DEBUG, "checkpoint: the driver restored the GPU state and unlocked in "
 	       "%.3f s", sc_log_seconds() - t0);
+}
+
+/* A thread that resumes the driver while the image is being written. */
+static pthread_t resumer;
+static bool resuming;
+
+static void *resumer_main(void *arg)
+{
+	(void)arg;
+	resume();
+	return NULL;
+}
+
+void sc_cu_driver_release(void)
+{
+	if (!held)
+		return;
+	held = false;
+	if (pthread_create(&resumer, NULL, resumer_main, NULL) == 0)
+		resuming = true;
+	else
+		resume(); /* no thread: in turn, before the image */
+}
+
+void sc_cu_driver_done(void)
+{
+	if (resuming) {
+		pthread_join(resumer, NULL);
+		resuming = false;
+	}
+	if (!held)
+		return;
+	held = false;
+	resume();
 }
 
 int sc_cu_driver_restored(void)

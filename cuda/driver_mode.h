@@ -56,8 +56,16 @@ enum sc_cu_mode sc_cu_mode(void);
 int sc_cu_driver_call(const char *action, pid_t pid, unsigned timeout_ms);
 
 /**
- * sc_cu_driver_done() - after the snapshot (or a failed checkpoint), the
- * driver restores the GPU state into the process and lets its CUDA calls go on.
+ * sc_cu_driver_release() - once the snapshot is taken, the driver restores
+ * the GPU state into the process and unlocks it, on a thread of its own, while
+ * the image is being written: the program's CUDA calls go on meanwhile.
+ */
+void sc_cu_driver_release(void);
+
+/**
+ * sc_cu_driver_done() - at the end of a checkpoint, made or failed: the
+ * driver's restore is over (waited for, or made now when the snapshot never
+ * was), and the program's CUDA calls go on.
  */
 void sc_cu_driver_done(void);
 
