@@ -80,6 +80,7 @@ struct plan {
 	uint64_t vdso_temp;
 	int *map_fds;
 	size_t n_map_fds;
+	int exe_fd; /* the program's file, one of map_fds; -1: none */
 	struct sc_piece *pieces; /* one window's stored runs, where its payload goes */
 	size_t cap_pieces;
 };

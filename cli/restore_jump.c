@@ -200,6 +200,7 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 	carry_environment(a, &cursor);
 	sc_timers_fill(im, a, carve(&cursor, im->timers.n * sizeof(struct sc_timer_args)));
 	fill_process(im, a);
+	a->mm.exe_fd = p->exe_fd;
 	*out = a;
 	a->unmap = (uint64_t *)cursor; /* build_unmap() fills it last */
 	return 0;

@@ -376,6 +376,27 @@ static int check_locked(const struct image *im)
 	return 0;
 }
 
+/*
+ * The program's file, opened for the blob to name it /proc/self/exe again
+ * (restorer_rt.c); -1 where it cannot be opened or is not the same file.
+ */
+static int open_exe(const struct image *im, struct plan *p)
+{
+	int fd = open(im->proc.exe, O_RDONLY | O_CLOEXEC), moved;
+	struct stat st;
+
+	if (fd < 0 || im->proc.exe[0] != '/' || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	moved = sc_fd_move_above(fd, fd_base(im));
+	close(fd);
+	if (moved >= 0)
+		p->map_fds[p->n_map_fds++] = moved;
+	return moved >= 0 ? moved : -1;
+}
+
 int sc_plan_build(struct image *im, struct plan *p)
 {
 	struct sc_vma *own;
@@ -384,7 +405,7 @@ int sc_plan_build(struct image *im, struct plan *p)
 
 	memset(p, 0, sizeof(*p));
 	p->ops = calloc(im->n_maps + 1, sizeof(*p->ops));
-	p->map_fds = calloc(im->n_maps + 1, sizeof(*p->map_fds));
+	p->map_fds = calloc(im->n_maps + 2, sizeof(*p->map_fds)); /* and the program's file */
 	if (!p->ops || !p->map_fds)
 		return sc_err(ENOMEM, "out of memory planning the restore");
 	if ((err = sc_maps_read(0, &own, &n_own)) < 0)
@@ -400,6 +421,7 @@ int sc_plan_build(struct image *im, struct plan *p)
 	p->vdso_temp = sc_plan_take(p, im->proc.vdso_block_len);
 	for (size_t i = 0; i < im->n_maps && !err; i++)
 		err = plan_mapping(im, &im->maps[i], p);
+	p->exe_fd = err ? -1 : open_exe(im, p);
 	return err;
 }
 

@@ -275,12 +275,23 @@ static void place_memory(struct sc_restorer_args *a)
 			a->ops[i].prot);
 }
 
+/*
+ * The memory layout, and /proc/self/exe naming the program's file again.
+ * The second needs CAP_CHECKPOINT_RESTORE in the process's user namespace
+ * (same-ids mode has it, in the namespace it made): where the kernel refuses
+ * it, the layout is set alone, as stage 1 checked it would be, and the
+ * process keeps the restorer's name there (README).
+ */
 static void restore_process(struct sc_restorer_args *a)
 {
-	long r;
+	long r = -1;
 
 	a->mm.auxv = (uint64_t)a->auxv;
-	r = sc_sys5(SYS_prctl, PR_SET_MM, PR_SET_MM_MAP, (long)&a->mm, sizeof(a->mm), 0);
+	if (a->mm.exe_fd >= 0)
+		r = sc_sys5(SYS_prctl, PR_SET_MM, PR_SET_MM_MAP, (long)&a->mm, sizeof(a->mm), 0);
+	a->mm.exe_fd = -1;
+	if (r < 0)
+		r = sc_sys5(SYS_prctl, PR_SET_MM, PR_SET_MM_MAP, (long)&a->mm, sizeof(a->mm), 0);
 	if (r < 0)
 		fail(a, "cannot set the memory layout (PR_SET_MM_MAP), brk", r, a->mm.brk);
 	for (uint32_t i = 0; i < a->n_close; i++)

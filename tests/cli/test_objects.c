@@ -126,6 +126,31 @@ Test(objects, an_rseq_area_of_the_program_refuses_the_image, .timeout = 60)
 	unsetenv("GLIBC_TUNABLES");
 }
 
+/*
+ * /proc/self/exe names the program again where the restore could take the
+ * saved ids (a user namespace of its own); with new ids it names the
+ * program only with a capability (CAP_CHECKPOINT_RESTORE), else the restorer.
+ */
+Test(objects, proc_self_exe_names_the_program_again, .timeout = 60)
+{
+	char prog_path[PATH_MAX], real[PATH_MAX], tool[PATH_MAX], got[OUT_MAX], err[OUT_MAX];
+	char path[128], want[PATH_MAX + 8];
+	const char *prog[] = { build_path(prog_path, "tests/progs/unrestorable"), "exe", NULL };
+	struct trip t;
+
+	trip_init(&t);
+	cr_assert(checkpoint_at(&t, prog, 500, 5000), "no image");
+	cr_assert_eq(restore(&t, got), 0);
+	snprintf(path, sizeof(path), "%s/restore.err", t.dir);
+	slurp(path, err);
+	cr_assert_not_null(realpath(prog_path, real));
+	cr_assert_not_null(realpath(build_path(tool, "bin/selfckpt-restore"), tool));
+	snprintf(want, sizeof(want), "exe: %s\n", real);
+	if (strstr(err, "new ids") && !strstr(got, want))
+		snprintf(want, sizeof(want), "exe: %s\n", tool);
+	cr_assert(strstr(got, want), "expected '%s' in: %s (restore said: %s)", want, got, err);
+}
+
 Test(objects, an_o_path_descriptor_of_a_symbolic_link_comes_back, .timeout = 60)
 {
 	char prog_path[PATH_MAX], ref[OUT_MAX];

@@ -6,7 +6,7 @@
  * master side of a pseudo-terminal it made, "pts" the terminal side of one
  * whose master it closed, "aio" holds an AIO context, "rseq" registers an rseq area of its own (the C
  * library's registration turned off by GLIBC_TUNABLES, which the test
- * sets). With "symlink" it
+ * sets). With "exe" it prints what /proc/self/exe names. With "symlink" it
  * holds an O_PATH descriptor of a symbolic link instead, which does come
  * back; it prints whether descriptor 3 is still that link (left in place for
  * every restore of the image). It waits 3 s for a checkpoint. Run under selfckpt-run by tests/cli/test_objects.c.
@@ -73,6 +73,12 @@ int main(int argc, char **argv)
 		return 3;
 	for (int i = 0; i < 30; i++)
 		usleep(100000); /* a signal ends a sleep early: wait in steps */
+	if (!strcmp(argv[1], "exe")) {
+		char exe[4096];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe));
+
+		printf("exe: %.*s\n", (int)(n > 0 ? n : 0), exe);
+	}
 	printf("descriptor 3 is the link: %s\n",
 	       fstatat(3, "", &st, AT_EMPTY_PATH) == 0 && S_ISLNK(st.st_mode) ? "yes" : "no");
 	return 0;
