@@ -50,7 +50,16 @@ struct sc_fds_frozen {
 	 * A memfd of its own each would cost 10,000 descriptors 10,000 memfds.
 	 */
 	int held;                  /* that memfd, made at the first copy; -1: none yet */
-	int64_t held_end;          /* bytes in it */
+	int64_t held_end;          /* bytes in it, the staged ones included */
+	/*
+	 * Its newest bytes, gathered here and written in one call: a write
+	 * each (fdinfo, socket state, queue) would be three system calls a
+	 * descriptor while every thread is stopped.
+	 */
+	char *stage;               /* prepared: stage_size bytes */
+	int stage_size;
+	int stage_len;             /* the bytes of z->held [stage_at, stage_at + stage_len) */
+	int64_t stage_at;
 	int fdinfo_dir;            /* /proc/self/fdinfo, opened at the first copy; -1: not yet */
 	int err;                   /* 0, or -errno of the first failure (the image is refused) */
 	int err_fd;                /* the descriptor it concerns, or -1 */
@@ -97,7 +106,8 @@ void sc_fds_freeze_locks(struct sc_fds_frozen *z);
 void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d);
 /**
  * sc_fds_freeze_put() - write @len bytes of @buf at @at in z->held, made on
- * first use. Return: 0 or -errno.
+ * first use; staged, written by sc_fds_freeze() before it returns. Return: 0
+ * or -errno.
  */
 long sc_fds_freeze_put(struct sc_fds_frozen *z, int64_t at, const void *buf, long len);
 /**

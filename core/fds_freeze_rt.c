@@ -362,21 +362,55 @@ static long held_fd(struct sc_fds_frozen *z)
 	return fd;
 }
 
-long sc_fds_freeze_put(struct sc_fds_frozen *z, int64_t at, const void *buf, long len)
+static long write_at(int fd, int64_t at, const char *buf, long len)
 {
-	long w = held_fd(z);
-
-	if (w < 0)
-		return w;
-	for (long done = 0; done < len; done += w) {
-		w = sc_sys4(SYS_pwrite64, z->held, (long)((const char *)buf + done), len - done,
-			    at + done);
+	for (long done = 0, w; done < len; done += w) {
+		w = sc_sys4(SYS_pwrite64, fd, (long)(buf + done), len - done, at + done);
 		if (w <= 0)
 			return w < 0 ? w : -EIO_;
 	}
-	if (at + len > z->held_end)
-		z->held_end = at + len;
 	return 0;
+}
+
+/* Write the staged bytes; the stage then starts at the end of the copies. */
+static long stage_flush(struct sc_fds_frozen *z)
+{
+	long err = z->stage_len ? write_at(z->held, z->stage_at, z->stage, z->stage_len) : 0;
+
+	z->stage_len = 0;
+	z->stage_at = z->held_end;
+	return err;
+}
+
+/*
+ * Staged when the bytes go inside the stage or right after what it holds
+ * (a socket's header is written again once its queue is known), and fit;
+ * anything else is written at once, after the stage.
+ */
+long sc_fds_freeze_put(struct sc_fds_frozen *z, int64_t at, const void *buf, long len)
+{
+	long err = held_fd(z);
+	int64_t end = at + len;
+
+	if (err < 0)
+		return err;
+	err = 0;
+	if (at >= z->stage_at && at <= z->stage_at + z->stage_len &&
+	    end <= z->stage_at + z->stage_size) {
+		sc_copy_bytes((uint64_t)(z->stage + (at - z->stage_at)), (uint64_t)buf,
+			      (uint64_t)len);
+		if (end - z->stage_at > z->stage_len)
+			z->stage_len = (int)(end - z->stage_at);
+	} else {
+		err = stage_flush(z);
+		if (!err)
+			err = write_at(z->held, at, buf, len);
+	}
+	if (end > z->held_end)
+		z->held_end = end;
+	if (!err && !z->stage_len)
+		z->stage_at = z->held_end; /* the next bytes are staged from the end on */
+	return err;
 }
 
 /* /proc/self/fdinfo/@fd, opened from the folder opened once: a shorter walk than the path. */
@@ -464,11 +498,15 @@ static void copy_contents(struct sc_fds_frozen *z)
 
 void sc_fds_freeze(struct sc_fds_frozen *z)
 {
+	long err;
+
 	z->err = 0;
 	z->err_fd = -1;
 	z->err_what = 0;
 	z->held = -1;
 	z->held_end = 0;
+	z->stage_at = 0;
+	z->stage_len = 0;
 	z->fdinfo_dir = -1;
 	list_all(z);
 	if (z->err)
@@ -476,6 +514,8 @@ void sc_fds_freeze(struct sc_fds_frozen *z)
 	find_shared(z);
 	copy_contents(z);
 	sc_fds_freeze_locks(z);
+	if (z->held >= 0 && (err = stage_flush(z)) < 0)
+		fail(z, (int)err, SC_FREEZE_COPY_FDINFO, -1);
 	if (z->fdinfo_dir >= 0)
 		sc_sys1(SYS_close, z->fdinfo_dir);
 	z->fdinfo_dir = -1;
