@@ -99,7 +99,7 @@ static int check_unchanged(const struct sc_frozen *fz)
 
 	if (err < 0)
 		return err;
-	same = sc_vmflags_same(&fz->vmflags, &now, SC_VMF_FORK_LOST);
+	same = !fz->vmflags.stale && sc_vmflags_same(&fz->vmflags, &now, SC_VMF_FORK_LOST);
 	sc_vmflags_free(&now);
 	if (!same)
 		return sc_err(EAGAIN, "a mapping's MADV_DONTFORK, MADV_WIPEONFORK or mlock() "

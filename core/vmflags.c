@@ -160,6 +160,13 @@ int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out)
 		if (!nl)
 			break;
 	}
+	/* the maps of the freeze are shorter than this smaps; room for new mappings too */
+	if (!err && out->n && keep != ~0u) {
+		out->maps_size = size + (64u << 10);
+		out->maps = grow(NULL, 0, out->maps_size);
+		if (!out->maps)
+			err = sc_err(ENOMEM, "out of memory for the memory map of the freeze");
+	}
 	munmap(text, size);
 	if (err)
 		sc_vmflags_free(out);
@@ -170,6 +177,8 @@ void sc_vmflags_free(struct sc_vmflags *v)
 {
 	if (v->r)
 		munmap(v->r, v->bytes);
+	if (v->maps)
+		munmap(v->maps, v->maps_size);
 	*v = (struct sc_vmflags){ 0 };
 }
 

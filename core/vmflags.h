@@ -30,8 +30,9 @@
 
 struct sc_vmf_range {
 	uint64_t start, end;
-	uint32_t bits; /* SC_VMF_*, without SC_VMF_KNOWN */
-	uint32_t bad;  /* SC_VMF_BAD_* */
+	uint32_t bits;    /* SC_VMF_*, without SC_VMF_KNOWN */
+	uint16_t bad;     /* SC_VMF_BAD_* */
+	uint16_t present; /* vmflags_rt.c: still a mapping of its own at the freeze */
 };
 
 /* One process's mappings with their settings, in address order. */
@@ -39,11 +40,15 @@ struct sc_vmflags {
 	struct sc_vmf_range *r; /* mapped memory (vmflags.c says why) */
 	size_t n;
 	size_t bytes;           /* of r's mapping */
+	char *maps;             /* room for /proc/self/maps at the freeze, where n > 0 */
+	size_t maps_size;
+	int stale;              /* a range was no longer a mapping of its own at the freeze */
 };
 
 /**
  * sc_vmflags_read() - the settings of every mapping of process @pid (0: this one).
- * @keep: only mappings with one of these bits are kept (~0u: every mapping).
+ * @keep: only mappings with one of these bits are kept (~0u: every mapping);
+ *        with fewer, room to read this process's maps at the freeze comes too.
  * Return: 0 or a negative error (reported).
  */
 int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out);
@@ -59,8 +64,12 @@ const struct sc_vmf_range *sc_vmflags_find(const struct sc_vmflags *v, uint64_t 
 int sc_vmflags_same(const struct sc_vmflags *then, const struct sc_vmflags *now, uint32_t mask);
 
 /* vmflags_rt.c: raw, while every other thread is stopped */
-/** sc_vmflags_fork_whole() - let the snapshot's clone copy every listed mapping whole. */
-void sc_vmflags_fork_whole(const struct sc_vmflags *v);
+/**
+ * sc_vmflags_fork_whole() - let the snapshot's clone copy every listed mapping
+ * whole; one that is no longer a mapping of its own is left alone, and marks
+ * @v stale (the image is then refused).
+ */
+void sc_vmflags_fork_whole(struct sc_vmflags *v);
 /** sc_vmflags_fork_back() - give those mappings their own settings again. */
 void sc_vmflags_fork_back(const struct sc_vmflags *v);
 

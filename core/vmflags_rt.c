@@ -5,28 +5,95 @@
  *
  * Stage contract: both functions run in the checkpointing thread while every
  * other thread is stopped (possibly inside malloc), right before and right
- * after sc_clone_frozen(). Raw system calls and the table that
- * sc_vmflags_read() filled before the stop, only. A MADV_DONTFORK mapping is
- * made MADV_DOFORK and a MADV_WIPEONFORK one MADV_KEEPONFORK for the clone,
- * so the snapshot holds their memory; the segment records still carry their
- * own settings. A mapping that changed since the table was read is found out
- * after the release (sc_vmflags_same()), and the image is refused.
+ * after sc_clone_frozen(). Raw system calls, and the table and the maps
+ * buffer that sc_vmflags_read() made before the stop, only. A MADV_DONTFORK
+ * mapping is made MADV_DOFORK and a MADV_WIPEONFORK one MADV_KEEPONFORK for
+ * the clone, so the snapshot holds their memory; the segment records still
+ * carry their own settings. Only a range that is still a mapping of its own
+ * (a line of /proc/self/maps, read here) is touched: the program may have
+ * unmapped it since the table was read, and another mapping there must not
+ * get its settings. Such a range marks the table stale, and the image is
+ * refused after the release, as it is where a setting changed
+ * (sc_vmflags_same()).
  */
+#include <fcntl.h>
 #include <linux/mman.h>
 
 #include "core/sc_sys.h"
 #include "core/vmflags.h"
 
+static uint64_t parse_hex(const char **p)
+{
+	uint64_t v = 0;
+
+	for (;; (*p)++) {
+		char c = **p;
+
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (uint64_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/* Read /proc/self/maps into v->maps; its length, or -1 (also when it does not fit). */
+static long read_maps(struct sc_vmflags *v)
+{
+	long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+	long len = 0, n = 0;
+
+	if (fd < 0)
+		return -1;
+	while (len < (long)v->maps_size - 1 &&
+	       (n = sc_sys3(SYS_read, fd, (long)(v->maps + len), (long)v->maps_size - 1 - len)) > 0)
+		len += n;
+	sc_sys1(SYS_close, fd);
+	if (n < 0 || len >= (long)v->maps_size - 1)
+		return -1;
+	v->maps[len] = '\0';
+	return len;
+}
+
+/* Mark each range that is a line of the maps, from its start to its end, present. */
+static void mark_present(struct sc_vmflags *v)
+{
+	for (const char *p = v->maps; *p;) {
+		uint64_t start = parse_hex(&p), end = 0;
+
+		if (*p == '-') {
+			p++;
+			end = parse_hex(&p);
+		}
+		for (size_t i = 0; i < v->n; i++)
+			if (v->r[i].start == start && v->r[i].end == end)
+				v->r[i].present = 1;
+		while (*p && *p != '\n')
+			p++;
+		if (*p)
+			p++;
+	}
+}
+
 static void advise_each(const struct sc_vmflags *v, uint32_t bit, int advice)
 {
 	for (size_t i = 0; i < v->n; i++)
-		if (v->r[i].bits & bit)
+		if ((v->r[i].bits & bit) && v->r[i].present)
 			sc_sys3(SYS_madvise, (long)v->r[i].start, (long)(v->r[i].end - v->r[i].start),
 				advice);
 }
 
-void sc_vmflags_fork_whole(const struct sc_vmflags *v)
+void sc_vmflags_fork_whole(struct sc_vmflags *v)
 {
+	if (!v->n)
+		return;
+	for (size_t i = 0; i < v->n; i++)
+		v->r[i].present = 0;
+	if (read_maps(v) >= 0)
+		mark_present(v);
+	for (size_t i = 0; i < v->n; i++)
+		v->stale |= !v->r[i].present;
 	advise_each(v, SC_VMF_DONTFORK, MADV_DOFORK);
 	advise_each(v, SC_VMF_WIPEONFORK, MADV_KEEPONFORK);
 }

@@ -23,6 +23,7 @@ TEST_SRCS := \
 	tests/core/test_stop.c \
 	tests/core/test_locks_record.c \
 	tests/core/test_timers_record.c \
+	tests/core/test_vmflags.c \
 	tests/cuda/test_cuda_api.c \
 	tests/cuda/test_cuda_roundtrip.c \
 	tests/cuda/test_cuda_samples.c \
