@@ -520,6 +520,7 @@ void sc_reader_free(struct sc_reader *r)
 		close(r->fd);
 	free(r->index);
 	free(r->meta);
+	free(r->win);
 	free(r->tail);
 	free(r->name);
 	free(r);

@@ -52,6 +52,9 @@ struct sc_reader {
 	bool seekable;
 	uint64_t file_size; /* seekable only */
 	uint64_t pos;       /* offset of the next byte to read */
+	uint8_t *win;       /* seekable: the bytes [win_at, win_at + win_len), read ahead */
+	uint64_t win_at;
+	size_t win_len;
 	XXH3_state_t *hash; /* stream: every byte before the trailer */
 	struct sc_header hdr;
 	struct sc_pool *pool;
@@ -88,6 +91,7 @@ const char *sc_rd_where(const struct sc_reader *r, char *buf);
 int sc_rd_read(struct sc_reader *r, void *buf, size_t n, const char *what);
 int sc_rd_read_nohash(struct sc_reader *r, void *buf, size_t n, const char *what);
 int sc_rd_skip_bytes(struct sc_reader *r, uint64_t n, const char *what);
+bool sc_rd_window_copy(struct sc_reader *r, uint64_t at, void *dst, size_t n);
 int sc_rd_at_eof(struct sc_reader *r);
 size_t sc_rd_read_some(struct sc_reader *r, void *buf, size_t n, int *err);
 
