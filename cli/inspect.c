@@ -84,6 +84,9 @@ struct inspection {
 	bool verified;                    /* every chunk and checksum was checked */
 	bool has_cuda;                    /* the image has a cuda-log record */
 	struct sc_cuda_log cuda;
+	bool has_driver;                  /* the image has a cuda-driver record */
+	uint32_t driver_seq;
+	struct sc_cuda_driver driver;
 	struct devmem_stat devmem;
 	struct process_view pv;
 };
@@ -213,11 +216,34 @@ static int add_devmem(struct inspection *in, const struct sc_record *rec)
 	return 0;
 }
 
+/* The cuda-driver record (R-TYP-21): the driver's process checkpoint is in the image. */
+static int take_driver(struct inspection *in, const struct sc_record *rec)
+{
+	static const char *const why[] = { "a version other than 1", "a length or process id out "
+					   "of bounds", "a reserved field that is not 0" };
+	int err;
+
+	if (in->has_driver)
+		return sc_err(SELFCKPT_ELENGTH, "'%s' has a second cuda-driver record (records %u "
+			      "and %u); a process has one", sc_reader_name(in->r), in->driver_seq,
+			      rec->seq);
+	err = sc_cuda_driver_decode(rec->meta, rec->meta_len, &in->driver);
+	if (err < 0)
+		return sc_err(-err, "cuda-driver record %u of '%s' at offset %llu has %s", rec->seq,
+			      sc_reader_name(in->r), (unsigned long long)rec->offset,
+			      why[err == -SELFCKPT_EVERSION ? 0 : err == -SELFCKPT_ELENGTH ? 1 : 2]);
+	in->has_driver = true;
+	in->driver_seq = rec->seq;
+	return 0;
+}
+
 /* The CUDA records: the log is read now (a stream passes once), devmem counted. */
 static int take_cuda(struct inspection *in, const struct sc_record *rec)
 {
 	int err;
 
+	if (rec->type == SC_REC_CUDA_DRIVER)
+		return take_driver(in, rec);
 	if (rec->type == SC_REC_DEVMEM)
 		return add_devmem(in, rec);
 	if (rec->type != SC_REC_CUDA_LOG)
@@ -791,6 +817,23 @@ static void print_cuda(const struct inspection *in)
 		print_module(i, &in->cuda.mods[i]);
 }
 
+/* Which of the two CUDA modes made the image (README, "CUDA programs"). */
+static void print_cuda_mode(const struct inspection *in)
+{
+	const struct sc_cuda_driver *d = &in->driver;
+
+	if (in->has_driver) {
+		printf("CUDA mode     driver-assisted (cuda-driver record %u): the CUDA driver's "
+		       "process checkpoint of process %u", in->driver_seq, d->pid);
+		if (d->driver_version)
+			printf(", driver API %u.%u", d->driver_version / 1000,
+			       d->driver_version % 1000 / 10);
+		printf(", %u thread names; a restart needs process id %u\n", d->threads, d->pid);
+	}
+	if (in->has_cuda)
+		printf("CUDA mode     proxy (cuda-log record %u)\n", in->cuda.seq);
+}
+
 static void print_text(const struct inspection *in)
 {
 	char a[SC_TOOL_SIZE_BUF], b[SC_TOOL_SIZE_BUF], label[32];
@@ -820,6 +863,7 @@ static void print_text(const struct inspection *in)
 	       SC_TRAILER_SIZE);
 	if (in->verified)
 		printf("verified: every checksum matches\n");
+	print_cuda_mode(in);
 	if (in->has_cuda)
 		print_cuda(in);
 }
@@ -1014,6 +1058,24 @@ static void json_devmem(const struct devmem_stat *st)
 	       (unsigned long long)st->other_devices);
 }
 
+/* "cuda_mode": "proxy", "driver", "proxy+driver" or null; "cuda_driver": its record or null. */
+static void json_cuda_mode(const struct inspection *in)
+{
+	const struct sc_cuda_driver *d = &in->driver;
+
+	if (!in->has_cuda && !in->has_driver)
+		printf("  \"cuda_mode\": null,\n");
+	else
+		printf("  \"cuda_mode\": \"%s\",\n", !in->has_driver ? "proxy" :
+		       in->has_cuda ? "proxy+driver" : "driver");
+	if (!in->has_driver)
+		printf("  \"cuda_driver\": null,\n");
+	else
+		printf("  \"cuda_driver\": {\"record\": %u, \"pid\": %u, \"driver_version\": "
+		       "%u, \"threads\": %u},\n", in->driver_seq, d->pid, d->driver_version,
+		       d->threads);
+}
+
 /* "cuda": null for an image without a cuda-log record. */
 static void json_cuda(const struct inspection *in)
 {
@@ -1049,6 +1111,7 @@ static void print_json(const struct inspection *in)
 	json_record(in->n, &in->end, true);
 	printf("  ],\n");
 	json_totals(in);
+	json_cuda_mode(in);
 	json_cuda(in);
 	printf("  \"verified\": %s\n}\n", in->verified ? "true" : "false");
 }

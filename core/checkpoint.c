@@ -441,17 +441,19 @@ int sc_checkpoint(const char *path, bool background)
 		sc_fds_frozen_free(&fz.fds);
 		sc_shared_free(&fz.shared);
 	}
+	/* before the memory settings: the CUDA driver's checkpoint drops its mappings */
+	if (!err && hooks.prepare && (err = hooks.prepare()) < 0) {
+		sc_fds_frozen_free(&fz.fds);
+		sc_shared_free(&fz.shared);
+		sc_timers_frozen_free(&fz.timers);
+	}
 	/* late: the closer to the stop, the fewer settings can change in between */
 	if (!err && (err = sc_vmflags_read(0, SC_VMF_FORK_LOST, &fz.vmflags)) < 0) {
 		sc_fds_frozen_free(&fz.fds);
 		sc_shared_free(&fz.shared);
 		sc_timers_frozen_free(&fz.timers);
-	}
-	if (!err && hooks.prepare && (err = hooks.prepare()) < 0) {
-		sc_fds_frozen_free(&fz.fds);
-		sc_shared_free(&fz.shared);
-		sc_timers_frozen_free(&fz.timers);
-		sc_vmflags_free(&fz.vmflags);
+		if (hooks.done)
+			hooks.done(err); /* prepare() succeeded: undo what it holds */
 	}
 	if (err) {
 		checkpoint_end();
@@ -475,8 +477,6 @@ int sc_checkpoint(const char *path, bool background)
 		return restarted();
 	}
 	t2 = sc_log_seconds();
-	if (!err && hooks.released)
-		hooks.released(); /* the snapshot holds the instant: the program may go on */
 	if (!err && background && (err = start_background(path, &fz)) == 0)
 		return SELFCKPT_SAVED; /* the writer thread ends the checkpoint */
 	if (!err)

@@ -6,11 +6,9 @@
  * A checkpoint calls, in order: prepare() in the checkpointing thread before
  * any thread stops (libc allowed; it may wait, e.g. for the GPU to finish);
  * frozen() while every other thread is stopped (raw code only: no malloc, no
- * locks - another thread may have stopped holding them); released() once
- * the snapshot is taken, before the image is written (what prepare() held
- * for the instant alone can go: the program goes on meanwhile); write() in
- * phase 2, to add its records to the image; done() when the image is written
- * or has failed, whatever happened after prepare() succeeded. A restart calls
+ * locks - another thread may have stopped holding them); write() in phase 2,
+ * to add its records to the image; done() when the image is written or has
+ * failed, whatever happened after prepare() succeeded. A restart calls
  * restored() in the restored process once every thread is back, before
  * selfckpt_save() returns SELFCKPT_RESTORED; a failure there ends the process
  * with a message, since there is no checkpoint to return to.
@@ -27,7 +25,6 @@ struct sc_writer;
 struct sc_hooks {
 	int (*prepare)(void);
 	void (*frozen)(void);
-	void (*released)(void);
 	int (*write)(struct sc_writer *w);
 	void (*done)(int err);
 	int (*restored)(const char *image);

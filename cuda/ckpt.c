@@ -13,8 +13,6 @@
  *          channel while earlier pieces are being compressed and written;
  *          all-zero pieces are left out (found by the GPU itself where the
  *          proxy can, else on the host). Then the pinned host memory.
- * released: the snapshot is taken: a driver in the process (driver_ckpt.c)
- *          restores the GPU state and unlocks while the image is written.
  * done:    let the application's CUDA calls go on.
  *
  * The rest of what a restart needs - contexts, modules, functions, streams,
@@ -437,8 +435,8 @@ static int write_records(struct sc_writer *w)
 	size_t n;
 	int err;
 
-	if (!sc_cu.started)
-		return 0;
+	if ((err = sc_cu_driver_write(w)) < 0 || !sc_cu.started)
+		return err;
 	if ((err = write_log(w)) < 0)
 		return err;
 	if ((err = list_pieces(&p, &n)) < 0) {
@@ -499,12 +497,6 @@ static void safe_point_done(void)
 	sc_ch_wake(&sp.release);
 }
 
-/* The snapshot holds the driver's checkpoint: the driver may restore and unlock now. */
-static void released(void)
-{
-	sc_cu_driver_release();
-}
-
 static void done(int err)
 {
 	sc_cuda_checkpoint_done(err);
@@ -521,8 +513,7 @@ static int restored(const char *image)
 void sc_cuda_hooks_install(void)
 {
 	static const struct sc_hooks h = {
-		.prepare = prepare, .frozen = frozen, .released = released,
-		.write = write_records,
+		.prepare = prepare, .frozen = frozen, .write = write_records,
 		.done = done, .restored = restored, .safe_point = safe_point,
 		.safe_point_done = safe_point_done,
 	};

@@ -63,4 +63,24 @@ struct sc_record;
  */
 int sc_devmem_read(const struct sc_record *rec, struct sc_devmem *d);
 
+/* cuda-driver (§9.12): the driver's process checkpoint is in the image's memory. */
+#define SC_CUDA_DRIVER_VERSION 1
+#define SC_CUDA_DRIVER_META 32
+
+struct sc_cuda_driver {
+	uint32_t pid;            /* the process the driver checkpointed */
+	uint32_t driver_version; /* cuDriverGetVersion(), 0 when unknown */
+	uint32_t threads;        /* threads whose names the image keeps */
+};
+
+/** sc_cuda_driver_encode() - @d into SC_CUDA_DRIVER_META bytes at @meta. */
+void sc_cuda_driver_encode(const struct sc_cuda_driver *d, uint8_t *meta);
+
+/**
+ * sc_cuda_driver_decode() - a cuda-driver meta of @len bytes into @d (R-TYP-21).
+ * Return: 0, -SELFCKPT_EVERSION, -SELFCKPT_ELENGTH or -SELFCKPT_ERESERVED;
+ * not reported: the caller names the record.
+ */
+int sc_cuda_driver_decode(const uint8_t *meta, uint32_t len, struct sc_cuda_driver *d);
+
 #endif /* SC_CUDA_IMAGE_H */

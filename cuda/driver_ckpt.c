@@ -9,8 +9,10 @@
  * later) moves that state into the process's host memory and releases them;
  * then the process is an ordinary one for the snapshot. So a checkpoint is:
  * lock and driver checkpoint (prepare), the snapshot, driver restore and
- * unlock (released: on a thread of its own while the image is written; done
- * waits for it). The image holds the process as the driver left it,
+ * unlock (done). The restore waits for the image: made while the image is
+ * written, it maps the driver's device memory again (marked not to be copied
+ * by fork()), and the checkpoint's check that no such setting changed since
+ * prepare() would give the image up. The image holds the process as the driver left it,
  * checkpointed, with the flag below set; a restart rebuilds the process and
  * has the driver restore the GPU state into it and unlock. The driver's calls
  * are made by selfckpt-driver-ckpt (driver_call.c).
@@ -23,14 +25,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cuda/cuda_image.h"
 #include "cuda/cuda_internal.h"
 #include "cuda/driver_mode.h"
+#include "format/sc_format.h"
 #include "format/sc_log.h"
 #include "selfckpt_errors.h"
 
@@ -40,6 +43,9 @@
 static bool held;
 /* The process id the driver checkpointed: its restore needs the same one. */
 static pid_t held_pid;
+/* This checkpoint's image holds the driver's checkpoint (a cuda-driver record). */
+static bool in_image;
+static int held_driver_version;
 
 /*
  * The threads' names as the driver's checkpoint left them. The driver's
@@ -186,8 +192,9 @@ int sc_cu_driver_prepare(void)
 		return refuse(&s, "the driver's process checkpoint failed (it needs driver 570 "
 			      "or later, a lock within SELFCKPT_CUDA_LOCK_MS, no managed memory, "
 			      "MPS or MIG)");
-	held = true;
+	held = in_image = true;
 	held_pid = getpid();
+	held_driver_version = s.driver_version;
 	names_save();
 	sc_log(SC_LOG_DEBUG, "checkpoint: the driver locked and checkpointed the GPU state in "
 	       "%.3f s", sc_log_seconds() - t0);
@@ -208,34 +215,22 @@ static void resume(void)
 	       "%.3f s", sc_log_seconds() - t0);
 }
 
-/* A thread that resumes the driver while the image is being written. */
-static pthread_t resumer;
-static bool resuming;
-
-static void *resumer_main(void *arg)
+int sc_cu_driver_write(struct sc_writer *w)
 {
-	(void)arg;
-	resume();
-	return NULL;
-}
+	struct sc_cuda_driver d = { .pid = (uint32_t)held_pid,
+				    .driver_version = (uint32_t)held_driver_version,
+				    .threads = (uint32_t)named_n };
+	uint8_t meta[SC_CUDA_DRIVER_META];
 
-void sc_cu_driver_release(void)
-{
-	if (!held)
-		return;
-	held = false;
-	if (pthread_create(&resumer, NULL, resumer_main, NULL) == 0)
-		resuming = true;
-	else
-		resume(); /* no thread: in turn, before the image */
+	if (!in_image)
+		return 0;
+	sc_cuda_driver_encode(&d, meta);
+	return sc_writer_record(w, SC_REC_CUDA_DRIVER, 0, meta, sizeof(meta), NULL, 0);
 }
 
 void sc_cu_driver_done(void)
 {
-	if (resuming) {
-		pthread_join(resumer, NULL);
-		resuming = false;
-	}
+	in_image = false;
 	if (!held)
 		return;
 	held = false;
@@ -246,6 +241,7 @@ int sc_cu_driver_restored(void)
 {
 	double t0 = sc_log_seconds();
 
+	in_image = false; /* that was the image's checkpoint, not the next one's */
 	if (!held)
 		return 0;
 	held = false;

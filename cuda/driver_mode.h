@@ -29,6 +29,7 @@ struct sc_cu_driver_seen {
 	bool initialised;      /* and says cuInit() was called */
 	unsigned device_fds;   /* open descriptors of /dev/nvidia* */
 	unsigned device_maps;  /* mappings of /dev/nvidia* */
+	int driver_version;    /* cuDriverGetVersion(), 0 when unknown */
 	char path[PATH_MAX];   /* the file the driver was loaded from */
 };
 
@@ -56,18 +57,20 @@ enum sc_cu_mode sc_cu_mode(void);
 int sc_cu_driver_call(const char *action, pid_t pid, unsigned timeout_ms);
 
 /**
- * sc_cu_driver_release() - once the snapshot is taken, the driver restores
- * the GPU state into the process and unlocks it, on a thread of its own, while
- * the image is being written: the program's CUDA calls go on meanwhile.
- */
-void sc_cu_driver_release(void);
-
-/**
  * sc_cu_driver_done() - at the end of a checkpoint, made or failed: the
- * driver's restore is over (waited for, or made now when the snapshot never
- * was), and the program's CUDA calls go on.
+ * driver restores the GPU state into the process and unlocks it, and the
+ * program's CUDA calls go on.
  */
 void sc_cu_driver_done(void);
+
+struct sc_writer;
+
+/**
+ * sc_cu_driver_write() - the cuda-driver record, when this checkpoint's image
+ * holds the driver's process checkpoint.
+ * Return: 0 or the writer's error.
+ */
+int sc_cu_driver_write(struct sc_writer *w);
 
 /**
  * sc_cu_driver_restored() - in a restored process whose image holds the

@@ -85,6 +85,7 @@ static void ask_driver(struct sc_cu_driver_seen *s)
 {
 	void *h = dlopen(SC_CU_DRIVER_SONAME, RTLD_NOW | RTLD_NOLOAD);
 	CUresult (*get_current)(CUcontext *ctx);
+	CUresult (*get_version)(int *version);
 	CUcontext ctx = NULL;
 	Dl_info info;
 
@@ -97,6 +98,9 @@ static void ask_driver(struct sc_cu_driver_seen *s)
 	else
 		snprintf(s->path, sizeof(s->path), "%s", SC_CU_DRIVER_SONAME);
 	s->initialised = get_current && get_current(&ctx) != CUDA_ERROR_NOT_INITIALIZED;
+	*(void **)&get_version = dlsym(h, "cuDriverGetVersion");
+	if (!get_version || get_version(&s->driver_version) != CUDA_SUCCESS)
+		s->driver_version = 0;
 	dlclose(h);
 }
 

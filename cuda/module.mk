@@ -8,7 +8,7 @@ CUDA_LIB_SRCS := cuda/api_lock.c cuda/api_init.c cuda/api_proc.c cuda/api_ctx.c 
 	cuda/api_copy2d.c cuda/api_module.c cuda/api_stream.c cuda/api_array.c cuda/array_format.c cuda/array_data.c cuda/errors.c \
 	cuda/objects.c cuda/context.c cuda/par_copy.c cuda/arena.c cuda/host_heap.c cuda/client.c \
 	cuda/channel.c cuda/image.c cuda/cuda_image.c cuda/ckpt.c cuda/replay.c \
-	cuda/driver_seen.c cuda/driver_call.c cuda/driver_ckpt.c
+	cuda/driver_seen.c cuda/driver_call.c cuda/driver_ckpt.c cuda/driver_record.c
 LIB_A_SRCS += cuda/module_info.c
 LIB_SRCS += $(CUDA_LIB_SRCS)
 

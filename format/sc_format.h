@@ -27,7 +27,7 @@
 #include "selfckpt_errors.h"
 
 #define SC_FORMAT_MAJOR 1
-#define SC_FORMAT_MINOR 3
+#define SC_FORMAT_MINOR 4
 
 #define SC_MAGIC "\x89SCKPT\r\n"      /* 8 bytes, at offset 0 */
 #define SC_MAGIC_LEN 8
@@ -58,6 +58,7 @@ enum sc_record_type {
 	SC_REC_DEVMEM = 7,   /* one block of device memory */
 	SC_REC_TIMERS = 8,   /* interval and POSIX timers (1.2) */
 	SC_REC_LOCKS = 9,    /* file locks and leases (1.2) */
+	SC_REC_CUDA_DRIVER = 10, /* the CUDA driver's process checkpoint is in memory (1.4) */
 	SC_REC_END = 0xFFFF, /* end of records; payload is the index */
 };
 

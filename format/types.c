@@ -16,6 +16,7 @@ const char *sc_record_type_name(uint32_t type)
 	case SC_REC_DEVMEM: return "devmem";
 	case SC_REC_TIMERS: return "timers";
 	case SC_REC_LOCKS: return "locks";
+	case SC_REC_CUDA_DRIVER: return "cuda-driver";
 	case SC_REC_END: return "end";
 	default: return NULL;
 	}

@@ -27,6 +27,7 @@ TEST_SRCS := \
 	tests/cuda/test_cuda_api.c \
 	tests/cuda/test_cuda_roundtrip.c \
 	tests/cuda/test_cuda_samples.c \
+	tests/cuda/test_driver_record.c \
 	tests/cuda/test_driver_refused.c \
 	tests/cuda/test_errors.c \
 	tests/cuda/test_spec_dev.c \
