@@ -6,9 +6,11 @@
 #
 #   sh samples/cuda/rt/gpu-test-rt.sh BUILD
 #
-# For rtloop and rtloop-shared, under selfckpt-run:
+# For rtloop, rtloop-shared and rtloop-mt (rtloop with four threads that each
+# use the GPU every iteration), under selfckpt-run:
 #   ref          an uninterrupted run, without selfckpt: the reference
 #   save-at      selfckpt_save() after iteration K: the run goes on, prints the reference
+#   inspect      selfckpt-inspect says that image is of the driver-assisted mode
 #   restore-1,-2 that image restored twice: the reference after iteration K
 #   sigusr1,-2   checkpointed by the signal, killed with -9, restored
 #   again        the SIGUSR2 image restored, checkpointed by SIGUSR2 again, run to its end
@@ -36,13 +38,13 @@ done
 passed=0 failed=0
 
 result() { # CASE PASS|FAIL [WHY [LOG]]
-	printf '%-16s %-14s %s\n' "$prog" "$1" "$2" >> "$tmp/results"
+	printf '%-16s %-14s %s\n' "$entry" "$1" "$2" >> "$tmp/results"
 	if [ "$2" = PASS ]; then
 		passed=$((passed + 1))
 		return 0
 	fi
 	failed=$((failed + 1))
-	echo "gpu-test-rt: $prog, $1: $3" >&2
+	echo "gpu-test-rt: $entry, $1: $3" >&2
 	[ -n "${4:-}" ] && [ -s "$4" ] && tail -n 8 "$4" | sed 's/^/    | /' >&2
 	return 1
 }
@@ -79,13 +81,16 @@ restored() { # CASE IMAGE [ENV=VALUE]
 case_save_at() {
 	d=$w/save
 	mkdir -p "$d"
-	timeout -k 5 "$limit" "$run" --dir "$d" -- "$bin/$prog" --iters "$iters" \
+	timeout -k 5 "$limit" "$run" --dir "$d" -- "$bin/$prog" $opts --iters "$iters" \
 		--sleep-ms "$sleep_ms" --save-at "$save_at" "$d/save.img" < /dev/null \
 		> "$d/out" 2> "$d/err"
 	st=$?
 	[ $st -eq 0 ] && grep -qx saved "$d/err" && cmp -s "$d/out" "$ref" &&
 		result save-at PASS ||
 		result save-at FAIL "exit $st, or no 'saved', or output differs" "$d/err"
+	"$build/bin/selfckpt-inspect" "$d/save.img" > "$d/inspect" 2>&1 &&
+		grep -q "^CUDA mode     driver-assisted" "$d/inspect" && result inspect PASS ||
+		result inspect FAIL "selfckpt-inspect does not say driver-assisted" "$d/inspect"
 	restored restore-1 "$d/save.img"
 	restored restore-2 "$d/save.img"
 	SELFCKPT_NEW_IDS=1 timeout -k 5 "$limit" "$restore" "$d/save.img" < /dev/null \
@@ -99,7 +104,7 @@ case_save_at() {
 case_signal() { # SIG
 	d=$w/$1
 	mkdir -p "$d"
-	"$run" --dir "$d" -- "$bin/$prog" --iters "$iters" --sleep-ms "$sleep_ms" \
+	"$run" --dir "$d" -- "$bin/$prog" $opts --iters "$iters" --sleep-ms "$sleep_ms" \
 		< /dev/null > "$d/run.out" 2> "$d/run.err" &
 	pid=$!
 	wait_until has_lines "$d/run.out" 5
@@ -128,13 +133,16 @@ case_again() {
 	[ -e "$d/latest" ] && restored restore-again "$d/latest"
 }
 
-echo "gpu-test-rt: rtloop, rtloop-shared in the driver-assisted mode: $iters iterations," \
-	"saved after $save_at"
-for prog in rtloop rtloop-shared; do
-	w=$tmp/$prog
+echo "gpu-test-rt: rtloop, rtloop-shared, rtloop-mt in the driver-assisted mode:" \
+	"$iters iterations, saved after $save_at"
+for entry in rtloop rtloop-shared rtloop-mt; do
+	prog=${entry%-mt}
+	opts=
+	[ "$prog" != "$entry" ] && opts="--threads 4"
+	w=$tmp/$entry
 	mkdir -p "$w"
 	ref=$w/ref.out
-	timeout -k 5 "$limit" "$bin/$prog" --iters "$iters" --sleep-ms 0 > "$ref" 2> "$w/ref.err" &&
+	timeout -k 5 "$limit" "$bin/$prog" $opts --iters "$iters" --sleep-ms 0 > "$ref" 2> "$w/ref.err" &&
 		[ "$(lines "$ref")" -eq "$iters" ] && result ref PASS ||
 		{ result ref FAIL "the reference run failed" "$w/ref.err"; continue; }
 	case_save_at
