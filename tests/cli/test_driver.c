@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_driver.c - a program that loads the CUDA driver itself (as the CUDA
- * Runtime does) under selfckpt-run: once the driver is in use, and its
- * process checkpoint cannot be made (this driver has none, as one older than
- * 570), a checkpoint is refused with a message naming the driver and the
- * cause, the previous image stays as it was and still restores, and the
- * program goes on to its end. A driver that
- * is loaded but never initialised holds no GPU state: its checkpoint is made.
- * The driver is the software device under the real one's soname
- * (BUILD/tests/driver/libcuda.so.1); the processes come from the plain build.
+ * Runtime does) under selfckpt-run. With the driver's process checkpoint
+ * (a test double of it: tests/softcuda/softcuda_procckpt.c), the checkpoint
+ * is made in the driver-assisted mode: the driver locked and checkpointed,
+ * then restored and unlocked, the program goes on, and a restore gives the
+ * threads their names back and has the driver restore; with new ids the
+ * restart stops with exit 69. Where the driver's checkpoint cannot be made (a
+ * driver without it, as one older than 570, or one whose checkpoint fails), a
+ * checkpoint is refused with a message naming the driver and the cause, the
+ * previous image stays as it was and still restores, the driver is not left
+ * locked, and the program goes on to its end. A driver loaded but never
+ * initialised holds no GPU state: its checkpoint is made. The drivers are the
+ * software device under the real one's soname (BUILD/tests/driver/ and
+ * driver-old/libcuda.so.1); the processes come from the plain build.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -68,8 +73,8 @@ static bool said(struct rt *r, const char *text)
 	return false;
 }
 
-/* rtdriver @mode under selfckpt-run, the stand-in driver on its library path. */
-static void start(struct rt *r, const char *mode)
+/* rtdriver @mode under selfckpt-run, the stand-in driver of BUILD/@driver on its library path. */
+static void start_with(struct rt *r, const char *mode, const char *driver)
 {
 	char tool[PATH_MAX], prog[PATH_MAX], lib[PATH_MAX], dir[96];
 	const char *argv[] = { build_path(tool, "bin/selfckpt-run"), "--dir", dir, "--",
@@ -79,9 +84,14 @@ static void start(struct rt *r, const char *mode)
 	snprintf(dir, sizeof(dir), "%s/ckpt", r->t.dir);
 	snprintf(r->out, sizeof(r->out), "%s/run.out", r->t.dir);
 	snprintf(r->err, sizeof(r->err), "%s/run.err", r->t.dir);
-	cr_assert_eq(setenv("LD_LIBRARY_PATH", build_path(lib, "tests/driver"), 1), 0);
+	cr_assert_eq(setenv("LD_LIBRARY_PATH", build_path(lib, driver), 1), 0);
 	r->pid = spawn(argv, r->out, r->err);
 	cr_assert(appears(r, "a"), "rtdriver did not start");
+}
+
+static void start(struct rt *r, const char *mode)
+{
+	start_with(r, mode, "tests/driver");
 }
 
 /* SIGUSR2, then the image it writes (DIR/ckpt/latest) into @st. */
@@ -115,13 +125,13 @@ Test(driver, in_use_refuses_the_checkpoint_and_keeps_the_last_image, .timeout = 
 	char out[OUT_MAX];
 	struct rt r;
 
-	start(&r, "init");
+	start_with(&r, "init", "tests/driver-old");
 	checkpoint(&r, &first);
 	mark(&r, "b");
 	cr_assert(appears(&r, "c"), "rtdriver did not load the driver");
 	kill(r.pid, SIGUSR2);
 	cr_assert(said(&r, "is in use in this process"), "no refusal: %s", r.t.err);
-	cr_assert(strstr(r.t.err, "tests/driver/libcuda.so.1") &&
+	cr_assert(strstr(r.t.err, "tests/driver-old/libcuda.so.1") &&
 		  strstr(r.t.err, "has no cuCheckpointProcess") &&
 		  strstr(r.t.err, "needs driver 570 or later") &&
 		  strstr(r.t.err, "the previous image stays") &&
@@ -173,4 +183,95 @@ Test(driver, cuda_option_is_checked_and_passed_on, .timeout = 30)
 	slurp("/tmp/sc-driver-opt.out", out);
 	unlink("/tmp/sc-driver-opt.out");
 	cr_assert_str_eq(out, "mode=proxy\n");
+}
+
+/* selfckpt-driver-ckpt PID state: what the driver says of the process, as @want. */
+static void driver_state(struct rt *r, const char *want)
+{
+	char tool[PATH_MAX], cmd[PATH_MAX + 64], got[64] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s %d state 2>&1", build_path(tool, "bin/selfckpt-driver-ckpt"),
+		 (int)r->pid);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	if (!fgets(got, sizeof(got), p))
+		got[0] = '\0';
+	pclose(p);
+	cr_assert_str_eq(got, want, "the driver says the process is %s", got);
+}
+
+/* DIR/ckpt/latest restored, with @env ("NAME=VALUE", or "" for none): its status. */
+static int restore_with(struct rt *r, const char *env, char *out, char *err)
+{
+	char tool[PATH_MAX], o[160], e[160], name[64];
+	const char *argv[] = { build_path(tool, "bin/selfckpt-restore"), r->t.latest, NULL };
+	int st;
+
+	snprintf(o, sizeof(o), "%s/restored.out", r->t.dir);
+	snprintf(e, sizeof(e), "%s/restored.err", r->t.dir);
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(env, "="), env);
+	if (*env)
+		cr_assert_eq(setenv(name, env + strlen(name) + 1, 1), 0);
+	st = wait_status(spawn(argv, o, e));
+	if (*env)
+		unsetenv(name);
+	slurp(o, out);
+	slurp(e, err);
+	return st;
+}
+
+Test(driver, checkpointed_with_the_drivers_help_and_restored, .timeout = 120)
+{
+	char out[OUT_MAX], err[OUT_MAX];
+	struct stat st;
+	struct rt r;
+	int status;
+
+	start(&r, "init");
+	mark(&r, "b");
+	cr_assert(appears(&r, "c"), "rtdriver did not load the driver");
+	checkpoint(&r, &st);
+	driver_state(&r, "running\n"); /* restored and unlocked again */
+	mark(&r, "d");
+	cr_assert_eq(wait_status(r.pid), 0, "the program did not go on: %s", r.t.err);
+	slurp(r.out, out);
+	cr_assert_str_eq(out, "before the driver\ndriver loaded and initialised\n"
+			 "devices 1\ndone\n");
+	cr_assert_null(strstr(r.t.err, "error"), "%s", r.t.err);
+
+	/* another process id: the driver cannot restore into it */
+	status = restore_with(&r, "SELFCKPT_NEW_IDS=1", out, err);
+	cr_assert(status == 69 && strstr(err, "only into a process of the same id"),
+		  "restored with new ids: exit %d: %s", status, err);
+
+	status = restore_with(&r, "", out, err);
+	if (strstr(err, "comes back with new ids")) /* no user namespaces here */
+		cr_assert(status == 69 && strstr(err, "only into a process of the same id"),
+			  "restored with new ids: exit %d: %s", status, err);
+	else
+		cr_assert(status == 0 && !strcmp(out, "devices 1\ndone\n"),
+			  "the restore: exit %d, printed '%s': %s", status, out, err);
+}
+
+Test(driver, failed_driver_checkpoint_refuses_and_unlocks, .timeout = 120)
+{
+	struct stat first, now;
+	struct rt r;
+
+	cr_assert_eq(setenv("SOFTCUDA_CKPT_FAIL", "checkpoint", 1), 0);
+	start(&r, "init");
+	checkpoint(&r, &first);
+	mark(&r, "b");
+	cr_assert(appears(&r, "c"), "rtdriver did not load the driver");
+	kill(r.pid, SIGUSR2);
+	cr_assert(said(&r, "the driver's process checkpoint failed"), "no refusal: %s", r.t.err);
+	cr_assert(strstr(r.t.err, "the driver's checkpoint of process") &&
+		  strstr(r.t.err, "CUDA_ERROR_UNKNOWN"), "the cause is not said: %s", r.t.err);
+	driver_state(&r, "running\n"); /* not left locked */
+	cr_assert_eq(stat(r.t.latest, &now), 0);
+	cr_assert(now.st_ino == first.st_ino && now.st_mtim.tv_nsec == first.st_mtim.tv_nsec,
+		  "the image of the first checkpoint was replaced");
+	mark(&r, "d");
+	cr_assert_eq(wait_status(r.pid), 0, "the program did not go on: %s", r.t.err);
 }

@@ -4,7 +4,7 @@
  * driver itself and initialised it, where the driver's process checkpoint
  * cannot be made: -SELFCKPT_EDRIVER, a message that names the driver's file
  * and the cause, and the file of an earlier image left as it was. The driver
- * is the software device under the real one's soname; it has no
+ * is the software device under the real one's soname, built without
  * cuCheckpointProcess* entry points, as a driver older than 570.
  */
 #include <criterion/criterion.h>
@@ -25,7 +25,7 @@ static void *load_driver(char *path)
 	const char *build = getenv("SELFCKPT_BUILD");
 	void *h;
 
-	snprintf(path, PATH_MAX, "%s/tests/driver/libcuda.so.1", build ? build : "build");
+	snprintf(path, PATH_MAX, "%s/tests/driver-old/libcuda.so.1", build ? build : "build");
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	cr_assert_not_null(h, "%s", dlerror());
 	return h;

@@ -33,12 +33,19 @@ $(SOFTCUDA_LIB): $(SOFTCUDA_SRCS) $(SOFTCUDA_HDRS)
 		$(CFLAGS) -Wl,-soname,libsoftcuda.so.1 $(LDFLAGS) -o $@ $(SOFTCUDA_SRCS) \
 		-ldl -lpthread
 
-# The device as a driver the program loads itself (tests/cli/test_driver.c): the same code
-# under the real driver's soname, as cudart finds it.
+# The device as a driver the program loads itself (tests/cli/test_driver.c), under the real
+# driver's soname, as cudart finds it: with the driver's process checkpoint as a test double
+# (softcuda_procckpt.c), and, in driver-old/, without it, as a driver older than 570.
 SOFTCUDA_DRIVER := $(BUILD)/tests/driver/libcuda.so.1
-test-progs: $(SOFTCUDA_DRIVER)
+SOFTCUDA_DRIVER_OLD := $(BUILD)/tests/driver-old/libcuda.so.1
+test-progs: $(SOFTCUDA_DRIVER) $(SOFTCUDA_DRIVER_OLD)
 
-$(SOFTCUDA_DRIVER): $(SOFTCUDA_SRCS) $(SOFTCUDA_HDRS)
+$(SOFTCUDA_DRIVER): $(SOFTCUDA_SRCS) tests/softcuda/softcuda_procckpt.c $(SOFTCUDA_HDRS)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) -shared -fPIC $(CPPFLAGS) $(SOFTCUDA_CFLAGS) -fvisibility=hidden \
+		$(CFLAGS) -Wl,-soname,libcuda.so.1 $(LDFLAGS) -o $@ $(filter %.c,$^) -ldl -lpthread
+
+$(SOFTCUDA_DRIVER_OLD): $(SOFTCUDA_SRCS) $(SOFTCUDA_HDRS)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) -shared -fPIC $(CPPFLAGS) $(SOFTCUDA_CFLAGS) -fvisibility=hidden \
 		$(CFLAGS) -Wl,-soname,libcuda.so.1 $(LDFLAGS) -o $@ $(SOFTCUDA_SRCS) -ldl -lpthread
