@@ -190,10 +190,10 @@ struct snap {
 	int held;           /* z->held: its number in the snapshot, or -1 */
 	const uint8_t *map; /* its bytes, or NULL when the freeze made none */
 	size_t len;
-	struct pseudo_fs {
+	struct known_name {
 		bool known;
-		uint64_t dev;
-	} sockfs, pipefs;   /* their device, once a link has shown it (link_of()) */
+		uint64_t dev, ino;
+	} sockfs, pipefs, anon[3]; /* where a link has shown each (link_of()) */
 };
 
 static int map_held(const struct sc_fds_frozen *z, struct snap *s)
@@ -262,30 +262,96 @@ static int read_link(const struct snap *s, int fd, char *link)
 }
 
 /*
+ * Objects without a file whose fdinfo tells their kind: the line each one's
+ * own fdinfo has, and the name the kernel gives them all.
+ */
+static const struct {
+	const char *line, *name;
+} anon_kinds[] = {
+	{ "eventfd-count:", "anon_inode:[eventfd]" },
+	{ "clockid:", "anon_inode:[timerfd]" },
+	{ "sigmask:", "anon_inode:[signalfd]" },
+};
+
+/* Does the text @t of @n bytes have a line that starts with @line? */
+static bool has_line(const char *t, size_t n, const char *line)
+{
+	size_t k = strlen(line);
+
+	for (size_t at = 0; at + k <= n;) {
+		const char *eol = memchr(t + at, '\n', n - at);
+
+		if (!strncmp(t + at, line, k))
+			return true;
+		if (!eol)
+			break;
+		at = (size_t)(eol - t) + 1;
+	}
+	return false;
+}
+
+/* Which of anon_kinds the fdinfo copied for @d says it is, or -1. */
+static int anon_kind_of(const struct snap *s, const struct sc_fd_instant *d)
+{
+	if ((d->mode & S_IFMT) || d->held != s->held || !s->map || d->held_off < 0 ||
+	    d->held_len < 0 || (uint64_t)(d->held_off + d->held_len) > s->len)
+		return -1;
+	for (int k = 0; k < (int)(sizeof(anon_kinds) / sizeof(anon_kinds[0])); k++)
+		if (has_line((const char *)s->map + d->held_off, (size_t)d->held_len,
+			     anon_kinds[k].line))
+			return k;
+	return -1;
+}
+
+/* The link @d has if it is a socket, a pipe or a known anon inode, into @name; its slot. */
+static struct known_name *expected_link(struct snap *s, const struct sc_fd_instant *d,
+					char *name, size_t size)
+{
+	int k;
+
+	if (S_ISSOCK(d->mode) || S_ISFIFO(d->mode)) {
+		snprintf(name, size, "%s:[%llu]", S_ISSOCK(d->mode) ? "socket" : "pipe",
+			 (unsigned long long)d->ino);
+		return S_ISSOCK(d->mode) ? &s->sockfs : &s->pipefs;
+	}
+	k = anon_kind_of(s, d);
+	if (k < 0)
+		return NULL;
+	snprintf(name, size, "%s", anon_kinds[k].name);
+	return &s->anon[k];
+}
+
+/* Sockets and pipes each have an inode of their own; every anon inode object shares one. */
+static uint64_t name_ino(const struct sc_fd_instant *d)
+{
+	return (d->mode & S_IFMT) ? 0 : d->ino;
+}
+
+/*
  * The link of @d, into @link (LINK_MAX_LEN bytes). The kernel names every
  * socket "socket:[INODE]" and every pipe "pipe:[INODE]", each kind on a file
- * system of its own (sockfs, pipefs): once one link has shown which device
- * that is, the name of a socket or pipe on it is written here, sparing a
- * readlink through /proc (4 us each: 10,000 descriptors, 40 ms). A socket
- * file or FIFO opened by its path lives on another device, and is read.
+ * system of its own (sockfs, pipefs), and every eventfd, timerfd and
+ * signalfd after its kind, on the one anon inode, whose fdinfo (copied at
+ * the freeze) tells which kind it is. Once one link has shown where each
+ * lives, the name of another there is written here, sparing a readlink
+ * through /proc (4 us each: 10,000 descriptors, 40 ms). A socket file or
+ * FIFO opened by its path lives on another device, and is read.
  */
 static int link_of(struct snap *s, const struct sc_fd_instant *d, char *link)
 {
-	const char *kind = S_ISSOCK(d->mode) ? "socket" : S_ISFIFO(d->mode) ? "pipe" : NULL;
-	struct pseudo_fs *fs = S_ISSOCK(d->mode) ? &s->sockfs : &s->pipefs;
 	char name[64];
+	struct known_name *k = expected_link(s, d, name, sizeof(name));
 	int err;
 
-	if (kind)
-		snprintf(name, sizeof(name), "%s:[%llu]", kind, (unsigned long long)d->ino);
-	if (kind && fs->known && fs->dev == d->dev) {
+	if (k && k->known && k->dev == d->dev && k->ino == name_ino(d)) {
 		snprintf(link, LINK_MAX_LEN, "%s", name);
 		return 0;
 	}
 	err = read_link(s, d->fd, link);
-	if (!err && kind && !fs->known && !strcmp(link, name)) {
-		fs->known = true;
-		fs->dev = d->dev;
+	if (!err && k && !k->known && !strcmp(link, name)) {
+		k->known = true;
+		k->dev = d->dev;
+		k->ino = name_ino(d);
 	}
 	return err;
 }

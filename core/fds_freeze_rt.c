@@ -25,6 +25,7 @@
 #define EIO_ 5
 #define E2BIG_ 7
 #define EAGAIN_ 11
+#define ESPIPE_ 29
 #define ENOSYS_ 38
 #define FIONREAD_ 0x541B
 #define MFD_CLOEXEC_ 1u
@@ -80,7 +81,9 @@ static int read_one(struct sc_fd_instant *d, int fd)
 	d->nlink = (uint32_t)st.st_nlink;
 	d->status = (int32_t)sc_sys2(SYS_fcntl, fd, F_GETFL);
 	d->fd_flags = (int32_t)sc_sys2(SYS_fcntl, fd, F_GETFD);
-	d->pos = sc_sys3(SYS_lseek, fd, 0, SEEK_CUR);
+	/* a pipe, FIFO or socket has no position: the kernel's lseek() says ESPIPE, always */
+	d->pos = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ? -ESPIPE_
+							      : sc_sys3(SYS_lseek, fd, 0, SEEK_CUR);
 	if (S_ISFIFO(st.st_mode))
 		d->pipe_cap = (int32_t)sc_sys2(SYS_fcntl, fd, F_GETPIPE_SZ);
 	d->seals = 0;
