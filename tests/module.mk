@@ -13,6 +13,7 @@ TEST_SRCS := \
 	tests/cli/test_timers.c \
 	tests/compress/test_chunk.c \
 	tests/compress/test_pool.c \
+	tests/core/test_fd_index.c \
 	tests/core/test_fd_objects.c \
 	tests/core/test_fds.c \
 	tests/core/test_maps.c \
