@@ -295,7 +295,8 @@ static int submit_chunk(struct sc_reader *r, struct rd_slot *s, uint8_t *dst,
 		return sc_err(ENOMEM, "out of memory reading '%s'", r->name);
 	s->stored = c.codec == SC_CODEC_RAW ? s->raw : s->sbuf;
 	if (r->seekable && sc_rd_window_copy(r, r->pos, (uint8_t *)s->stored, c.stored_len)) {
-		err = sc_rd_skip_bytes(r, c.stored_len, "chunk data"); /* a small chunk, read ahead */
+		/* a small chunk, in the window read ahead: the task only decodes it */
+		err = sc_rd_skip_bytes(r, c.stored_len, "chunk data");
 	} else if (r->seekable) {
 		s->read_fd = r->fd;
 		s->read_at = r->pos;
