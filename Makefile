@@ -115,13 +115,17 @@ $(LIB_SO): $(LIB_OBJS) $(LIB_SO_OBJS)
 $(BUILD)/lib/libselfckpt.so: $(LIB_SO)
 	$(Q)ln -sf libselfckpt.so.$(SONAME_MAJOR) $@
 
+# A static link pulls the CUDA module's hooks in even where the program calls no cu* function
+# of the library: it may load the CUDA driver itself, and its checkpoint must see that.
+PC_STATIC_FLAGS := -Wl,-u,sc_cuda_hooks_install
+
 $(BUILD)/lib/pkgconfig/selfckpt.pc: Makefile
 	$(Q)mkdir -p $(@D)
 	$(call quiet,GEN,$@)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' \
 		'includedir=$(INCLUDEDIR)' '' 'Name: selfckpt' \
 		'Description: unprivileged checkpoint/restart for Linux processes and CUDA' \
 		'Version: $(VERSION)' 'Libs: -L$${libdir} -lselfckpt' \
-		'Libs.private: $(SC_LDLIBS)' 'Cflags: -I$${includedir}' > $@
+		'Libs.private: $(PC_STATIC_FLAGS) $(SC_LDLIBS)' 'Cflags: -I$${includedir}' > $@
 
 tools: $(TOOLS)
 

@@ -192,6 +192,13 @@ $(PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c 
 	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(SC_CFLAGS) $(CFLAGS) -o $@ $< \
 		$(BUILD)/lib/libselfckpt.a $(SC_LDLIBS) -ldl
 
+# rtstatic (tests/cli/test_driver.c): linked as `pkg-config --static` links a program.
+test-progs: $(BUILD)/tests/progs/rtstatic
+$(BUILD)/tests/progs/rtstatic: tests/progs/rtstatic.c $(BUILD)/lib/libselfckpt.a | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(SC_CFLAGS) $(CFLAGS) -o $@ $< $(PC_STATIC_FLAGS) \
+		$(BUILD)/lib/libselfckpt.a $(SC_LDLIBS) -ldl
+
 # The CUDA samples on the software device (tests/cuda/test_cuda_samples.c), where nvcc is.
 ifneq ($(shell command -v $(NVCC) 2> /dev/null),)
 test-progs: cuda-samples cuda-soft-samples

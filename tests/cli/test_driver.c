@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "selfckpt_errors.h"
 #include "tests/cli/trip.h"
 
 struct rt {
@@ -274,4 +275,29 @@ Test(driver, failed_driver_checkpoint_refuses_and_unlocks, .timeout = 120)
 		  "the image of the first checkpoint was replaced");
 	mark(&r, "d");
 	cr_assert_eq(wait_status(r.pid), 0, "the program did not go on: %s", r.t.err);
+}
+
+/*
+ * Linked statically with the flags pkg-config --static gives, a program that
+ * loads the driver itself still has its checkpoint refused (the driver has no
+ * process checkpoint here) rather than an image written.
+ */
+Test(driver, static_link_sees_the_driver, .timeout = 30)
+{
+	char prog[PATH_MAX], lib[PATH_MAX], tool[PATH_MAX], image[96], out[OUT_MAX], want[64];
+	const char *argv[] = { build_path(prog, "tests/progs/rtstatic"),
+			       build_path(lib, "tests/driver-old/libcuda.so.1"), image, NULL };
+	struct trip t;
+
+	trip_init(&t);
+	snprintf(image, sizeof(image), "%s/static.sckpt", t.dir);
+	cr_assert_eq(setenv("SELFCKPT_LIBCUDA", lib, 1), 0);
+	cr_assert_eq(setenv("SELFCKPT_DRIVER_CKPT", build_path(tool, "bin/selfckpt-driver-ckpt"),
+			    1), 0);
+	cr_assert_eq(wait_status(spawn(argv, "/tmp/sc-rtstatic.out", "/dev/null")), 0);
+	slurp("/tmp/sc-rtstatic.out", out);
+	unlink("/tmp/sc-rtstatic.out");
+	snprintf(want, sizeof(want), "selfckpt_save: %d\n", -SELFCKPT_EDRIVER);
+	cr_assert(strstr(out, want), "not refused (-SELFCKPT_EDRIVER): %s", out);
+	cr_assert_neq(access(image, F_OK), 0, "an image was written");
 }
