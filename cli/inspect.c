@@ -228,10 +228,12 @@ static int take_driver(struct inspection *in, const struct sc_record *rec)
 			      "and %u); a process has one", sc_reader_name(in->r), in->driver_seq,
 			      rec->seq);
 	err = sc_cuda_driver_decode(rec->meta, rec->meta_len, &in->driver);
-	if (err < 0)
+	if (err < 0) {
+		int i = err == -SELFCKPT_EVERSION ? 0 : err == -SELFCKPT_ELENGTH ? 1 : 2;
+
 		return sc_err(-err, "cuda-driver record %u of '%s' at offset %llu has %s", rec->seq,
-			      sc_reader_name(in->r), (unsigned long long)rec->offset,
-			      why[err == -SELFCKPT_EVERSION ? 0 : err == -SELFCKPT_ELENGTH ? 1 : 2]);
+			      sc_reader_name(in->r), (unsigned long long)rec->offset, why[i]);
+	}
 	in->has_driver = true;
 	in->driver_seq = rec->seq;
 	return 0;
