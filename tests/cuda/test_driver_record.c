@@ -51,8 +51,8 @@ Test(driver_record, broken_meta_refused_with_its_error)
 	cr_assert_eq(sc_cuda_driver_decode(m, sizeof(m), &d), -SELFCKPT_ERESERVED);
 }
 
-/* An image of @n cuda-driver records (and nothing else) at @path. */
-static void write_image(const char *path, int n)
+/* An image of @n cuda-driver records (and nothing else) at @path, of record version @v. */
+static void write_image_v(const char *path, int n, uint32_t v)
 {
 	uint8_t m[SC_CUDA_DRIVER_META];
 	struct sc_write_opts o;
@@ -63,6 +63,7 @@ static void write_image(const char *path, int n)
 	sc_write_opts_init(&o);
 	o.threads = 1;
 	sc_cuda_driver_encode(&sample, m);
+	sc_put_le32(m, v);
 	cr_assert_eq(sc_writer_new(&w, fd, path, &o), 0, "%s", selfckpt_last_error());
 	for (int i = 0; i < n; i++)
 		cr_assert_eq(sc_writer_record(w, SC_REC_CUDA_DRIVER, 0, m, sizeof(m), NULL, 0), 0,
@@ -70,6 +71,11 @@ static void write_image(const char *path, int n)
 	cr_assert_eq(sc_writer_finish(w), 0, "%s", selfckpt_last_error());
 	sc_writer_free(w);
 	close(fd);
+}
+
+static void write_image(const char *path, int n)
+{
+	write_image_v(path, n, SC_CUDA_DRIVER_VERSION);
 }
 
 /* selfckpt-inspect [@opt] @path: its exit status, its standard output in @out. */
@@ -117,5 +123,18 @@ Test(driver_record, inspect_refuses_a_second_record, .timeout = 30)
 	write_image(path, 2);
 	cr_assert_eq(inspect("", path, out, sizeof(out)), 65, "%s", out);
 	cr_assert(strstr(out, "has a second cuda-driver record (records 0 and 1)"), "%s", out);
+	unlink(path);
+}
+
+/* [R-TYP-21] a record version other than 1 is refused, the record named */
+Test(driver_record, inspect_refuses_another_record_version, .timeout = 30)
+{
+	char path[] = "/tmp/sc-driver-rec-XXXXXX", out[16384];
+
+	cr_assert_geq(mkstemp(path), 0);
+	write_image_v(path, 1, 2);
+	cr_assert_eq(inspect("", path, out, sizeof(out)), 65, "%s", out);
+	cr_assert(strstr(out, "cuda-driver record 0 of") &&
+		  strstr(out, "has a version other than 1"), "%s", out);
 	unlink(path);
 }
