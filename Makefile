@@ -115,6 +115,15 @@ $(LIB_SO): $(LIB_OBJS) $(LIB_SO_OBJS)
 $(BUILD)/lib/libselfckpt.so: $(LIB_SO)
 	$(Q)ln -sf libselfckpt.so.$(SONAME_MAJOR) $@
 
+# The library selfckpt-run --cuda=driver preloads: no cu* entry points (cuda/driver-mode.map).
+LIB_DRIVER_SO := $(BUILD)/lib/libselfckpt-driver.so.$(SONAME_MAJOR)
+lib: $(LIB_DRIVER_SO)
+$(LIB_DRIVER_SO): $(LIB_OBJS) $(LIB_SO_OBJS) cuda/driver-mode.map
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) -shared -Wl,-soname,libselfckpt-driver.so.$(SONAME_MAJOR) \
+		-Wl,--version-script=cuda/driver-mode.map $(SC_LDFLAGS) $(LDFLAGS) -o $@ \
+		$(filter %.o,$^) -Wl,--as-needed $(SC_LDLIBS)
+
 # A static link pulls the CUDA module's hooks in even where the program calls no cu* function
 # of the library: it may load the CUDA driver itself, and its checkpoint must see that.
 PC_STATIC_FLAGS := -Wl,-u,sc_cuda_hooks_install
@@ -132,7 +141,7 @@ tools: $(TOOLS)
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_SO) $(LIB_DRIVER_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libselfckpt.so.$(SONAME_MAJOR) $(DESTDIR)$(LIBDIR)/libselfckpt.so
 	install -m 644 core/selfckpt.h format/selfckpt_errors.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(BUILD)/lib/pkgconfig/selfckpt.pc $(DESTDIR)$(LIBDIR)/pkgconfig/

@@ -32,6 +32,8 @@
 
 #define TOOL "selfckpt-run"
 #define LIBRARY_NAME "libselfckpt.so.1"
+/* --cuda=driver: the same library without the cu* entry points (cuda/driver-mode.map) */
+#define LIBRARY_NAME_DRIVER "libselfckpt-driver.so.1"
 #define EXIT_CANNOT_EXEC 126 /* as a shell says */
 #define EXIT_NOT_FOUND 127
 
@@ -56,8 +58,10 @@ static int usage(void)
 	      "                     restore does not need them unchanged\n"
 	      "  --cuda MODE        how a CUDA program's GPU state is saved: proxy (the\n"
 	      "                     library serves the Driver API), driver (the driver's\n"
-	      "                     process checkpoint, for a driver in the program), or\n"
-	      "                     auto (default: driver where the driver is in the program)\n"
+	      "                     process checkpoint; the Driver API calls reach the\n"
+	      "                     driver too: " LIBRARY_NAME_DRIVER " is preloaded),\n"
+	      "                     or auto (default: the library serves the Driver API, the\n"
+	      "                     driver's checkpoint for a driver the program loads)\n"
 	      "  --level N          compression level (0 stores, default 1)\n"
 	      "  --log-level L      none, error, warn (default), info or debug\n"
 	      "  --help             print this help and exit\n"
@@ -295,10 +299,11 @@ static int tool_dir(char *dir)
 
 static int find_library(const char *bin, char *lib)
 {
-	const char *v = getenv(SC_ENV_LIBRARY);
+	const char *v = getenv(SC_ENV_LIBRARY), *mode = getenv("SELFCKPT_CUDA");
+	const char *name = mode && !strcmp(mode, "driver") ? LIBRARY_NAME_DRIVER : LIBRARY_NAME;
 	char path[PATH_MAX];
 	int n = v && *v ? snprintf(path, sizeof(path), "%s", v)
-			: snprintf(path, sizeof(path), "%s/../lib/%s", bin, LIBRARY_NAME);
+			: snprintf(path, sizeof(path), "%s/../lib/%s", bin, name);
 
 	if (n >= (int)sizeof(path))
 		return sc_err(ENAMETOOLONG, "the library path '%s...' is too long", bin);

@@ -192,6 +192,13 @@ $(PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c 
 	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(SC_CFLAGS) $(CFLAGS) -o $@ $< \
 		$(BUILD)/lib/libselfckpt.a $(SC_LDLIBS) -ldl
 
+# rtdriver-linked (tests/cli/test_driver.c): rtdriver linked with libcuda.so.1, as -lcuda links.
+test-progs: $(BUILD)/tests/progs/rtdriver-linked
+$(BUILD)/tests/progs/rtdriver-linked: tests/progs/rtdriver.c $(SOFTCUDA_DRIVER)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) -Wall -Wextra $(CFLAGS) -o $@ $< \
+		-L$(dir $(SOFTCUDA_DRIVER)) -Wl,--no-as-needed -l:libcuda.so.1 -ldl
+
 # rtstatic (tests/cli/test_driver.c): linked as `pkg-config --static` links a program.
 test-progs: $(BUILD)/tests/progs/rtstatic
 $(BUILD)/tests/progs/rtstatic: tests/progs/rtstatic.c $(BUILD)/lib/libselfckpt.a | $(DEPS_STAMP)

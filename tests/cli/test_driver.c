@@ -131,8 +131,9 @@ Test(driver, in_use_refuses_the_checkpoint_and_keeps_the_last_image, .timeout = 
 	mark(&r, "b");
 	cr_assert(appears(&r, "c"), "rtdriver did not load the driver");
 	kill(r.pid, SIGUSR2);
-	cr_assert(said(&r, "is in use in this process"), "no refusal: %s", r.t.err);
+	cr_assert(said(&r, "the checkpoint on SIGUSR2 failed"), "no refusal: %s", r.t.err);
 	cr_assert(strstr(r.t.err, "tests/driver-old/libcuda.so.1") &&
+		  strstr(r.t.err, "is in use in this process") &&
 		  strstr(r.t.err, "has no cuCheckpointProcess") &&
 		  strstr(r.t.err, "needs driver 570 or later") &&
 		  strstr(r.t.err, "the previous image stays") &&
@@ -266,8 +267,9 @@ Test(driver, failed_driver_checkpoint_refuses_and_unlocks, .timeout = 120)
 	mark(&r, "b");
 	cr_assert(appears(&r, "c"), "rtdriver did not load the driver");
 	kill(r.pid, SIGUSR2);
-	cr_assert(said(&r, "the driver's process checkpoint failed"), "no refusal: %s", r.t.err);
-	cr_assert(strstr(r.t.err, "the driver's checkpoint of process") &&
+	cr_assert(said(&r, "the checkpoint on SIGUSR2 failed"), "no refusal: %s", r.t.err);
+	cr_assert(strstr(r.t.err, "the driver's process checkpoint failed") &&
+		  strstr(r.t.err, "the driver's checkpoint of process") &&
 		  strstr(r.t.err, "CUDA_ERROR_UNKNOWN"), "the cause is not said: %s", r.t.err);
 	driver_state(&r, "running\n"); /* not left locked */
 	cr_assert_eq(stat(r.t.latest, &now), 0);
@@ -300,4 +302,53 @@ Test(driver, static_link_sees_the_driver, .timeout = 30)
 	snprintf(want, sizeof(want), "selfckpt_save: %d\n", -SELFCKPT_EDRIVER);
 	cr_assert(strstr(out, want), "not refused (-SELFCKPT_EDRIVER): %s", out);
 	cr_assert_neq(access(image, F_OK), 0, "an image was written");
+}
+
+/* rtdriver-linked under selfckpt-run with @cuda_opt, checkpointed: what the image says of its mode. */
+static void linked_mode(const char *cuda_opt, const char *want)
+{
+	char tool[PATH_MAX], prog[PATH_MAX], lib[PATH_MAX], dir[96], out[OUT_MAX], insp[PATH_MAX];
+	const char *argv[] = { build_path(tool, "bin/selfckpt-run"), cuda_opt, "--dir", dir, "--",
+			       build_path(prog, "tests/progs/rtdriver-linked"), "linked", NULL,
+			       NULL };
+	const char *inspect[] = { build_path(insp, "bin/selfckpt-inspect"), NULL, NULL };
+	struct stat st;
+	struct rt r;
+
+	trip_init(&r.t);
+	argv[7] = r.t.dir;
+	snprintf(dir, sizeof(dir), "%s/ckpt", r.t.dir);
+	snprintf(r.out, sizeof(r.out), "%s/run.out", r.t.dir);
+	snprintf(r.err, sizeof(r.err), "%s/run.err", r.t.dir);
+	cr_assert_eq(setenv("LD_LIBRARY_PATH", build_path(lib, "tests/driver"), 1), 0);
+	/* the GPU proxy of the proxy mode loads the same device */
+	cr_assert_eq(setenv("SELFCKPT_LIBCUDA", build_path(lib, "tests/driver/libcuda.so.1"), 1),
+		     0);
+	r.pid = spawn(argv, r.out, r.err);
+	cr_assert(appears(&r, "a"), "rtdriver-linked did not start");
+	mark(&r, "b");
+	cr_assert(appears(&r, "c"), "rtdriver-linked did not initialise the driver: %s",
+		  (slurp(r.err, r.t.err), r.t.err));
+	checkpoint(&r, &st);
+	mark(&r, "d");
+	cr_assert_eq(wait_status(r.pid), 0, "the program did not go on: %s", r.t.err);
+	inspect[1] = r.t.latest;
+	cr_assert_eq(wait_status(spawn(inspect, r.out, "/dev/null")), 0);
+	slurp(r.out, out);
+	cr_assert(strstr(out, want), "the image is not of the mode '%s':\n%s", want, out);
+}
+
+/*
+ * A -lcuda program: by default its Driver API calls reach selfckpt's entry
+ * points and the GPU proxy; with --cuda=driver they reach the driver, and the
+ * checkpoint is driver-assisted.
+ */
+Test(driver, linked_program_proxy_by_default, .timeout = 120)
+{
+	linked_mode("--cuda=auto", "CUDA mode     proxy");
+}
+
+Test(driver, linked_program_driver_assisted_with_cuda_driver, .timeout = 120)
+{
+	linked_mode("--cuda=driver", "CUDA mode     driver-assisted");
 }

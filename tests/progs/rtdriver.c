@@ -5,7 +5,12 @@
  * and knows nothing of selfckpt. tests/cli/test_driver.c runs it under
  * selfckpt-run with the software device as libcuda.so.1.
  *
- *   rtdriver init|load DIR
+ *   rtdriver init|load|linked DIR
+ *
+ * "linked" is for the build linked with libcuda.so.1 (rtdriver-linked): it
+ * calls cuInit() and the rest as a -lcuda program does, through whichever
+ * library the dynamic linker finds them in first (selfckpt's preloaded
+ * entry points, or the driver's), and initialises the driver like "init".
  *
  * The test steers it through files in DIR: it creates DIR/a and waits for
  * DIR/b (a checkpoint before the driver is loaded); loads the driver, and
@@ -13,6 +18,7 @@
  * waits for DIR/d (a checkpoint with the driver in the process); then asks the
  * driver for its devices, says "done" and ends.
  */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -81,18 +87,20 @@ int main(int argc, char **argv)
 	int count = -1;
 	bool init;
 
-	if (argc != 3 || (strcmp(argv[1], "init") && strcmp(argv[1], "load"))) {
-		fprintf(stderr, "usage: rtdriver init|load DIR\n");
+	if (argc != 3 || (strcmp(argv[1], "init") && strcmp(argv[1], "load") &&
+			  strcmp(argv[1], "linked"))) {
+		fprintf(stderr, "usage: rtdriver init|load|linked DIR\n");
 		return 64;
 	}
-	init = !strcmp(argv[1], "init");
+	init = strcmp(argv[1], "load") != 0;
 	dir = argv[2];
 	printf("before the driver\n");
 	fflush(stdout);
 	mark("a");
 	await("b");
-	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
+	if (!strcmp(argv[1], "linked"))
+		h = RTLD_DEFAULT; /* a null pointer: the global scope */
+	else if (!(h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))) {
 		fprintf(stderr, "rtdriver: dlopen(libcuda.so.1): %s\n", dlerror());
 		return 3;
 	}
