@@ -17,16 +17,6 @@ show() {
 	echo "  maps: $(grep -c nvidia /proc/$p/maps) nvidia, $(grep -c 'dev/zero' /proc/$p/maps) /dev/zero"
 } >&2
 show "before $2"
-# PROBE_NAMES: the thread names saved at the checkpoint, given back before a restore
-names=${PROBE_NAMES_DIR:-/tmp}/names-$p
-if [ "$2" = checkpoint ]; then
-	for t in /proc/$p/task/*; do echo "${t##*/} $(cat $t/comm)"; done > "$names"
-elif [ -n "${PROBE_NAMES:-}" ] && [ -s "$names" ]; then
-	while read -r tid name; do
-		printf '%s' "$name" > /proc/$p/task/$tid/comm 2> /dev/null || echo "  cannot name $tid" >&2
-	done < "$names"
-	show "renamed before $2"
-fi
 "$SELFCKPT_DRIVER_REAL" "$@"
 st=$?
 show "after $2 (exit $st)"
