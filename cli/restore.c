@@ -99,7 +99,7 @@ static int parse(int argc, char **argv, struct options *o)
 static int prepare(struct options *o, struct image *im, struct plan *plan)
 {
 	bool same_ids = false;
-	pid_t pid;
+	struct sc_peek peek;
 	int fd, err, verdict;
 	double t[5];
 
@@ -112,15 +112,16 @@ static int prepare(struct options *o, struct image *im, struct plan *plan)
 	}
 	err = sc_image_open(o->path, &fd);
 	if (!err)
-		err = sc_image_peek_pid(fd, o->path, &pid);
+		err = sc_image_peek(fd, o->path, &peek);
 	if (!err)
 		err = sc_restore_cuda_check_fd(fd, o->path, o->threads);
 	if (err < 0)
 		return err;
 	/* From here on, in the same-ids case, this is the process at the saved pid. */
 	t[1] = sc_log_seconds();
-	if (!o->new_ids && pid > 1)
-		same_ids = sc_same_ids_enter(pid, fd) == 0;
+	sc_loginuid_restore(&peek);
+	if (!o->new_ids && peek.pid > 1)
+		same_ids = sc_same_ids_enter(peek.pid, fd) == 0;
 	t[2] = sc_log_seconds();
 	err = sc_image_load_fd(im, fd, o->path);
 	if (!err)

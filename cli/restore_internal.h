@@ -96,8 +96,22 @@ struct plan {
  */
 int sc_image_open(const char *path, int *fd);
 
-/* The saved pid, from the process record of the image open at @fd. */
-int sc_image_peek_pid(int fd, const char *path, pid_t *pid);
+/* What the restore needs before it enters namespaces, from the process record. */
+struct sc_peek {
+	pid_t pid;         /* the saved pid */
+	uint32_t attrs;    /* SC_ATTR_* */
+	uint32_t loginuid; /* where attrs has SC_ATTR_LOGINUID */
+};
+
+/* The process record's @peek of the image open at @fd. */
+int sc_image_peek(int fd, const char *path, struct sc_peek *peek);
+
+/*
+ * restore_jump.c: sc_loginuid_restore() - give this process the audit login
+ * uid of @peek where it differs; warns where it cannot. Done before a user
+ * namespace is entered: inside one, the uid may not be mapped.
+ */
+void sc_loginuid_restore(const struct sc_peek *peek);
 
 /* Read and check every record's metadata: of the image at @path, or at @fd (not owned). */
 int sc_image_load(struct image *im, const char *path);

@@ -290,6 +290,31 @@ static int restore_descriptors(const struct image *im, const struct plan *p)
 	return err ? err : sc_locks_restore(im->locks, im->n_locks);
 }
 
+/*
+ * The audit login uid, where this process's differs. Setting one that is
+ * not set needs no privilege; changing one that is needs CAP_AUDIT_CONTROL:
+ * without it the restored process keeps the restorer's, and is told.
+ */
+void sc_loginuid_restore(const struct sc_peek *pr)
+{
+	char now[16] = "", want[16];
+	int fd = open("/proc/self/loginuid", O_RDONLY | O_CLOEXEC), len;
+	ssize_t n = fd < 0 ? -1 : read(fd, now, sizeof(now) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (!(pr->attrs & SC_ATTR_LOGINUID) || n <= 0 ||
+	    (uint32_t)strtoul(now, NULL, 10) == pr->loginuid)
+		return;
+	len = snprintf(want, sizeof(want), "%u", pr->loginuid);
+	fd = open("/proc/self/loginuid", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, want, (size_t)len) != len)
+		sc_log(SC_LOG_WARN, "cannot set the audit login uid %u again (this session's is "
+		       "%.*s): %s", pr->loginuid, (int)strcspn(now, "\n"), now, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 /* The membarrier() registrations of the process: of its memory, which is this one's now. */
 static void restore_membarrier(uint32_t attrs)
 {

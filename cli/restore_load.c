@@ -252,7 +252,7 @@ int sc_image_open(const char *path, int *fd)
 	return 0;
 }
 
-int sc_image_peek_pid(int fd, const char *path, pid_t *pid)
+int sc_image_peek(int fd, const char *path, struct sc_peek *peek)
 {
 	struct sc_read_opts ro = { .threads = 1 };
 	struct sc_process_info p;
@@ -260,11 +260,12 @@ int sc_image_peek_pid(int fd, const char *path, pid_t *pid)
 	struct sc_record rec;
 	int err = sc_reader_open_fd(&r, fd, path, &ro);
 
-	*pid = 0;
+	*peek = (struct sc_peek){ 0 };
 	while (!err && (err = sc_reader_next(r, &rec)) == 1 && rec.type != SC_REC_PROCESS)
 		err = 0;
 	if (err == 1 && (err = sc_process_read(r, &rec, &p)) == 0) {
-		*pid = (pid_t)p.pid;
+		*peek = (struct sc_peek){ .pid = (pid_t)p.pid, .attrs = p.attrs,
+					  .loginuid = p.loginuid };
 		sc_process_free(&p);
 	}
 	sc_reader_free(r);

@@ -140,7 +140,8 @@ static uint32_t membarrier_registrations(void)
 
 /*
  * What the program set on itself that a restore sets again: THP disabled,
- * child subreaper, its OOM score adjustment, membarrier registrations. Read
+ * child subreaper, its OOM score adjustment, membarrier registrations, and
+ * the audit login uid it had (that of its login session). Read
  * in this process (a child subreaper is not inherited by the snapshot).
  */
 static void read_attrs(struct sc_process_info *p)
@@ -158,6 +159,15 @@ static void read_attrs(struct sc_process_info *p)
 	if (prctl(PR_GET_CHILD_SUBREAPER, (unsigned long)&sub, 0, 0, 0) == 0 && sub)
 		p->attrs |= SC_ATTR_SUBREAPER;
 	p->attrs |= membarrier_registrations();
+	fd = open("/proc/self/loginuid", O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		p->loginuid = (uint32_t)strtoul(buf, NULL, 10);
+		p->attrs |= SC_ATTR_LOGINUID;
+	}
 }
 
 static uint32_t parse_umask(pid_t child)

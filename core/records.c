@@ -14,7 +14,8 @@
 #include "core/sc_records.h"
 #include "format/sc_log.h"
 
-#define PROCESS_FIXED 192
+#define PROCESS_FIXED 200
+#define PROCESS_FIXED_1_2 192 /* before the login uid of 1.3 */
 #define PROCESS_FIXED_1_0 184 /* before the attributes of 1.2 */
 #define THREAD_FIXED 120
 #define SIGNALS_FIXED 16
@@ -90,7 +91,8 @@ int sc_process_write(struct sc_writer *w, const struct sc_process_info *p)
 	sc_put_le64(m + 176, p->thread_start);
 	sc_put_le32(m + 184, (uint32_t)p->oom_score_adj);
 	sc_put_le32(m + 188, p->attrs);
-	v = m + PROCESS_FIXED;
+	sc_put_le32(m + 192, p->loginuid);
+	v = m + PROCESS_FIXED; /* 196: reserved, 0 */
 	for (int i = 0; i < SC_RLIMITS; i++, v += 16) {
 		sc_put_le64(v, p->rlim_cur[i]);
 		sc_put_le64(v + 8, p->rlim_max[i]);
@@ -148,10 +150,14 @@ int sc_process_read(struct sc_reader *r, const struct sc_record *rec, struct sc_
 	p->thread_start = sc_get_le64(m + 176);
 	/* The variable part ends the meta: newer minors grow the fixed part. */
 	v = m + rec->meta_len - (16 * n_rlim + cwd + exe + auxv);
-	if (v >= m + PROCESS_FIXED) { /* 1.2: the attributes */
+	if (v >= m + PROCESS_FIXED_1_2) { /* 1.2: the attributes */
 		p->oom_score_adj = (int32_t)sc_get_le32(m + 184);
 		p->attrs = sc_get_le32(m + 188);
 	}
+	if (v >= m + PROCESS_FIXED) /* 1.3: the login uid */
+		p->loginuid = sc_get_le32(m + 192);
+	else
+		p->attrs &= ~SC_ATTR_LOGINUID;
 	for (uint64_t i = 0; i < n_rlim; i++, v += 16)
 		if (i < SC_RLIMITS) {
 			p->rlim_cur[i] = sc_get_le64(v);

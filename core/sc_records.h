@@ -31,6 +31,7 @@ struct sc_process_info {
 	/* 1.2: attributes a program sets on itself */
 	uint32_t attrs;        /* SC_ATTR_* */
 	int32_t oom_score_adj; /* /proc/self/oom_score_adj, where SC_ATTR_KNOWN */
+	uint32_t loginuid;     /* /proc/self/loginuid, where SC_ATTR_LOGINUID */
 };
 
 #define SC_ATTR_KNOWN 0x1u        /* the attributes below were recorded (format 1.2) */
@@ -40,6 +41,7 @@ struct sc_process_info {
 #define SC_ATTR_MEMBARRIER_SYNC_CORE 0x10u /* ... its sync-core variant */
 #define SC_ATTR_MEMBARRIER_RSEQ 0x20u      /* ... its rseq variant */
 #define SC_ATTR_MEMBARRIER_GLOBAL 0x40u    /* membarrier global expedited registered */
+#define SC_ATTR_LOGINUID 0x80u             /* loginuid was recorded (format 1.3) */
 
 struct sc_thread_record {
 	int32_t tid;

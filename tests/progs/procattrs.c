@@ -2,7 +2,8 @@
 /*
  * procattrs.c - a program that sets attributes on itself (transparent huge
  * pages disabled, child subreaper, an OOM score adjustment of 400, a
- * registration for private expedited membarrier()), waits
+ * registration for private expedited membarrier(), its own uid as audit
+ * login uid where none was set, which needs no privilege), waits
  * about a second, and prints them. Run under selfckpt-run by
  * tests/cli/test_objects.c: a restore must print the same.
  */
@@ -10,9 +11,39 @@
 #include <linux/membarrier.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* "own", "unset" or "other": the audit login uid against the process's uid. */
+static const char *loginuid(void)
+{
+	char buf[32] = "";
+	int fd = open("/proc/self/loginuid", O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	unsigned long v = n > 0 ? strtoul(buf, NULL, 10) : 0;
+
+	if (fd >= 0)
+		close(fd);
+	return n <= 0 ? "unreadable" : v == 4294967295ul ? "unset" :
+	       v == (unsigned long)getuid() ? "own" : "other";
+}
+
+/* The process's uid as its audit login uid, where none is set yet. */
+static void set_loginuid(void)
+{
+	char v[16];
+	int fd, len = snprintf(v, sizeof(v), "%u", (unsigned)getuid());
+
+	if (strcmp(loginuid(), "unset"))
+		return;
+	fd = open("/proc/self/loginuid", O_WRONLY);
+	if (fd >= 0 && write(fd, v, (size_t)len) != len)
+		perror("loginuid");
+	if (fd >= 0)
+		close(fd);
+}
 
 static int oom_score_adj(void)
 {
@@ -34,6 +65,7 @@ int main(void)
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) < 0)
 		return 2;
 	close(fd);
+	set_loginuid();
 	for (int i = 0; i < 50; i++)
 		usleep(20000); /* a signal ends a sleep early: wait in steps */
 	prctl(PR_GET_CHILD_SUBREAPER, (unsigned long)&sub, 0, 0, 0);
@@ -41,5 +73,6 @@ int main(void)
 	       prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0), sub, oom_score_adj(),
 	       syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? "registered" :
 									     "not registered");
+	printf("loginuid: %s\n", loginuid());
 	return 0;
 }
