@@ -281,6 +281,34 @@ static int refuse(const struct sc_fd *f, const char *why)
 		      "written", f->fd, f->path, why);
 }
 
+/*
+ * The classic BPF filter attached to the socket (SO_ATTACH_FILTER), whose
+ * length the freeze read: its instructions are read here, through the
+ * program's own descriptor, once its inode is checked to be the socket's
+ * still (a program that closed it since, or put another filter of another
+ * length, is refused: the checkpoint can be tried again).
+ */
+static int put_filter(struct sc_state_out *o, const struct sc_fd *f, int32_t n)
+{
+	socklen_t len = (socklen_t)n, size = sizeof(int);
+	struct stat st;
+	uint8_t *v = malloc(4 + 8 * (size_t)n);
+	int locked = 0, err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	if (n > 4096 || fstat(f->fd, &st) < 0 || (uint64_t)st.st_ino != f->inode ||
+	    getsockopt(f->fd, SOL_SOCKET, SO_GET_FILTER, v + 4, &len) < 0 || len != (socklen_t)n)
+		err = refuse(f, "has a socket filter (SO_ATTACH_FILTER) that changed while it was "
+			     "read, or one this version cannot read");
+	getsockopt(f->fd, SOL_SOCKET, SO_LOCK_FILTER, &locked, &size);
+	sc_put_le32(v, locked ? 1 : 0);
+	if (!err)
+		sc_state_put(o, SC_SOCK_FILTER, v, 4 + 8 * (uint32_t)n);
+	free(v);
+	return err;
+}
+
 int sc_fd_socket_collect(struct sc_fd *f)
 {
 	struct sc_sock_frozen s;
@@ -292,8 +320,6 @@ int sc_fd_socket_collect(struct sc_fd *f)
 	memcpy(&s, f->data, sizeof(s));
 	if (s.in_flight)
 		return refuse(f, "has descriptors in flight in its queue (SCM_RIGHTS)");
-	if (s.filter_len > 0)
-		return refuse(f, "has a socket filter attached (SO_ATTACH_FILTER)");
 	if (s.queue_err)
 		return sc_err(-s.queue_err, "cannot read the queue of descriptor %d (%s): %s",
 			      f->fd, f->path, strerror(-s.queue_err));
@@ -303,6 +329,8 @@ int sc_fd_socket_collect(struct sc_fd *f)
 		err = collect_inet(f, &s, &o);
 	else
 		err = 1; /* a stand-in: the record keeps kind 6 and no state */
+	if (!err && s.filter_len > 0)
+		err = put_filter(&o, f, s.filter_len);
 	if (err) {
 		free(o.buf);
 		free(f->data);

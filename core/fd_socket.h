@@ -57,6 +57,7 @@ enum {
 	SC_SOCK_BACKLOG = SC_STATE_REQUIRED | 6, /* u32: the listen() backlog */
 	SC_SOCK_BUFFERS = 7,                     /* u32 SO_SNDBUF, u32 SO_RCVBUF */
 	SC_SOCK_OPTION = SC_STATE_REQUIRED | 8,  /* u32 level, u32 name, the value (4 or 8 bytes) */
+	SC_SOCK_FILTER = SC_STATE_REQUIRED | 9,  /* u32 locked, the classic BPF instructions */
 };
 
 /* SC_SOCK_TYPE flags */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -79,6 +80,8 @@ static int one_item(const struct sc_fd *f, const struct sc_state_item *it, struc
 		return 0; /* sent when the socket is made (send_queue()) */
 	case SC_SOCK_OPTION:
 		return it->len == 12 || it->len == 16 ? 0 : sc_state_bad_length(f, it); /* set_options() */
+	case SC_SOCK_FILTER: /* set_filter() */
+		return it->len >= 12 && (it->len - 4) % 8 == 0 ? 0 : sc_state_bad_length(f, it);
 	default:
 		return sc_state_unknown(f, it);
 	}
@@ -163,6 +166,24 @@ static void set_buffers(int fd, const struct sock *s)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd));
 	if (rcv > 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+}
+
+/*
+ * The filter @it (SC_SOCK_FILTER) attached to @fd again, and locked if it
+ * was: once the queue is back, which the filter would otherwise judge.
+ */
+static int set_filter(int fd, const struct sc_fd *f, const struct sc_state_item *it)
+{
+	struct sock_fprog prog = { .len = (unsigned short)((it->len - 4) / 8),
+				   .filter = (struct sock_filter *)(uintptr_t)(it->value + 4) };
+	int on = 1;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ||
+	    (sc_get_le32(it->value) && setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &on,
+						   sizeof(on)) < 0))
+		return sc_err(errno, "cannot attach the socket filter of descriptor %d (%s) "
+			      "again: %s", f->fd, f->path, strerror(errno));
+	return 0;
 }
 
 /*
@@ -303,16 +324,24 @@ static int bind_name(int fd, const struct sc_fd *f, const struct sock *s)
 	return requeue_datagrams(f, s);
 }
 
-/* Give the new socket @fd @f's flags and put it at its number. */
+/* Give the new socket @fd @f's filter and flags, and put it at its number. */
 static int finish(int fd, const struct sc_fd *f, int min)
 {
+	struct sc_state_item it;
+	size_t pos = 0;
+	int err;
+
+	while (sc_state_next(f, &pos, &it) > 0)
+		if (it.tag == SC_SOCK_FILTER && (err = set_filter(fd, f, &it)) < 0) {
+			close(fd);
+			return err;
+		}
 	fd = sc_fd_keep_above(fd, min, f);
 	if (fd < 0)
 		return fd;
 	if (fcntl(fd, F_SETFL, f->open_flags & (O_NONBLOCK | O_ASYNC)) < 0) {
-		int err = sc_err(errno, "cannot set the flags of descriptor %d (%s): %s", f->fd,
-				 f->path, strerror(errno));
-
+		err = sc_err(errno, "cannot set the flags of descriptor %d (%s): %s", f->fd,
+			     f->path, strerror(errno));
 		close(fd);
 		return err;
 	}

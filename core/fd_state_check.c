@@ -41,12 +41,14 @@ static const struct item_rule rules[] = {
 	{ SC_FD_UNIX, SC_SOCK_BACKLOG, 4, 4, false },
 	{ SC_FD_UNIX, SC_SOCK_BUFFERS, 8, 8, false },
 	{ SC_FD_UNIX, SC_SOCK_OPTION, 12, 16, false },
+	{ SC_FD_UNIX, SC_SOCK_FILTER, 12, 4 + 8 * 4096, false },
 	{ SC_FD_INET, SC_SOCK_TYPE, 16, 16, true },
 	{ SC_FD_INET, SC_SOCK_NAME, 2, SC_SOCK_ADDR_MAX, false },
 	{ SC_FD_INET, SC_SOCK_PEER_NAME, 2, SC_SOCK_ADDR_MAX, false },
 	{ SC_FD_INET, SC_SOCK_BACKLOG, 4, 4, false },
 	{ SC_FD_INET, SC_SOCK_BUFFERS, 8, 8, false },
 	{ SC_FD_INET, SC_SOCK_OPTION, 12, 16, false },
+	{ SC_FD_INET, SC_SOCK_FILTER, 12, 4 + 8 * 4096, false },
 };
 
 #define N_RULES (sizeof(rules) / sizeof(rules[0]))

@@ -3,7 +3,8 @@
  * sockets.c - a program that holds the sockets a process commonly has: a
  * stream, a datagram and a seqpacket socket pair with data queued in them,
  * a listening unix socket bound to a path, a client connected to it and the
- * accepted end, a datagram socket bound to an abstract name, a datagram
+ * accepted end, a datagram socket bound to an abstract name (with a locked
+ * filter that takes only messages starting with 'h'), a datagram
  * socket bound to a path with a client connected to it and one connected to
  * itself (messages queued in both), a UDP socket and a listening TCP socket
  * on the loopback, two UDP sockets connected to each other, one shut down
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <linux/filter.h>
 #include <netinet/tcp.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -45,6 +47,23 @@ static int unix_addr(struct sockaddr_un *a, const char *path, int abstract)
 	return (int)(offsetof(struct sockaddr_un, sun_path) + abstract + strlen(path));
 }
 
+/* A locked classic BPF filter: messages whose first byte is 'h' pass, others are dropped. */
+static int attach_filter(int fd)
+{
+	static struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 'h', 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0xffff),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_fprog prog = { sizeof(code) / sizeof(code[0]), code };
+	int on = 1;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
+		return -1;
+	return setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &on, sizeof(on));
+}
+
 static int make_unix(struct socks *s, const char *dir)
 {
 	struct sockaddr_un a;
@@ -68,7 +87,8 @@ static int make_unix(struct socks *s, const char *dir)
 	snprintf(name, sizeof(name), "selfckpt-test-%d", (int)getpid());
 	len = unix_addr(&a, name, 1);
 	s->abstract = socket(AF_UNIX, SOCK_DGRAM, 0);
-	return s->server < 0 || bind(s->abstract, (struct sockaddr *)&a, len) < 0 ? -1 : 0;
+	return s->server < 0 || bind(s->abstract, (struct sockaddr *)&a, len) < 0 ||
+	       attach_filter(s->abstract) < 0 ? -1 : 0;
 }
 
 /* A named datagram socket, a client connected to it, and one bound and connected to itself. */
@@ -278,13 +298,15 @@ static void step_names(const struct socks *s, int i)
 		return;
 	getsockname(s->abstract, (struct sockaddr *)&a, &len);
 	c = socket(AF_UNIX, SOCK_DGRAM, 0);
+	sendto(c, "xx", 2, 0, (struct sockaddr *)&a, len); /* the filter drops it */
 	ok = sendto(c, "hi", 2, 0, (struct sockaddr *)&a, len) == 2 &&
-	     recv(s->abstract, in, sizeof(in), 0) == 2;
+	     recv(s->abstract, in, sizeof(in), 0) == 2 && in[0] == 'h';
 	close(c);
 	len = sizeof(a);
 	getsockname(s->tcp, (struct sockaddr *)&a, &len);
 	c = socket(AF_INET, SOCK_STREAM, 0);
-	ok = ok && connect(c, (struct sockaddr *)&a, len) == 0;
+	if (connect(c, (struct sockaddr *)&a, len) < 0)
+		ok = 0;
 	close(c);
 	c = accept(s->tcp, NULL, NULL);
 	printf("%d names:%s accepted:%s\n", i, ok ? "ok" : "wrong", c >= 0 ? "yes" : "no");
