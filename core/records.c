@@ -15,7 +15,7 @@
 #include "format/sc_log.h"
 
 #define PROCESS_FIXED 200
-#define PROCESS_FIXED_1_2 192 /* before the login uid of 1.3 */
+#define PROCESS_FIXED_1_2 192 /* 1.2 and 1.3: before the login uid of 1.4 */
 #define PROCESS_FIXED_1_0 184 /* before the attributes of 1.2 */
 #define THREAD_FIXED 120
 #define SIGNALS_FIXED 16
@@ -154,7 +154,7 @@ int sc_process_read(struct sc_reader *r, const struct sc_record *rec, struct sc_
 		p->oom_score_adj = (int32_t)sc_get_le32(m + 184);
 		p->attrs = sc_get_le32(m + 188);
 	}
-	if (v >= m + PROCESS_FIXED) /* 1.3: the login uid */
+	if (v >= m + PROCESS_FIXED) /* 1.4: the login uid */
 		p->loginuid = sc_get_le32(m + 192);
 	else
 		p->attrs &= ~SC_ATTR_LOGINUID;

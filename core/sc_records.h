@@ -41,7 +41,7 @@ struct sc_process_info {
 #define SC_ATTR_MEMBARRIER_SYNC_CORE 0x10u /* ... its sync-core variant */
 #define SC_ATTR_MEMBARRIER_RSEQ 0x20u      /* ... its rseq variant */
 #define SC_ATTR_MEMBARRIER_GLOBAL 0x40u    /* membarrier global expedited registered */
-#define SC_ATTR_LOGINUID 0x80u             /* loginuid was recorded (format 1.3) */
+#define SC_ATTR_LOGINUID 0x80u             /* loginuid was recorded (format 1.4) */
 
 struct sc_thread_record {
 	int32_t tid;
