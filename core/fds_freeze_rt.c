@@ -140,7 +140,7 @@ static int kcmp_refused;
 
 static int same_description(int pid, int a, int b)
 {
-	long r, sa, sb;
+	long r, sa, sb, after;
 
 	if (!kcmp_refused) {
 		r = sc_sys5(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
@@ -152,11 +152,12 @@ static int same_description(int pid, int a, int b)
 			return 0;
 	}
 	sa = sc_sys2(SYS_fcntl, a, F_GETFL);
-	if (sa < 0 || sc_sys3(SYS_fcntl, a, F_SETFL, sa ^ O_NONBLOCK) < 0)
-		return 0;
 	sb = sc_sys2(SYS_fcntl, b, F_GETFL);
+	if (sa < 0 || sb < 0 || sc_sys3(SYS_fcntl, a, F_SETFL, sa ^ O_NONBLOCK) < 0)
+		return 0;
+	after = sc_sys2(SYS_fcntl, b, F_GETFL);
 	sc_sys3(SYS_fcntl, a, F_SETFL, sa);
-	return sb >= 0 && ((sb ^ sa) & O_NONBLOCK);
+	return after >= 0 && ((after ^ sb) & O_NONBLOCK); /* @b changed with @a */
 }
 
 /*

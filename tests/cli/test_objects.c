@@ -56,6 +56,24 @@ Test(objects, eventfd_timerfd_signalfd_inotify_and_epoll_come_back, .timeout = 2
 	objects_round_trips("objects");
 }
 
+/*
+ * Under Docker's default seccomp profile (no kcmp()) each object is its own
+ * open file description still: eventfds, timerfds, signalfds and epoll
+ * instances all share one anon inode, and must not be taken for copies of
+ * one another (R-TYP-12).
+ */
+Test(objects, objects_come_back_under_dockers_seccomp_profile, .timeout = 240)
+{
+	char sandbox[PATH_MAX];
+
+	setting[0] = build_path(sandbox, "tests/progs/sandbox");
+	setting[1] = "--seccomp";
+	setting[2] = "docker";
+	setting[3] = "--no-new-privs";
+	setting[4] = "--";
+	objects_round_trips("objects");
+}
+
 Test(objects, unix_and_ip_sockets_come_back_with_their_queues, .timeout = 240)
 {
 	objects_round_trips("sockets");
