@@ -24,6 +24,7 @@ enum {
 	SC_TIMERFD_TICKS = SC_STATE_REQUIRED | 5,    /* u64: expirations not yet read */
 	SC_SIGNALFD_MASK = SC_STATE_REQUIRED | 1,    /* u64: signal n is bit n - 1 */
 	SC_EPOLL_TARGET = SC_STATE_REQUIRED | 1,     /* u32 fd, u32 events, u64 data, u64 inode */
+	SC_EPOLL_VIA = SC_STATE_REQUIRED | 2,        /* a target, then u32 the fd holding its file */
 	SC_INOTIFY_WATCH = SC_STATE_REQUIRED | 1,    /* u32 wd, u32 mask, u64 inode, u64 dev, path */
 };
 
@@ -36,11 +37,12 @@ enum {
 int sc_fd_object_collect(struct sc_fd *f);
 
 /**
- * sc_fd_objects_check() - refuse an image whose objects could not come back
- * as they are: an epoll instance watching a descriptor that is closed or now
- * another file. Return: 0 or a negative error (reported).
+ * sc_fd_objects_check() - fd_epoll_check.c: record each epoll watch whose
+ * number is closed or now holds another file through a descriptor that
+ * holds its file; refuse an image where none does. Return: 0 or a negative
+ * error (reported).
  */
-int sc_fd_objects_check(const struct sc_fd *fds, size_t n);
+int sc_fd_objects_check(struct sc_fd *fds, size_t n);
 
 /** sc_fd_object_kind() - is @kind one of this file's (eventfd ... epoll)? */
 bool sc_fd_object_kind(int kind);

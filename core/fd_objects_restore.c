@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fd_objects_restore.c - make eventfd, timerfd, signalfd, inotify and epoll
- * objects again from their item lists (spec §9.6.1), and refuse at
- * checkpoint the ones that could not come back as they were.
+ * objects again from their item lists (spec §9.6.1).
  *
  * Stage contract: as fds_restore.c (the restorer, ordinary libc).
  */
@@ -214,22 +213,59 @@ static int make_signalfd(const struct sc_fd *f)
 
 /* --- epoll --- */
 
+/*
+ * Add the watch of number @tfd on the file of descriptor @via: the file is
+ * put at @tfd for the call (the kernel keys the watch by both), and what
+ * @tfd holds, if anything, put back after, with its close-on-exec flag.
+ * The epoll instance @ep is moved out of the way first if it sits at @tfd.
+ */
+static int add_via(int *ep, int tfd, int via, struct epoll_event *ev)
+{
+	int held = fcntl(tfd, F_GETFD), saved = -1, r, e;
+
+	if (*ep == tfd) {
+		int moved = fcntl(*ep, F_DUPFD_CLOEXEC, tfd + 1);
+
+		if (moved < 0)
+			return -1;
+		close(*ep);
+		*ep = moved;
+		held = -1;
+	}
+	if (held >= 0 && (saved = fcntl(tfd, F_DUPFD_CLOEXEC, 3)) < 0)
+		return -1;
+	r = dup2(via, tfd) < 0 ? -1 : epoll_ctl(*ep, EPOLL_CTL_ADD, tfd, ev);
+	e = errno;
+	if (saved >= 0) {
+		dup2(saved, tfd);
+		fcntl(tfd, F_SETFD, held);
+		close(saved);
+	} else {
+		close(tfd);
+	}
+	errno = e;
+	return r;
+}
+
 static int epoll_item(const struct sc_fd *f, const struct sc_state_item *it, void *arg)
 {
-	int ep = *(int *)arg;
+	int *ep = arg, tfd, via = -1, r;
 	struct epoll_event ev;
-	int tfd;
 
-	if (it->tag != SC_EPOLL_TARGET)
+	if (it->tag != SC_EPOLL_TARGET && it->tag != SC_EPOLL_VIA)
 		return sc_state_unknown(f, it);
-	if (it->len != EPOLL_TARGET_LEN)
+	if (it->len != (it->tag == SC_EPOLL_VIA ? EPOLL_TARGET_LEN + 4 : EPOLL_TARGET_LEN))
 		return sc_state_bad_length(f, it);
 	tfd = (int)sc_get_le32(it->value);
 	ev.events = sc_get_le32(it->value + 4);
 	ev.data.u64 = sc_get_le64(it->value + 8);
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev) < 0)
+	if (it->tag == SC_EPOLL_VIA)
+		via = (int)sc_get_le32(it->value + EPOLL_TARGET_LEN);
+	r = via >= 0 ? add_via(ep, tfd, via, &ev) : epoll_ctl(*ep, EPOLL_CTL_ADD, tfd, &ev);
+	if (r < 0)
 		return sc_err(errno, "cannot give back epoll descriptor %d its watch of descriptor "
-			      "%d: %s", f->fd, tfd, strerror(errno));
+			      "%d%s: %s", f->fd, tfd, via >= 0 ? " (through the file it held)" : "",
+			      strerror(errno));
 	return 0;
 }
 
@@ -362,55 +398,13 @@ static int target_open(const struct sc_fd *f, const struct sc_state_item *it, vo
 	if (it->tag == SC_EPOLL_TARGET && it->len == EPOLL_TARGET_LEN &&
 	    fcntl((int)sc_get_le32(it->value), F_GETFD) < 0)
 		return 1;
+	if (it->tag == SC_EPOLL_VIA && it->len == EPOLL_TARGET_LEN + 4 &&
+	    fcntl((int)sc_get_le32(it->value + EPOLL_TARGET_LEN), F_GETFD) < 0)
+		return 1; /* its file comes back through the descriptor named last */
 	return 0;
 }
 
 bool sc_fd_epoll_targets_open(const struct sc_fd *f)
 {
 	return each_item(f, target_open, NULL) <= 0;
-}
-
-/* --- checkpoint-side check --- */
-
-static const struct sc_fd *find_fd(const struct sc_fd *fds, size_t n, int fd)
-{
-	for (size_t i = 0; i < n; i++)
-		if (fds[i].fd == fd)
-			return &fds[i];
-	return NULL;
-}
-
-struct epoll_check {
-	const struct sc_fd *fds;
-	size_t n;
-};
-
-static int check_target(const struct sc_fd *f, const struct sc_state_item *it, void *arg)
-{
-	const struct epoll_check *c = arg;
-	const struct sc_fd *t;
-	int tfd;
-
-	if (it->tag != SC_EPOLL_TARGET || it->len != EPOLL_TARGET_LEN)
-		return 0;
-	tfd = (int)sc_get_le32(it->value);
-	t = find_fd(c->fds, c->n, tfd);
-	if (!t || t->inode != sc_get_le64(it->value + 16))
-		return sc_err(SELFCKPT_EHOST, "epoll descriptor %d watches a file it knows as "
-			      "descriptor %d, which is now %s: the watch cannot come back, so no "
-			      "image is written", f->fd, tfd, t ? "another file" : "closed");
-	return 0;
-}
-
-int sc_fd_objects_check(const struct sc_fd *fds, size_t n)
-{
-	struct epoll_check c = { fds, n };
-
-	for (size_t i = 0; i < n; i++) {
-		int err = fds[i].kind == SC_FD_EPOLL ? each_item(&fds[i], check_target, &c) : 0;
-
-		if (err)
-			return err;
-	}
-	return 0;
 }

@@ -12,11 +12,13 @@
  */
 #include <criterion/criterion.h>
 #include <limits.h>
+#include <linux/kcmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "tests/cli/trip.h"
@@ -54,6 +56,31 @@ static void objects_round_trips(const char *name)
 Test(objects, eventfd_timerfd_signalfd_inotify_and_epoll_come_back, .timeout = 240)
 {
 	objects_round_trips("objects");
+}
+
+/*
+ * An epoll watch whose number was since closed, or given another file,
+ * comes back on its file, found by kcmp() through the descriptor that holds
+ * it now; where kcmp() is not allowed (a seccomp profile) the checkpoint is
+ * refused, naming the watch.
+ */
+Test(objects, epoll_watches_of_changed_numbers_come_back, .timeout = 240)
+{
+	pid_t me = getpid();
+
+	setenv("SC_TEST_MOVED_EPOLL", "1", 1);
+	if (syscall(SYS_kcmp, me, me, KCMP_FILE, 0, 0) >= 0) {
+		objects_round_trips("objects");
+	} else {
+		char prog_path[PATH_MAX], dir[128], ref[OUT_MAX];
+		const char *prog[3];
+		struct trip t;
+
+		setup_prog(&t, "objects", prog_path, dir, prog, ref);
+		cr_assert(!checkpoint_at(&t, prog, 300, 3000), "an image was written");
+		cr_assert(strstr(t.err, "(or kcmp() is not allowed)"), "%s", t.err);
+	}
+	unsetenv("SC_TEST_MOVED_EPOLL");
 }
 
 /*

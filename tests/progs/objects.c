@@ -3,7 +3,10 @@
  * objects.c - a program that holds one of each kernel object a descriptor
  * can name without a file: an eventfd (a semaphore, non-blocking), a
  * timerfd, a signalfd, an inotify instance and two epoll instances (one
- * watching the other), and uses them in 60 steps of 20 ms. Everything it
+ * watching the other), and uses them in 60 steps of 20 ms. With
+ * SC_TEST_MOVED_EPOLL=1 in its environment it also holds a third epoll
+ * instance whose watches' numbers were closed or now hold another file (the
+ * watched pipes still open at other numbers). Everything it
  * prints follows from what it did, not from when: run under selfckpt-run
  * by tests/cli/test_objects.c and checkpointed at any moment, every restore
  * must print what an uninterrupted run prints. Usage: objects DIR (a folder
@@ -14,6 +17,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -29,6 +33,7 @@
 
 struct objects {
 	int ev, tm, sig, in, ep, outer;
+	int moved, pipe_a[2], pipe_b[2]; /* epoll whose watches were added at numbers since changed */
 	int mem, ghost, ghost2; /* a sealed memfd; a removed file with a hole, opened twice */
 	int wd;
 	char dir[256];
@@ -70,6 +75,32 @@ static void report_files(const struct objects *o)
 	       (long long)lseek(o->ghost, 4096, SEEK_DATA));
 }
 
+/*
+ * @moved watches the read ends of two pipes, added at their first numbers:
+ * then pipe_a's is moved (dup, then the number closed) and pipe_b's number
+ * is given another file (dup2 of the eventfd over it).
+ */
+static int make_moved(struct objects *o)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.u64 = 0xa };
+	int a, b;
+
+	o->moved = epoll_create1(0);
+	if (o->moved < 0 || pipe(o->pipe_a) < 0 || pipe(o->pipe_b) < 0 ||
+	    epoll_ctl(o->moved, EPOLL_CTL_ADD, o->pipe_a[0], &e) < 0)
+		return -1;
+	e.data.u64 = 0xb;
+	if (epoll_ctl(o->moved, EPOLL_CTL_ADD, o->pipe_b[0], &e) < 0)
+		return -1;
+	a = fcntl(o->pipe_a[0], F_DUPFD, 200);
+	b = fcntl(o->pipe_b[0], F_DUPFD, 210);
+	if (a < 0 || b < 0 || close(o->pipe_a[0]) < 0 || dup2(o->ev, o->pipe_b[0]) < 0)
+		return -1;
+	o->pipe_a[0] = a;
+	o->pipe_b[0] = b;
+	return 0;
+}
+
 static int make(struct objects *o, const char *dir)
 {
 	struct epoll_event e = { .events = EPOLLIN, .data.u64 = 0xfeedfacecafe0001ull };
@@ -102,7 +133,28 @@ static int make(struct objects *o, const char *dir)
 		return -1;
 	e.events = EPOLLIN;
 	e.data.u64 = 0xfeedfacecafe0003ull;
-	return epoll_ctl(o->outer, EPOLL_CTL_ADD, o->ep, &e);
+	if (epoll_ctl(o->outer, EPOLL_CTL_ADD, o->ep, &e) < 0)
+		return -1;
+	o->moved = -1;
+	return getenv("SC_TEST_MOVED_EPOLL") ? make_moved(o) : 0;
+}
+
+/* A byte into one pipe or the other; what @moved reports; the byte read back. */
+static void step_moved(const struct objects *o, int step)
+{
+	struct epoll_event got[2];
+	char c;
+	int n;
+
+	if (step % 6 || o->moved < 0)
+		return;
+	write(step % 12 ? o->pipe_a[1] : o->pipe_b[1], "x", 1);
+	n = epoll_wait(o->moved, got, 2, 0);
+	printf("%d moved:%d", step, n);
+	for (int i = 0; i < n; i++)
+		printf(" %llx", (unsigned long long)got[i].data.u64);
+	printf("\n");
+	read(step % 12 ? o->pipe_a[0] : o->pipe_b[0], &c, 1);
 }
 
 /* What the epoll instances report now, as text. */
@@ -216,6 +268,7 @@ int main(int argc, char **argv)
 		step_signal(&o, step);
 		step_inotify(&o, step);
 		step_timer(&o, step);
+		step_moved(&o, step);
 		usleep(20000);
 	}
 	fire_timer(&o);
