@@ -193,10 +193,11 @@ static int open_backing(const struct image *im, struct mapping *m, struct plan *
 		close(fd);
 		return err;
 	}
-	m->fd = sc_fd_move_above(fd, fd_base(im));
-	close(fd);
-	if (m->fd < 0)
+	m->fd = sc_fd_move_above(fd, fd_base(im)); /* closes @fd once moved */
+	if (m->fd < 0) {
+		close(fd);
 		return sc_err(-m->fd, "cannot move a descriptor: %s", strerror(-m->fd));
+	}
 	p->map_fds[p->n_map_fds++] = m->fd;
 	return 0;
 }
@@ -269,10 +270,11 @@ static int plan_remade_file(const struct image *im, struct mapping *m, struct pl
 	}
 	sc_log(SC_LOG_WARN, "'%s', mapped shared at 0x%llx, was gone: made again from '%s'",
 	       s->path, (unsigned long long)m->start, im->path);
-	m->fd = sc_fd_move_above(fd, fd_base(im));
-	close(fd);
-	if (m->fd < 0)
+	m->fd = sc_fd_move_above(fd, fd_base(im)); /* closes @fd once moved */
+	if (m->fd < 0) {
+		close(fd);
 		return sc_err(-m->fd, "cannot move a descriptor: %s", strerror(-m->fd));
+	}
 	p->map_fds[p->n_map_fds++] = m->fd;
 	m->remade = true;
 	m->premap = sc_plan_take(p, len);
@@ -390,8 +392,9 @@ static int open_exe(const struct image *im, struct plan *p)
 			close(fd);
 		return -1;
 	}
-	moved = sc_fd_move_above(fd, fd_base(im));
-	close(fd);
+	moved = sc_fd_move_above(fd, fd_base(im)); /* closes @fd once moved */
+	if (moved < 0)
+		close(fd);
 	if (moved >= 0)
 		p->map_fds[p->n_map_fds++] = moved;
 	return moved >= 0 ? moved : -1;
