@@ -118,6 +118,7 @@ $(BUILD)/lib/libselfckpt.so: $(LIB_SO)
 # The library selfckpt-run --cuda=driver preloads: no cu* entry points (cuda/driver-mode.map).
 LIB_DRIVER_SO := $(BUILD)/lib/libselfckpt-driver.so.$(SONAME_MAJOR)
 lib: $(LIB_DRIVER_SO)
+test-progs: $(LIB_DRIVER_SO) # tests/cli/test_driver.c runs selfckpt-run --cuda=driver
 $(LIB_DRIVER_SO): $(LIB_OBJS) $(LIB_SO_OBJS) cuda/driver-mode.map
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) -shared -Wl,-soname,libselfckpt-driver.so.$(SONAME_MAJOR) \
