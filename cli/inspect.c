@@ -599,7 +599,7 @@ static const char *fd_kind_name(enum sc_fd_kind k)
 		[SC_FD_CHAR] = "device", [SC_FD_OTHER] = "other", [SC_FD_EVENTFD] = "eventfd",
 		[SC_FD_TIMERFD] = "timerfd", [SC_FD_SIGNALFD] = "signalfd",
 		[SC_FD_INOTIFY] = "inotify", [SC_FD_EPOLL] = "epoll", [SC_FD_UNIX] = "unix-socket",
-		[SC_FD_INET] = "inet-socket",
+		[SC_FD_INET] = "inet-socket", [SC_FD_PIDFD] = "pidfd",
 	};
 
 	return (unsigned)k <= SC_FD_KIND_LAST ? names[k] : "unknown";

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "core/fd_objects.h"
 #include "core/inotify_paths.h"
@@ -22,7 +23,7 @@
 
 bool sc_fd_object_kind(int kind)
 {
-	return kind >= SC_FD_EVENTFD && kind <= SC_FD_EPOLL;
+	return (kind >= SC_FD_EVENTFD && kind <= SC_FD_EPOLL) || kind == SC_FD_PIDFD;
 }
 
 /* The value after "@key" on a line of @text, by @fmt; false when absent. */
@@ -168,6 +169,25 @@ static int collect_inotify(const struct sc_fd *f, const char *t, struct sc_state
 	return 0;
 }
 
+/*
+ * A pidfd of the process itself comes back as one (of the restored process,
+ * whose pid is the same where the ids are taken again); one of another
+ * process cannot: NOT_OURS, and it becomes a stand-in, named at checkpoint.
+ */
+#define NOT_OURS 1
+
+static int collect_pidfd(const struct sc_fd *f, const char *text, struct sc_state_out *o)
+{
+	long long pid;
+
+	if (!field(text, "Pid:", "%lld", &pid))
+		return missing(f, "Pid");
+	if (pid != (long long)getpid())
+		return NOT_OURS;
+	sc_state_put_u64(o, SC_PIDFD_PID, (uint64_t)pid);
+	return 0;
+}
+
 static int collect_kind(const struct sc_fd *f, const char *text, struct sc_state_out *o)
 {
 	switch (f->kind) {
@@ -181,6 +201,8 @@ static int collect_kind(const struct sc_fd *f, const char *text, struct sc_state
 		return collect_inotify(f, text, o);
 	case SC_FD_EPOLL:
 		return collect_epoll(text, o) ? missing(f, "tfd") : 0;
+	case SC_FD_PIDFD:
+		return collect_pidfd(f, text, o);
 	default:
 		return 0;
 	}
@@ -201,6 +223,14 @@ int sc_fd_object_collect(struct sc_fd *f)
 	text[f->data_len] = '\0';
 	err = collect_kind(f, text, &o);
 	free(text);
+	if (err == NOT_OURS) {
+		free(o.buf);
+		free(f->data);
+		f->data = NULL;
+		f->data_len = 0;
+		f->kind = SC_FD_OTHER;
+		return 0;
+	}
 	if (err) {
 		free(o.buf);
 		return err == -ENOMEM ? sc_err(ENOMEM, "out of memory recording descriptor %d",

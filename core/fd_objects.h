@@ -26,6 +26,7 @@ enum {
 	SC_EPOLL_TARGET = SC_STATE_REQUIRED | 1,     /* u32 fd, u32 events, u64 data, u64 inode */
 	SC_EPOLL_VIA = SC_STATE_REQUIRED | 2,        /* a target, then u32 the fd holding its file */
 	SC_INOTIFY_WATCH = SC_STATE_REQUIRED | 1,    /* u32 wd, u32 mask, u64 inode, u64 dev, path */
+	SC_PIDFD_PID = SC_STATE_REQUIRED | 1,        /* u64: the process's pid at the checkpoint */
 };
 
 /**
@@ -44,7 +45,7 @@ int sc_fd_object_collect(struct sc_fd *f);
  */
 int sc_fd_objects_check(struct sc_fd *fds, size_t n);
 
-/** sc_fd_object_kind() - is @kind one of this file's (eventfd ... epoll)? */
+/** sc_fd_object_kind() - is @kind one of this file's (eventfd ... epoll, pidfd)? */
 bool sc_fd_object_kind(int kind);
 
 /**

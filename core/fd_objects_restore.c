@@ -351,6 +351,17 @@ static int make_inotify(const struct sc_fd *f)
 	return in;
 }
 
+/* A pidfd of the process: of this one, which it is now. */
+static int make_pidfd(const struct sc_fd *f)
+{
+	long fd = syscall(SYS_pidfd_open, getpid(), 0);
+
+	if (fd < 0)
+		return sc_err(errno, "cannot open a pidfd of the process for descriptor %d: %s",
+			      f->fd, strerror(errno));
+	return (int)fd;
+}
+
 static int make_object(const struct sc_fd *f)
 {
 	switch (f->kind) {
@@ -364,6 +375,8 @@ static int make_object(const struct sc_fd *f)
 		return make_inotify(f);
 	case SC_FD_EPOLL:
 		return make_epoll(f);
+	case SC_FD_PIDFD:
+		return make_pidfd(f);
 	default:
 		return sc_err(SELFCKPT_EUSAGE, "descriptor %d is not an object of fd_objects.c",
 			      f->fd);

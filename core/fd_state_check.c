@@ -34,6 +34,7 @@ static const struct item_rule rules[] = {
 	{ SC_FD_INOTIFY, SC_INOTIFY_WATCH, 25, 24 + 4096, false },
 	{ SC_FD_EPOLL, SC_EPOLL_TARGET, 24, 24, false },
 	{ SC_FD_EPOLL, SC_EPOLL_VIA, 28, 28, false },
+	{ SC_FD_PIDFD, SC_PIDFD_PID, 8, 8, true },
 	{ SC_FD_UNIX, SC_SOCK_TYPE, 16, 16, true },
 	{ SC_FD_UNIX, SC_SOCK_NAME, 2, SC_SOCK_ADDR_MAX, false },
 	{ SC_FD_UNIX, SC_SOCK_PEER, 16, 16, false },

@@ -368,6 +368,7 @@ static enum sc_fd_kind anon_kind(const char *link)
 		{ "anon_inode:[signalfd]", SC_FD_SIGNALFD },
 		{ "anon_inode:inotify", SC_FD_INOTIFY },
 		{ "anon_inode:[eventpoll]", SC_FD_EPOLL },
+		{ "anon_inode:[pidfd]", SC_FD_PIDFD }, /* of this process, or a stand-in: fd_objects.c */
 	};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)

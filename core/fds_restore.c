@@ -637,6 +637,7 @@ static int restore_one(const struct fds_restore *r, size_t i)
 	case SC_FD_SIGNALFD:
 	case SC_FD_INOTIFY:
 	case SC_FD_EPOLL:
+	case SC_FD_PIDFD:
 		return restore_object(f, min);
 	case SC_FD_UNIX:
 	case SC_FD_INET:

@@ -32,7 +32,8 @@ enum sc_fd_kind {
 	SC_FD_EPOLL = 13,
 	SC_FD_UNIX = 14,   /* a unix domain socket */
 	SC_FD_INET = 15,   /* an IPv4 or IPv6 socket that can come back (UDP, TCP listening) */
-	SC_FD_KIND_LAST = SC_FD_INET
+	SC_FD_PIDFD = 16,  /* format 1.4: a pidfd of the process itself */
+	SC_FD_KIND_LAST = SC_FD_PIDFD
 };
 
 /*

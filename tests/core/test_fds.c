@@ -615,7 +615,7 @@ Test(fds, read_record_checks_the_meta)
 	} cases[] = {
 		{ 71, 3, 0, 0, -SELFCKPT_ELENGTH },       /* shorter than the fixed part */
 		{ 77, 3, 0, 6, -SELFCKPT_ELENGTH },       /* path longer than what follows */
-		{ 80, 3, 16, 8, -SELFCKPT_EUNKNOWN },     /* kind 16 */
+		{ 80, 3, SC_FD_KIND_LAST + 1, 8, -SELFCKPT_EUNKNOWN }, /* a kind after the last */
 		{ 80, 3, 9, 8, -SELFCKPT_ELENGTH },       /* an eventfd's items cut short (R-TYP-14) */
 		{ 80, 0x80000000u, 0, 8, -SELFCKPT_ELENGTH }, /* number out of range */
 		{ 90, 7, 4, 8, 0 },                       /* a larger fixed part (newer minor) */

@@ -2,8 +2,9 @@
 /*
  * objects.c - a program that holds one of each kernel object a descriptor
  * can name without a file: an eventfd (a semaphore, non-blocking), a
- * timerfd, a signalfd, an inotify instance and two epoll instances (one
- * watching the other), and uses them in 60 steps of 20 ms. With
+ * timerfd, a signalfd, an inotify instance, two epoll instances (one
+ * watching the other) and a pidfd of itself, and uses them in 60 steps of
+ * 20 ms. With
  * SC_TEST_MOVED_EPOLL=1 in its environment it also holds a third epoll
  * instance whose watches' numbers were closed or now hold another file (the
  * watched pipes still open at other numbers). Everything it
@@ -25,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -32,7 +34,7 @@
 #define TIMER_LONG 1000 /* seconds: a timer that cannot fire during the run */
 
 struct objects {
-	int ev, tm, sig, in, ep, outer;
+	int ev, tm, sig, in, ep, outer, self;
 	int moved, pipe_a[2], pipe_b[2]; /* epoll whose watches were added at numbers since changed */
 	int mem, ghost, ghost2; /* a sealed memfd; a removed file with a hole, opened twice */
 	int wd;
@@ -136,6 +138,9 @@ static int make(struct objects *o, const char *dir)
 	if (epoll_ctl(o->outer, EPOLL_CTL_ADD, o->ep, &e) < 0)
 		return -1;
 	o->moved = -1;
+	o->self = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (o->self < 0)
+		return -1;
 	return getenv("SC_TEST_MOVED_EPOLL") ? make_moved(o) : 0;
 }
 
@@ -155,6 +160,28 @@ static void step_moved(const struct objects *o, int step)
 		printf(" %llx", (unsigned long long)got[i].data.u64);
 	printf("\n");
 	read(step % 12 ? o->pipe_a[0] : o->pipe_b[0], &c, 1);
+}
+
+/* The pidfd still names this process: its fdinfo's pid is getpid(), and it can signal. */
+static void step_pidfd(const struct objects *o, int step)
+{
+	char path[64], buf[512];
+	const char *pid;
+	ssize_t n;
+	int fd;
+
+	if (step % 20 != 3)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", o->self);
+	fd = open(path, O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	pid = strstr(buf, "Pid:");
+	printf("%d pidfd: self:%s signal:%s\n", step,
+	       pid && atoi(pid + 4) == (int)getpid() ? "yes" : "no",
+	       syscall(SYS_pidfd_send_signal, o->self, 0, NULL, 0) == 0 ? "ok" : "failed");
 }
 
 /* What the epoll instances report now, as text. */
@@ -269,6 +296,7 @@ int main(int argc, char **argv)
 		step_inotify(&o, step);
 		step_timer(&o, step);
 		step_moved(&o, step);
+		step_pidfd(&o, step);
 		usleep(20000);
 	}
 	fire_timer(&o);
