@@ -3,7 +3,7 @@
  * objects.c - a program that holds one of each kernel object a descriptor
  * can name without a file: an eventfd (a semaphore, non-blocking), a
  * timerfd, a signalfd, an inotify instance, two epoll instances (one
- * watching the other) and a pidfd of itself, and uses them in 60 steps of
+ * watching the other) and a pidfd of itself, and uses them in 100 steps of
  * 20 ms. With
  * SC_TEST_MOVED_EPOLL=1 in its environment it also holds a third epoll
  * instance whose watches' numbers were closed or now hold another file (the
@@ -30,7 +30,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#define STEPS 60
+#define STEPS 100
 #define TIMER_LONG 1000 /* seconds: a timer that cannot fire during the run */
 
 struct objects {
