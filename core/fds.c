@@ -517,6 +517,24 @@ static int check_reopenable(const struct sc_fd *f, const struct sc_fd_instant *d
 	return 0;
 }
 
+/*
+ * Links are read after the program went on: a file whose name it removed
+ * since the instant shows " (deleted)" though it had that name then. Fewer
+ * links now than at the instant tell it apart from a name removed before.
+ */
+static void strip_name_removed_since(const struct snap *s, const struct sc_fd_instant *d,
+				     char *link)
+{
+	char name[16];
+	struct stat st;
+
+	if (!S_ISREG(d->mode) || d->nlink == 0 || !ends_with(link, DELETED_SUFFIX))
+		return;
+	snprintf(name, sizeof(name), "%d", d->fd);
+	if (fstatat(s->fd_dir, name, &st, 0) == 0 && st.st_nlink < d->nlink)
+		link[strlen(link) - strlen(DELETED_SUFFIX)] = '\0';
+}
+
 static int collect_one(const struct sc_fds_frozen *z, int i, struct snap *s, struct sc_fd *f,
 		       bool is_shared)
 {
@@ -526,6 +544,7 @@ static int collect_one(const struct sc_fds_frozen *z, int i, struct snap *s, str
 
 	if (err)
 		return err;
+	strip_name_removed_since(s, d, link);
 	f->fd = d->fd;
 	f->kind = classify(link, d);
 	f->open_flags = d->status & ~O_CLOEXEC;

@@ -26,9 +26,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/fds_freeze.h"
 #include "core/sc_fds.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
+#include "selfckpt_errors.h"
 
 /* The layout the capturing child sets up. */
 #define FD_DATA 3    /* data.txt, read-only, position 10 */
@@ -666,4 +668,52 @@ Test(fds, read_record_checks_the_meta)
 	cr_assert_eq(sc_reader_next(r, &rec), 1);
 	cr_assert_eq(sc_fd_read_record(r, &rec, &f), -SELFCKPT_EUSAGE);
 	sc_reader_free(r);
+}
+
+/* The record of @fd among @n records, or NULL. */
+static const struct sc_fd *record_of(const struct sc_fd *fds, size_t n, int fd)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i].fd == fd)
+			return &fds[i];
+	return NULL;
+}
+
+/*
+ * The instant is the freeze: a name the program removes after it (while the
+ * image is still being collected) is recorded as the name the file had, and
+ * a name removed before it while another link remains still refuses.
+ */
+Test(fds, a_name_removed_after_the_instant_is_the_name_it_had)
+{
+	char other[160];
+	struct sc_fds_frozen z;
+	struct sc_fd *fds;
+	const struct sc_fd *f;
+	size_t n;
+	int fd = open(data_path, O_CREAT | O_RDWR, 0600);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(sc_fds_prepare(&z), 0, "%s", selfckpt_last_error());
+	sc_fds_freeze(&z);
+	cr_assert_eq(unlink(data_path), 0);
+	cr_assert_eq(sc_fds_collect(&z, getpid(), NULL, 0, &fds, &n), 0, "%s",
+		     selfckpt_last_error());
+	sc_fds_freeze_drop(&z);
+	sc_fds_frozen_free(&z);
+	f = record_of(fds, n, fd);
+	cr_assert_not_null(f);
+	cr_assert_eq(f->kind, SC_FD_REGULAR);
+	cr_assert_str_eq(f->path, data_path);
+	sc_fds_free(fds, n);
+	close(fd);
+
+	fd = open(data_path, O_CREAT | O_RDWR, 0600);
+	snprintf(other, sizeof(other), "%s/other-name", tmpdir);
+	cr_assert_eq(link(data_path, other), 0);
+	cr_assert_eq(unlink(data_path), 0);
+	cr_assert_eq(sc_fds_capture(&fds, &n, NULL, 0), -SELFCKPT_EHOST);
+	cr_assert(strstr(selfckpt_last_error(), "still has other names"), "%s",
+		  selfckpt_last_error());
+	close(fd);
 }
