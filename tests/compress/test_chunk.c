@@ -234,6 +234,21 @@ Test(compress, noisy_floats_are_stored_raw)
 	}
 }
 
+/* Under 512 bytes zstd's set-up costs more than the bytes it saves: zeros too stay raw. */
+Test(compress, small_chunks_are_stored_raw)
+{
+	struct compressed z;
+
+	compress_new(&z, fill_zero, 511, SC_LEVEL_DEFAULT);
+	cr_assert_eq(z.c.codec, SC_CODEC_RAW);
+	cr_assert_eq(z.c.stored, z.raw);
+	cr_assert_eq(z.c.stored_len, 511);
+	compress_free(&z);
+	compress_new(&z, fill_zero, 512, SC_LEVEL_DEFAULT);
+	cr_assert_eq(z.c.codec, SC_CODEC_ZSTD);
+	compress_free(&z);
+}
+
 Test(compress, heap_like_data_shrinks_to_a_fifth)
 {
 	static const int lv[] = { SC_LEVEL_DEFAULT, -1, 3 };
