@@ -97,6 +97,56 @@ static int read_one(struct sc_fd_instant *d, int fd)
 	return 0;
 }
 
+/* FDSize of /proc/self/status, read now (every number is below it), or -errno. */
+static long fd_slots_now(struct sc_fds_frozen *z)
+{
+	static const char key[] = "\nFDSize:";
+	long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/status", O_RDONLY | O_CLOEXEC,
+			  0), len = 0, r;
+
+	if (fd < 0)
+		return fd;
+	while (len < z->scratch_size - 1 &&
+	       (r = sc_sys3(SYS_read, fd, (long)(z->scratch + len), z->scratch_size - 1 - len)) > 0)
+		len += r;
+	sc_sys1(SYS_close, fd);
+	z->scratch[len] = '\0';
+	for (const char *p = z->scratch; *p; p++) {
+		int k = 0;
+
+		while (key[k] && p[k] == key[k])
+			k++;
+		if (key[k])
+			continue;
+		for (p += k; *p == ' ' || *p == '\t'; p++)
+			;
+		for (r = 0; *p >= '0' && *p <= '9'; p++)
+			r = r * 10 + (*p - '0');
+		return r;
+	}
+	return -EIO_;
+}
+
+/* Every descriptor number below the table's size, tried in turn. */
+static void probe_all(struct sc_fds_frozen *z)
+{
+	long slots = fd_slots_now(z);
+
+	z->n = 0;
+	if (slots < 0) {
+		fail(z, (int)slots, SC_FREEZE_LIST, -1);
+		return;
+	}
+	for (int fd = 0; fd < slots; fd++) {
+		if (z->n < z->cap) {
+			z->n += read_one(&z->fds[z->n], fd) == 0;
+		} else if (sc_sys2(SYS_fcntl, fd, F_GETFD) >= 0) {
+			fail(z, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
+			return;
+		}
+	}
+}
+
 /* Every descriptor number, with its identity; the listing's own is left out. */
 static void list_all(struct sc_fds_frozen *z)
 {
@@ -512,7 +562,10 @@ void sc_fds_freeze(struct sc_fds_frozen *z)
 	z->stage_at = 0;
 	z->stage_len = 0;
 	z->fdinfo_dir = -1;
-	list_all(z);
+	if (z->probe)
+		probe_all(z);
+	else
+		list_all(z);
 	if (z->err)
 		return;
 	find_shared(z);
