@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
@@ -716,4 +717,37 @@ Test(fds, a_name_removed_after_the_instant_is_the_name_it_had)
 	cr_assert(strstr(selfckpt_last_error(), "still has other names"), "%s",
 		  selfckpt_last_error());
 	close(fd);
+}
+
+/*
+ * Descriptors are found by trying each number below the table's size, or,
+ * in a table much larger than what it holds, by listing /proc/self/fd: a
+ * descriptor at a high number is found either way, and the count is right.
+ */
+Test(fds, descriptors_at_high_numbers_are_found)
+{
+	int high[] = { 700, 5000, 100000 }; /* tried (table of 1024), listed, listed */
+	struct rlimit rl;
+	struct sc_fd *fds;
+	size_t n, before;
+
+	size_t k = 0;
+
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	cr_assert_gt(rl.rlim_max, 700);
+	while (k < 3 && (rlim_t)high[k] < rl.rlim_max)
+		k++;
+	if (k < 3 && high[k - 1] < (int)rl.rlim_max - 1)
+		high[k++] = (int)rl.rlim_max - 1; /* as high as the hard limit allows */
+	rl.rlim_cur = rl.rlim_max;
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	cr_assert_eq(sc_fds_capture(&fds, &before, NULL, 0), 0, "%s", selfckpt_last_error());
+	sc_fds_free(fds, before);
+	for (size_t i = 0; i < k; i++) {
+		cr_assert_eq(dup2(2, high[i]), high[i]);
+		cr_assert_eq(sc_fds_capture(&fds, &n, NULL, 0), 0, "%s", selfckpt_last_error());
+		cr_assert_eq(n, before + i + 1, "descriptor %d: %zu recorded", high[i], n);
+		cr_assert_not_null(record_of(fds, n, high[i]), "descriptor %d", high[i]);
+		sc_fds_free(fds, n);
+	}
 }
