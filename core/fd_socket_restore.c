@@ -26,6 +26,7 @@
 #include "core/fd_index.h"
 #include "core/fd_place.h"
 #include "core/fd_socket.h"
+#include "core/sock_defaults.h"
 #include "format/sc_log.h"
 
 #define TYPE_LEN 16u
@@ -187,11 +188,12 @@ static int set_filter(int fd, const struct sc_fd *f, const struct sc_state_item 
 }
 
 /*
- * The options @f had, on the new socket @fd, before it is bound (some, such
- * as SO_REUSEPORT and IPV6_V6ONLY, count only then). An option the kernel
- * refuses here is told only where the socket does not have that value.
+ * The options @f had, on the new socket @fd (of @s's kind), before it is
+ * bound (some, such as SO_REUSEPORT and IPV6_V6ONLY, count only then); those
+ * a new socket has already are left alone. An option the kernel refuses
+ * here is told only where the socket does not have that value.
  */
-static void set_options(int fd, const struct sc_fd *f)
+static void set_options(int fd, const struct sc_fd *f, const struct sock *s)
 {
 	struct sc_state_item it;
 	size_t pos = 0;
@@ -205,7 +207,9 @@ static void set_options(int fd, const struct sc_fd *f)
 			continue;
 		level = (int)sc_get_le32(it.value);
 		name = (int)sc_get_le32(it.value + 4);
-		if (setsockopt(fd, level, name, it.value + 8, it.len - 8) == 0)
+		if (sc_sock_option_is_default((int)s->domain, (int)s->type, (int)s->protocol,
+					      level, name, it.value + 8, it.len - 8) ||
+		    setsockopt(fd, level, name, it.value + 8, it.len - 8) == 0)
 			continue;
 		if (getsockopt(fd, level, name, now, &len) < 0 || len != it.len - 8 ||
 		    memcmp(now, it.value + 8, len))
@@ -376,7 +380,7 @@ static int make_alone(const struct sc_fd *f, const struct sock *s, bool shared, 
 		return sc_err(errno, "cannot create the socket of descriptor %d (%s): %s", f->fd,
 			      f->path, strerror(errno));
 	set_buffers(fd, s);
-	set_options(fd, f);
+	set_options(fd, f, s);
 	if (shared)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
 	err = bind_name(fd, f, s);
@@ -437,8 +441,8 @@ static int make_pair(const struct sc_fd *a, const struct sc_fd *b, const struct 
 		return sc_err(errno, "cannot create the socket pair of descriptors %d and %d: %s",
 			      a->fd, b->fd, strerror(errno));
 	set_buffers(p[0], s);
-	set_options(p[0], a);
-	set_options(p[1], b);
+	set_options(p[0], a, s);
+	set_options(p[1], b, s);
 	err = send_queue(p[1], a);
 	if (!err)
 		err = send_queue(p[0], b);
@@ -479,7 +483,7 @@ static int make_orphan(const struct sc_fd *f, const struct sock *s, int min)
 	if (socketpair(AF_UNIX, (int)s->type | SOCK_CLOEXEC, 0, p) < 0)
 		return sc_err(errno, "cannot create a socket for descriptor %d (%s): %s", f->fd,
 			      f->path, strerror(errno));
-	set_options(p[0], f);
+	set_options(p[0], f, s);
 	err = send_queue(p[1], f);
 	close(p[1]);
 	if (err) {
