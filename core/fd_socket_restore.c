@@ -158,15 +158,24 @@ static int requeue_datagrams(const struct sc_fd *f, const struct sock *s)
 	return err;
 }
 
-/* The kernel doubles what it is given: half of what it reported. */
+/*
+ * The kernel doubles what it is given: half of what it reported. A size
+ * that a new socket has already is left alone: set, even to the same value,
+ * it would no longer follow the kernel's own tuning.
+ */
+static void set_buffer(int fd, const struct sock *s, int name, uint32_t reported)
+{
+	int half = (int)(reported / 2), was = (int)reported;
+
+	if (half > 0 && !sc_sock_option_is_default((int)s->domain, (int)s->type, (int)s->protocol,
+						   SOL_SOCKET, name, &was, sizeof(was)))
+		setsockopt(fd, SOL_SOCKET, name, &half, sizeof(half));
+}
+
 static void set_buffers(int fd, const struct sock *s)
 {
-	int snd = (int)(s->sndbuf / 2), rcv = (int)(s->rcvbuf / 2);
-
-	if (snd > 0)
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd));
-	if (rcv > 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+	set_buffer(fd, s, SO_SNDBUF, s->sndbuf);
+	set_buffer(fd, s, SO_RCVBUF, s->rcvbuf);
 }
 
 /*
