@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +146,22 @@ static int prepare(struct options *o, struct image *im, struct plan *plan)
 	return err;
 }
 
+/*
+ * A signal sent while the process is being restored (a checkpoint trigger,
+ * a batch system's SIGTERM) waits, pending, until the restored program runs
+ * with its own handlers and mask: delivered now, it would find the
+ * restorer's default actions and end the restore. The processes that only
+ * pass signals on in same-ids mode take them again (restore_ids.c); a
+ * refused restore exits, and they go with it.
+ */
+static void block_signals(void)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
@@ -156,6 +173,7 @@ int main(int argc, char **argv)
 	ret = parse(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
+	block_signals();
 	if (!o.new_ids && getenv("SELFCKPT_NEW_IDS"))
 		o.new_ids = !strcmp(getenv("SELFCKPT_NEW_IDS"), "1");
 	err = prepare(&o, &im, &plan);

@@ -50,6 +50,7 @@ static void forward(int sig)
 static void forward_signals(pid_t to)
 {
 	struct sigaction sa = { .sa_handler = forward, .sa_flags = SA_RESTART };
+	sigset_t none;
 
 	forward_to = to;
 	for (int sig = 1; sig < NSIG; sig++) {
@@ -59,6 +60,8 @@ static void forward_signals(pid_t to)
 			continue; /* uncatchable, ours to wait on, faults, or libc's own */
 		sigaction(sig, &sa, NULL);
 	}
+	sigemptyset(&none); /* main() blocked them: this process only passes them on */
+	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 /* Leave the way the restored process did: killed by the same signal. */

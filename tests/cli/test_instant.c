@@ -101,6 +101,25 @@ Test(instant, hash_and_copy_of_a_restored_process_checkpointed_again, .timeout =
 	round_trip_again(&t, prog, ref, 300, 300);
 }
 
+/*
+ * A checkpoint signal sent the moment the restore starts, long before the
+ * program runs, waits for it: the restored process takes it and writes an
+ * image, with the saved ids and with new ones, where it used to end the
+ * restore (the default action of SIGUSR2) or be lost.
+ */
+Test(instant, a_signal_sent_during_the_restore_waits_for_the_program, .timeout = 120)
+{
+	char prog_path[PATH_MAX], in[128], out[128], ref[OUT_MAX];
+	const char *prog[4];
+	struct trip t;
+
+	hashcopy_setup(&t, prog_path, in, out, prog, ref);
+	round_trip_again(&t, prog, ref, 300, 1);
+	setenv("SELFCKPT_NEW_IDS", "1", 1);
+	round_trip_again(&t, prog, ref, 300, 1);
+	unsetenv("SELFCKPT_NEW_IDS");
+}
+
 /* Threads that block every signal, the stop signal included, are stopped all the same. */
 Test(instant, threads_that_block_every_signal_are_stopped, .timeout = 120)
 {
@@ -113,6 +132,7 @@ Test(instant, threads_that_block_every_signal_are_stopped, .timeout = 120)
 	cr_assert(strstr(ref, "stop signal blocked as asked: yes"), "%s", ref);
 	round_trip(&t, prog, ref, 500);
 	round_trip_again(&t, prog, ref, 300, 300);
+	round_trip_again(&t, prog, ref, 300, 1); /* a signal sent while it is being restored */
 }
 
 /*

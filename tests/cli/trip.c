@@ -148,6 +148,39 @@ bool checkpoint_at(struct trip *t, const char *const *prog, long delay_ms, long 
 	return access(t->latest, F_OK) == 0;
 }
 
+/* The mask or handler set of @pid's /proc status line @key ("SigBlk:"), or 0. */
+static uint64_t signal_set(pid_t pid, const char *key)
+{
+	char path[64], line[128];
+	unsigned long long set = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) && sscanf(line + strlen(key), "%llx", &set) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return set;
+}
+
+/*
+ * Wait until selfckpt-restore (@pid) holds or handles SIGUSR2: from then on
+ * a signal sent is its to keep for the restored program. Before its main()
+ * runs, SIGUSR2 would end it as it would end any program.
+ */
+static void wait_until_restorer_takes_signals(pid_t pid)
+{
+	uint64_t bit = 1ull << (SIGUSR2 - 1);
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!((signal_set(pid, "SigBlk:") | signal_set(pid, "SigCgt:")) & bit) &&
+	       ms_since(&t0) < 5000)
+		usleep(200);
+}
+
 /*
  * Restore DIR/ckpt/latest; its standard output into @got. With @again_ms,
  * checkpoint the restored process again by SIGUSR2 after that long, and
@@ -168,19 +201,17 @@ int restore_and(struct trip *t, char *got, long again_ms)
 	if (again_ms) {
 		struct timespec t0;
 
+		wait_until_restorer_takes_signals(pid);
 		usleep((useconds_t)again_ms * 1000);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		now = before;
 		/*
-		 * Asked again every half second: a signal that comes while the
-		 * process is still being restored, before its library takes
-		 * signals, is lost, and a loaded machine restores slowly.
+		 * Asked once, at a moment that may fall while the process is still
+		 * being restored: the signal waits until the restored program
+		 * takes it.
 		 */
-		for (long next = 0; now.st_ino == before.st_ino && ms_since(&t0) < 8000;) {
-			if (ms_since(&t0) >= next) {
-				kill(pid, SIGUSR2);
-				next += 500;
-			}
+		kill(pid, SIGUSR2);
+		while (now.st_ino == before.st_ino && ms_since(&t0) < 8000) {
 			usleep(10000);
 			if (stat(t->latest, &now) < 0)
 				now.st_ino = before.st_ino;
