@@ -11,9 +11,9 @@
  * kcmp is not allowed (containers' seccomp profiles), the checkpoint is
  * refused, named.
  *
- * Runs in the process that checkpoints, after the threads went on: the
- * numbers compared are those of the freeze only if the program did not
- * change them since, so each match is checked against the recorded inode.
+ * Runs after the threads went on, so the files are compared in the snapshot,
+ * which holds the descriptors of the instant at their numbers: what the
+ * program opens or closes since changes nothing here.
  */
 #include <errno.h>
 #include <linux/kcmp.h>
@@ -31,22 +31,24 @@ struct watch_slot { /* the kernel's struct kcmp_epoll_slot */
 	uint32_t efd, tfd, toff;
 };
 
-/* Is the file of descriptor @fd the one watch @toff of number @tfd of epoll @efd watches? */
-static bool same_file(int efd, int tfd, uint32_t toff, int fd)
+/*
+ * In process @snap: is the file of descriptor @fd the one watch @toff of
+ * number @tfd of epoll @efd watches?
+ */
+static bool same_file(pid_t snap, int efd, int tfd, uint32_t toff, int fd)
 {
 	struct watch_slot slot = { (uint32_t)efd, (uint32_t)tfd, toff };
-	pid_t me = getpid();
 
-	return syscall(SYS_kcmp, me, me, KCMP_EPOLL_TFD, fd, (unsigned long)&slot) == 0;
+	return syscall(SYS_kcmp, snap, snap, KCMP_EPOLL_TFD, fd, (unsigned long)&slot) == 0;
 }
 
 /* A descriptor of the image (not the epoll itself) holding the watched file, or -1. */
-static int holder(const struct sc_fd *fds, size_t n, const struct sc_fd *ep, int tfd,
-		  uint32_t toff, uint64_t ino)
+static int holder(pid_t snap, const struct sc_fd *fds, size_t n, const struct sc_fd *ep,
+		  int tfd, uint32_t toff, uint64_t ino)
 {
 	for (size_t i = 0; i < n; i++)
 		if (&fds[i] != ep && fds[i].inode == ino && fds[i].fd != tfd &&
-		    same_file(ep->fd, tfd, toff, fds[i].fd))
+		    same_file(snap, ep->fd, tfd, toff, fds[i].fd))
 			return fds[i].fd;
 	return -1;
 }
@@ -77,7 +79,7 @@ static uint32_t earlier_with(const struct sc_fd *ep, size_t pos, int tfd)
  * Each watch of @ep as it is, or through the descriptor that holds its file
  * (SC_EPOLL_VIA), into @o; a watch of a file no descriptor holds refuses.
  */
-static int rewrite(const struct sc_fd *fds, size_t n, const struct sc_fd *ep,
+static int rewrite(pid_t snap, const struct sc_fd *fds, size_t n, const struct sc_fd *ep,
 		   struct sc_state_out *o)
 {
 	struct sc_state_item it;
@@ -103,7 +105,7 @@ static int rewrite(const struct sc_fd *fds, size_t n, const struct sc_fd *ep,
 			here = pos;
 			continue;
 		}
-		via = holder(fds, n, ep, tfd, earlier_with(ep, here, tfd), ino);
+		via = holder(snap, fds, n, ep, tfd, earlier_with(ep, here, tfd), ino);
 		if (via < 0)
 			return sc_err(SELFCKPT_EHOST, "epoll descriptor %d watches a file it knows as "
 				      "descriptor %d, which is now %s, and no other descriptor of the "
@@ -136,7 +138,7 @@ static bool all_direct(const struct sc_fd *fds, size_t n, const struct sc_fd *ep
 	return true;
 }
 
-int sc_fd_objects_check(struct sc_fd *fds, size_t n)
+int sc_fd_objects_check(pid_t snapshot, struct sc_fd *fds, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct sc_state_out o = { 0 };
@@ -144,7 +146,7 @@ int sc_fd_objects_check(struct sc_fd *fds, size_t n)
 
 		if (fds[i].kind != SC_FD_EPOLL || all_direct(fds, n, &fds[i]))
 			continue;
-		err = rewrite(fds, n, &fds[i], &o);
+		err = rewrite(snapshot, fds, n, &fds[i], &o);
 		if (err < 0) {
 			free(o.buf);
 			return err;

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "core/fd_state.h"
 
@@ -40,10 +41,11 @@ int sc_fd_object_collect(struct sc_fd *f);
 /**
  * sc_fd_objects_check() - fd_epoll_check.c: record each epoll watch whose
  * number is closed or now holds another file through a descriptor that
- * holds its file; refuse an image where none does. Return: 0 or a negative
- * error (reported).
+ * holds its file, compared in process @snapshot (which holds the
+ * descriptors @fds records); refuse an image where none does. Return: 0 or
+ * a negative error (reported).
  */
-int sc_fd_objects_check(struct sc_fd *fds, size_t n);
+int sc_fd_objects_check(pid_t snapshot, struct sc_fd *fds, size_t n);
 
 /** sc_fd_object_kind() - is @kind one of this file's (eventfd ... epoll, pidfd)? */
 bool sc_fd_object_kind(int kind);

@@ -681,7 +681,7 @@ int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *ski
 	sc_fd_socket_collect_end();
 	inherit_kinds(fds, k);
 	if (!err)
-		err = sc_fd_objects_check(fds, k);
+		err = sc_fd_objects_check(snapshot, fds, k);
 	if (err) {
 		sc_fds_free(fds, k);
 		return err;

@@ -135,7 +135,7 @@ Test(fd_objects, epoll_comes_back_with_its_watches_and_data_words)
 	cr_assert_eq(epoll_ctl(outer, EPOLL_CTL_ADD, inner, &e), 0);
 	fi = capture(inner);
 	fo = capture(outer);
-	cr_assert_eq(sc_fd_objects_check(&fi, 1), -SELFCKPT_EHOST,
+	cr_assert_eq(sc_fd_objects_check(getpid(), &fi, 1), -SELFCKPT_EHOST,
 		     "a record without the watched descriptor is refused");
 	close(outer);
 	close(inner);
