@@ -335,7 +335,7 @@ static int read_range(struct inspection *in, const struct sc_segment_info *s, ui
 		uint64_t a = lo > start ? lo : start, b = hi < start + len ? hi : start + len;
 		int err;
 
-		if (a < b && run->kind == SC_RUN_FILE)
+		if (a < b && (run->kind == SC_RUN_FILE || run->kind == SC_RUN_GUARD))
 			return 0;
 		if (a < b && run->kind == SC_RUN_ZERO)
 			memset(out + (a - lo), 0, b - a);

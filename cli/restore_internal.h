@@ -76,6 +76,8 @@ struct plan {
 	size_t n_ops;
 	struct sc_copy *copies;
 	size_t n_copies, cap_copies;
+	struct sc_range *guards;
+	size_t n_guards, cap_guards;
 	uint64_t vdso_parts[3][2];
 	uint64_t vdso_temp;
 	int *map_fds;

@@ -153,7 +153,8 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 	struct sc_restorer_args *a;
 	size_t tables = sizeof(*a) + im->n_threads * sizeof(struct sc_thread_args) +
 			p->n_ops * sizeof(struct sc_op) +
-			p->n_copies * sizeof(struct sc_copy) + 16 * p->n_map_fds + 4096 + ENV_MAX +
+			p->n_copies * sizeof(struct sc_copy) + p->n_guards * sizeof(struct sc_range) +
+			16 * p->n_map_fds + 4096 + ENV_MAX +
 			im->timers.n * sizeof(struct sc_timer_args);
 
 	if (base == MAP_FAILED || (uint64_t)base != at)
@@ -178,6 +179,10 @@ static int place_blob(const struct image *im, struct plan *p, struct sc_restorer
 	a->copies = carve(&cursor, p->n_copies * sizeof(*p->copies));
 	memcpy(a->copies, p->copies, p->n_copies * sizeof(*p->copies));
 	a->n_copies = (uint32_t)p->n_copies;
+	a->guards = carve(&cursor, p->n_guards * sizeof(*p->guards));
+	if (p->n_guards)
+		memcpy(a->guards, p->guards, p->n_guards * sizeof(*p->guards));
+	a->n_guards = (uint32_t)p->n_guards;
 	a->threads = carve(&cursor, im->n_threads * sizeof(*a->threads));
 	a->n_threads = (uint32_t)im->n_threads;
 	a->same_ids = p->same_ids;

@@ -34,6 +34,11 @@ struct sc_copy {
 	uint64_t dst, src, len;
 };
 
+/* Pages the program had made guard pages (MADV_GUARD_INSTALL; format 1.5). */
+struct sc_range {
+	uint64_t start, len;
+};
+
 struct sc_kernel_sigaction {
 	uint64_t handler, flags, restorer, mask;
 };
@@ -71,9 +76,10 @@ struct sc_restorer_args {
 
 	uint64_t *unmap;             /* pairs: start, length of the loader's mappings */
 	uint32_t n_unmap;
-	uint32_t n_ops, n_copies, n_close;
+	uint32_t n_ops, n_copies, n_close, n_guards;
 	struct sc_op *ops;
 	struct sc_copy *copies;
+	struct sc_range *guards;
 	int32_t *close_fds;
 
 	/* [vvar]..[vdso]: current block parts and where they go */

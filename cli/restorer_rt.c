@@ -235,6 +235,25 @@ static void give_settings(struct sc_restorer_args *a)
 	}
 }
 
+#define MADV_GUARD_INSTALL_ 102 /* Linux 6.13+ */
+
+/*
+ * The guard pages the program had (format 1.5), once the memory around them
+ * is in place: before give_settings(), as the kernel puts none in a locked
+ * mapping. A kernel without them cannot give the program its faults back.
+ */
+static void put_guards(struct sc_restorer_args *a)
+{
+	for (uint32_t i = 0; i < a->n_guards; i++) {
+		long r = sc_sys3(SYS_madvise, (long)a->guards[i].start, (long)a->guards[i].len,
+				 MADV_GUARD_INSTALL_);
+
+		if (r < 0)
+			fail(a, "cannot put back the guard pages (MADV_GUARD_INSTALL) at", r,
+			     a->guards[i].start);
+	}
+}
+
 static void place_memory(struct sc_restorer_args *a)
 {
 	for (uint32_t i = 0; i < a->n_ops; i++) {
@@ -265,6 +284,7 @@ static void place_memory(struct sc_restorer_args *a)
 		else
 			zero_bytes((uint8_t *)c->dst, c->len);
 	}
+	put_guards(a);
 	give_settings(a);
 	/* Staged content is in place now: drop the staging room around the blob. */
 	sc_sys2(SYS_munmap, (long)a->hole_start, (long)(a->blob_start - a->hole_start));

@@ -28,6 +28,7 @@
 #define SC_PAGE_IS_FILE (1u << 2)
 #define SC_PAGE_IS_PRESENT (1u << 3)
 #define SC_PAGE_IS_SWAPPED (1u << 4)
+#define SC_PAGE_IS_GUARD (1u << 8) /* Linux 6.15+; an earlier kernel refuses the bit */
 
 struct sc_page_region {
 	uint64_t start, end; /* [start, end) */
@@ -59,6 +60,7 @@ _Static_assert(SC_PAGEMAP_SCAN == 0xc0606610, "PAGEMAP_SCAN is _IOWR('f', 16, 96
 #define PM_PRESENT (1ull << 63)
 #define PM_SWAPPED (1ull << 62)
 #define PM_FILE (1ull << 61) /* file page or shared anonymous page */
+#define PM_GUARD_REGION (1ull << 58) /* Linux 6.15+ */
 
 #define SCAN_VEC_LEN 4096        /* ranges per ioctl */
 #define PAGEMAP_BATCH (64 * 1024) /* entries per read: 512 KiB */
@@ -127,7 +129,8 @@ static int add_regions(struct scan *s, const struct sc_page_region *vec, long nr
 				      (unsigned long long)vec[i].start,
 				      (unsigned long long)vec[i].end, (unsigned long long)*cur,
 				      (unsigned long long)walk_end);
-		st = vec[i].categories & SC_PAGE_IS_FILE ? SC_PAGE_FILE : SC_PAGE_PRESENT;
+		st = vec[i].categories & SC_PAGE_IS_GUARD ? SC_PAGE_GUARD
+		     : vec[i].categories & SC_PAGE_IS_FILE ? SC_PAGE_FILE : SC_PAGE_PRESENT;
 		err = runs_add(&s->runs, (*cur - s->start) / s->page,
 			       (vec[i].start - *cur) / s->page, SC_PAGE_ABSENT);
 		if (!err)
@@ -149,21 +152,28 @@ static int add_regions(struct scan *s, const struct sc_page_region *vec, long nr
  */
 static int scan_ioctl(struct scan *s, struct sc_page_region *vec)
 {
+	static uint64_t guard = SC_PAGE_IS_GUARD; /* 0 once the kernel refused it */
 	uint64_t cur = s->start;
 	struct sc_pm_scan_arg arg;
 	long nr;
 	int err;
 
 	while (cur < s->end) {
+		uint64_t g = __atomic_load_n(&guard, __ATOMIC_RELAXED);
+
 		arg = (struct sc_pm_scan_arg){
 			.size = sizeof(arg), .start = cur, .end = s->end,
 			.vec = (uintptr_t)vec, .vec_len = SCAN_VEC_LEN,
-			.category_anyof_mask = SC_PAGE_IS_PRESENT | SC_PAGE_IS_SWAPPED,
-			.return_mask = SC_PAGE_IS_PRESENT | SC_PAGE_IS_SWAPPED | SC_PAGE_IS_FILE,
+			.category_anyof_mask = SC_PAGE_IS_PRESENT | SC_PAGE_IS_SWAPPED | g,
+			.return_mask = SC_PAGE_IS_PRESENT | SC_PAGE_IS_SWAPPED | SC_PAGE_IS_FILE | g,
 		};
 		nr = ioctl(s->fd, SC_PAGEMAP_SCAN, &arg);
 		if (nr < 0 && errno == EINTR)
 			continue;
+		if (nr < 0 && errno == EINVAL && g && cur == s->start) {
+			__atomic_store_n(&guard, 0, __ATOMIC_RELAXED); /* before 6.15 */
+			continue;
+		}
 		if (nr < 0 && (errno == ENOTTY || errno == EINVAL) && cur == s->start)
 			return 1;
 		if (nr < 0)
@@ -208,6 +218,8 @@ static int read_entries(struct scan *s, uint64_t addr, uint64_t *buf, size_t cou
 
 static enum sc_page_state entry_state(uint64_t e)
 {
+	if (e & PM_GUARD_REGION)
+		return SC_PAGE_GUARD;
 	if (!(e & (PM_PRESENT | PM_SWAPPED)))
 		return SC_PAGE_ABSENT;
 	return e & PM_FILE ? SC_PAGE_FILE : SC_PAGE_PRESENT;

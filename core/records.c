@@ -395,7 +395,7 @@ static int parse_runs(struct sc_reader *r, const struct sc_record *rec, struct s
 		run->kind = v[12];
 		if (v[13] | v[14] | v[15])
 			return meta_err(r, rec, SELFCKPT_ERESERVED, "run %u has reserved bytes", i);
-		if (run->kind > SC_RUN_FILE)
+		if (run->kind > SC_RUN_GUARD)
 			return meta_err(r, rec, SELFCKPT_EUNKNOWN, "run %u has unknown kind %u", i,
 					run->kind);
 		if (run->first != next || run->count == 0)

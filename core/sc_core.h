@@ -63,6 +63,7 @@ enum sc_page_state {
 	SC_PAGE_ABSENT = 0,  /* never touched (or swapped out: see below) */
 	SC_PAGE_PRESENT = 1, /* has contents of its own: anonymous, or a private copy */
 	SC_PAGE_FILE = 2,    /* present, but still the backing file's page */
+	SC_PAGE_GUARD = 3,   /* a guard page (MADV_GUARD_INSTALL): faults on any access */
 };
 /*
  * For shared mappings the page tables say little: a page of a MAP_SHARED
@@ -88,6 +89,8 @@ struct sc_page_run {
  * @start, @end: page-aligned, @start <= @end; an empty range gives no runs.
  *
  * Swapped-out pages count as SC_PAGE_PRESENT: their contents must be saved.
+ * Guard pages are SC_PAGE_GUARD where the kernel tells them (Linux 6.15+;
+ * before, they read as swapped out, and reading them faults).
  * Uses the PAGEMAP_SCAN ioctl (Linux 6.7+), so a huge sparse reservation costs
  * only its touched ranges, and falls back to reading pagemap entries (8 bytes
  * a page) on older kernels, or when SELFCKPT_NO_PAGEMAP_SCAN=1 was in the

@@ -95,7 +95,7 @@ struct sc_signals_info {
 #define SC_VMF_DROPPABLE 0x2000u   /* dp: MAP_DROPPABLE */
 #define SC_VMF_DEFINED 0x3fffu
 
-enum sc_run_kind { SC_RUN_STORED = 0, SC_RUN_ZERO = 1, SC_RUN_FILE = 2 };
+enum sc_run_kind { SC_RUN_STORED = 0, SC_RUN_ZERO = 1, SC_RUN_FILE = 2, SC_RUN_GUARD = 3 /* 1.5 */ };
 
 struct sc_run {
 	uint64_t first; /* page index within the window */

@@ -84,6 +84,8 @@ static uint8_t classify(const struct sc_vma *v, enum sc_page_state st, bool embe
 {
 	bool shared = v->flags & SC_VMA_SHARED;
 
+	if (st == SC_PAGE_GUARD)
+		return SC_RUN_GUARD; /* no contents: reading one would fault */
 	switch (v->kind) {
 	case SC_VMA_FILE:
 		if (shared) /* the file holds the data; a copy where it may go away */

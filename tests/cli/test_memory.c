@@ -91,6 +91,35 @@ Test(memory, a_sealed_mapping_refuses_the_image, .timeout = 60)
 }
 
 /*
+ * [R-SEG-8] Guard pages (MADV_GUARD_INSTALL) come back where the program put
+ * them, in private anonymous memory, private and shared file mappings and a
+ * MADV_WIPEONFORK mapping, with the data around them: the snapshot never
+ * reads them (a read faults), and the restore makes them again.
+ */
+Test(memory, guard_pages_come_back_and_still_fault, .timeout = 240)
+{
+	char prog_path[PATH_MAX], dir[128], ref[OUT_MAX];
+	const char *prog[3];
+	struct trip t;
+
+	trip_init(&t);
+	snprintf(dir, sizeof(dir), "%s/work", t.dir);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	prog[0] = build_path(prog_path, "tests/progs/guards");
+	prog[1] = dir;
+	prog[2] = NULL;
+	reference(&t, prog, ref);
+	if (strstr(ref, "guard pages: not supported"))
+		cr_skip_test("this kernel has no MADV_GUARD_INSTALL");
+	cr_assert(strstr(ref, "\n29 anon:1,2 ok private:1 ok shared:2,5 ok wipeonfork:0 ok\n"),
+		  "%s", ref);
+	srand((unsigned)getpid());
+	for (int i = 0; i < 3; i++)
+		round_trip(&t, prog, ref, 100 + rand() % 1000);
+	round_trip_again(&t, prog, ref, 300, 400);
+}
+
+/*
  * A read-write memfd still runs with execveat() after a restore (nothing
  * holds it open for writing that did not before), and a removed file keeps
  * its modification time. [R-SEG-7] A memfd and a removed file mapped shared

@@ -332,7 +332,7 @@ Test(spec_seg, window_bounds, .fini = cleanup)
 /*
  * [R-SEG-3] the runs start at page 0, follow each other without gap or
  * overlap, hold a page at least each and end at the window's end; a run kind
- * other than stored, zero and file is unknown
+ * other than stored, zero, file and (1.5) guard is unknown
  */
 Test(spec_seg, run_table, .fini = cleanup)
 {
@@ -354,7 +354,8 @@ Test(spec_seg, run_table, .fini = cleanup)
 		{ 1, { { 0, 5, Z } }, E },                                /* past the end */
 		{ 2, { { 0, 4, Z }, { 4, 0xffffffffu, Z } }, E },
 		{ 2, { { 0, 0xffffffffu, Z }, { 0xffffffffull, 0xffffffffu, Z } }, E },
-		{ 1, { { 0, 4, 3 } }, -SELFCKPT_EUNKNOWN },
+		{ 2, { { 0, 1, SC_RUN_ZERO }, { 1, 3, SC_RUN_GUARD } }, 0 }, /* 1.5 */
+		{ 1, { { 0, 4, 4 } }, -SELFCKPT_EUNKNOWN },
 		{ 2, { { 0, 1, SC_RUN_ZERO }, { 1, 3, 0xff } }, -SELFCKPT_EUNKNOWN },
 	};
 
