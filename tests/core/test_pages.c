@@ -293,6 +293,26 @@ Test(core, pages_fallback_agrees, .init = setup, .fini = teardown)
 	}
 }
 
+/*
+ * Guard pages (MADV_GUARD_INSTALL) are told apart from data by both
+ * interfaces, whatever the pages around them hold (Linux 6.15+ tells them).
+ */
+Test(core, pages_guard_pages_are_their_own_runs, .init = setup, .fini = teardown)
+{
+	char *m = anon(8 * page, 0);
+	const struct sc_page_run want[] = {
+		{ 0, 1, P }, { 1, 2, SC_PAGE_GUARD }, { 3, 1, P }, { 4, 3, A },
+		{ 7, 1, SC_PAGE_GUARD },
+	};
+
+	m[0] = m[3 * page] = 1;
+	if (madvise(m + page, 2 * page, 102 /* MADV_GUARD_INSTALL */) < 0)
+		cr_skip_test("no guard pages on this kernel: %s", strerror(errno));
+	cr_assert_eq(madvise(m + 7 * page, page, 102), 0);
+	for (int fallback = 0; fallback < 2; fallback++)
+		child_scan(fallback, m, 8 * page, want, 5);
+}
+
 Test(core, pages_is_zero)
 {
 	static const size_t offs[] = { 0, 7, 63, 64, 100, 511, 512, 4095, 8191 };
