@@ -150,11 +150,20 @@ static int32_t own_rseq_thread(void)
 	return 0;
 }
 
+/* The program's threads go on, and the signals taken for the image are theirs again. */
+static void let_go(void)
+{
+	sc_threads_release();
+	sc_pending_requeue(sc_stopped.self);
+	sc_pending_requeue(SC_PENDING_PROCESS);
+}
+
 /*
  * Phase 1. Returns 0 in the process that checkpoints (with the snapshot in
  * fz->child), 1 when the process resumes from an image, or a negative error.
+ * With @hold the other threads stay stopped once the snapshot is taken.
  */
-static int freeze(struct sc_frozen *fz)
+static int freeze(struct sc_frozen *fz, bool hold)
 {
 	struct sc_thread_state *me;
 	int32_t tid;
@@ -203,9 +212,8 @@ static int freeze(struct sc_frozen *fz)
 	fz->child = (pid_t)sc_clone_frozen();
 	sc_vmflags_fork_back(&fz->vmflags);
 	sc_fds_freeze_drop(&fz->fds); /* the snapshot holds the copies now */
-	sc_threads_release();
-	sc_pending_requeue(sc_stopped.self);
-	sc_pending_requeue(SC_PENDING_PROCESS);
+	if (!hold || fz->child < 0)
+		let_go();
 	if (fz->child < 0)
 		return sc_err(-fz->child, "cannot create the snapshot process: %s",
 			      strerror(-fz->child));
@@ -420,7 +428,35 @@ static int restarted(void)
 	return err < 0 ? err : SELFCKPT_RESTORED;
 }
 
-int sc_checkpoint(const char *path, bool background)
+/*
+ * The end of a held checkpoint (@ex): once the image is written, @ex->saved
+ * runs and the process ends while its threads are still stopped, so that
+ * nothing the program does after the instant is done twice. Where the
+ * watchdog let them go (a stopped thread held what the writing needed), or
+ * the image failed, the program goes on.
+ */
+static void end_hold(const struct sc_exit_after *ex, const char *path, pid_t child, int err)
+{
+	bool held = sc_hold_end();
+
+	if (!err && held) {
+		ex->saved(path);
+		kill(child, SIGKILL); /* the snapshot would outlive the process */
+		_exit(ex->status);
+	}
+	if (held) {
+		let_go();
+	} else {
+		sc_pending_requeue(sc_stopped.self);
+		sc_pending_requeue(SC_PENDING_PROCESS);
+	}
+	if (!err && !held)
+		sc_log(SC_LOG_WARN, "a stopped thread held what writing the image needed for more "
+		       "than %d s, so the program's threads went on before the image was complete: "
+		       "the program does not end, as it ran past the image", SC_HOLD_STALL_S);
+}
+
+static int checkpoint(const char *path, bool background, const struct sc_exit_after *ex)
 {
 	struct sc_frozen fz = { .child = -1 };
 	int err;
@@ -467,7 +503,7 @@ int sc_checkpoint(const char *path, bool background)
 		sc_log(SC_LOG_DEBUG, "checkpoint: no memory shared with the snapshot: %s",
 		       strerror(-err));
 	t1 = sc_log_seconds();
-	err = freeze(&fz);
+	err = freeze(&fz, ex != NULL);
 	if (err == 1) {
 		sc_fds_restarted(&fz.fds);
 		sc_fds_frozen_free(&fz.fds);
@@ -479,8 +515,14 @@ int sc_checkpoint(const char *path, bool background)
 	t2 = sc_log_seconds();
 	if (!err && background && (err = start_background(path, &fz)) == 0)
 		return SELFCKPT_SAVED; /* the writer thread ends the checkpoint */
+	if (!err && ex && sc_hold_start((int64_t)SC_HOLD_STALL_S * 1000000000) < 0) {
+		let_go(); /* no watchdog: no hold */
+		ex = NULL;
+	}
 	if (!err)
 		err = save_to(path, &fz);
+	if (ex && fz.child > 0)
+		end_hold(ex, path, fz.child, err);
 	t3 = sc_log_seconds();
 	/*
 	 * Unmapped while the snapshot still maps it, the region costs this thread
@@ -500,6 +542,16 @@ int sc_checkpoint(const char *path, bool background)
 		hooks.done(err);
 	checkpoint_end();
 	return err < 0 ? err : SELFCKPT_SAVED;
+}
+
+int sc_checkpoint(const char *path, bool background)
+{
+	return checkpoint(path, background, NULL);
+}
+
+int sc_checkpoint_then_exit(const char *path, const struct sc_exit_after *ex)
+{
+	return checkpoint(path, false, ex);
 }
 
 SELFCKPT_API int selfckpt_save(const char *path)

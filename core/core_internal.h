@@ -114,6 +114,12 @@ extern int sc_reaper_tid;
 /* Start a raw thread that reaps @child and ends: its id, or -errno. Block every signal first. */
 long sc_reaper_start(pid_t child);
 
+/* hold_rt.c: the watchdog of a checkpoint that keeps the program's threads stopped */
+/* Start it: it lets the threads go once no byte is read or written for @stall_ns. Its id, or -errno. */
+long sc_hold_start(int64_t stall_ns);
+/* The image is written: true when the threads are still stopped, false when it let them go. */
+bool sc_hold_end(void);
+
 /* thread_rt.c */
 void sc_thread_capture(struct sc_thread_state *t);
 void sc_thread_start(struct sc_thread_state *t) __attribute__((noreturn));
@@ -163,6 +169,27 @@ extern struct sc_stopped sc_stopped;
  * until the new one is complete).
  */
 int sc_checkpoint(const char *path, bool background);
+
+/* How a checkpoint that ends the program ends it (sc_checkpoint_then_exit()). */
+struct sc_exit_after {
+	void (*saved)(const char *path); /* runs once the image is complete, threads stopped */
+	int status;                      /* then _exit(status) */
+};
+
+/* A held checkpoint may wait this long for a stopped thread's lock (hold_rt.c). */
+#define SC_HOLD_STALL_S 10
+
+/**
+ * sc_checkpoint_then_exit() - a checkpoint after which the process ends: the
+ * program's threads stay stopped from the instant of the image until it is
+ * complete, @ex->saved() has run and the process has ended with
+ * _exit(@ex->status), so the restored program does nothing twice. Returns
+ * only where the image failed, or where a stopped thread held what the
+ * writing needed for SC_HOLD_STALL_S seconds and the threads went on (then
+ * SELFCKPT_SAVED, and a warning): the program goes on, as it ran past the
+ * image. Return: SELFCKPT_SAVED or a negative error (reported).
+ */
+int sc_checkpoint_then_exit(const char *path, const struct sc_exit_after *ex);
 /** sc_stop_handler_install() - install the stop signal's handler, once; 0 or an error. */
 int sc_stop_handler_install(void);
 

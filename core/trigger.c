@@ -23,10 +23,13 @@
  *
  * With SELFCKPT_EXIT_AFTER_SAVE=1 the process ends with _exit(75) after a save
  * that a signal asked for (not after a timed one), for a batch system to
- * requeue the job. _exit(), not exit(): the image holds the program's unflushed
- * stdio buffers and its atexit work still to do, which the restored process
- * does; running them now as well would write that output twice and could
- * remove files the restored process needs.
+ * requeue the job. The program's threads stay stopped from the instant of the
+ * image to the exit (sc_checkpoint_then_exit()): what they did while the
+ * image was written, the restored program would do again. _exit(), not
+ * exit(): the image holds the program's unflushed stdio buffers and its
+ * atexit work still to do, which the restored process does; running them now
+ * as well would write that output twice and could remove files the restored
+ * process needs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -228,6 +231,24 @@ static const char *describe(unsigned req, char *buf)
 	return "interval";
 }
 
+/* The image at @path is complete: DIR/latest names it. */
+static void saved(const char *path, const char *why)
+{
+	if (update_latest(path + strlen(cfg.dir) + 1) < 0)
+		sc_log(SC_LOG_WARN, "'%s/%s' still names an older image", cfg.dir,
+		       SC_TRIGGER_LATEST);
+	sc_log(SC_LOG_INFO, "checkpoint on %s written to '%s'", why, path);
+}
+
+static const char *exit_why; /* what asked for the checkpoint that ends the program */
+
+/* sc_checkpoint_then_exit()'s end: every other thread is still stopped. */
+static void saved_then_exit(const char *path)
+{
+	saved(path, exit_why);
+	sc_log(SC_LOG_INFO, "exiting with status %d as asked", SC_TRIGGER_EXIT_SAVED);
+}
+
 static void serve(unsigned req)
 {
 	char path[PATH_MAX], buf[SC_SIGNAL_NAME_MAX];
@@ -247,7 +268,14 @@ static void serve(unsigned req)
 
 	if (at_safe_point)
 		sc_hooks_get()->safe_point();
-	ret = sc_checkpoint(path, false); /* this thread is the background already */
+	if (cfg.exit_after_save && by_signal) {
+		struct sc_exit_after ex = { saved_then_exit, SC_TRIGGER_EXIT_SAVED };
+
+		exit_why = why;
+		ret = sc_checkpoint_then_exit(path, &ex); /* returns only if the program goes on */
+	} else {
+		ret = sc_checkpoint(path, false); /* this thread is the background already */
+	}
 	if (at_safe_point)
 		sc_hooks_get()->safe_point_done();
 	if (ret == SELFCKPT_RESTORED) {
@@ -258,14 +286,7 @@ static void serve(unsigned req)
 		sc_log(SC_LOG_WARN, "the checkpoint on %s failed; the program goes on", why);
 		return;
 	}
-	if (update_latest(path + strlen(cfg.dir) + 1) < 0)
-		sc_log(SC_LOG_WARN, "'%s/%s' still names an older image", cfg.dir,
-		       SC_TRIGGER_LATEST);
-	sc_log(SC_LOG_INFO, "checkpoint on %s written to '%s'", why, path);
-	if (cfg.exit_after_save && by_signal) {
-		sc_log(SC_LOG_INFO, "exiting with status %d as asked", SC_TRIGGER_EXIT_SAVED);
-		_exit(SC_TRIGGER_EXIT_SAVED);
-	}
+	saved(path, why);
 }
 
 static void *trigger_main(void *arg)

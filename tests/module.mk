@@ -22,6 +22,7 @@ TEST_SRCS := \
 	tests/core/test_roundtrip.c \
 	tests/core/test_roundtrip_more.c \
 	tests/core/test_sock_defaults.c \
+	tests/core/test_hold.c \
 	tests/core/test_stop.c \
 	tests/core/test_locks_record.c \
 	tests/core/test_timers_record.c \

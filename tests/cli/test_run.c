@@ -281,6 +281,31 @@ Test(run, exit_after_save_exits_75, .timeout = 60)
 	cr_expect_lt(file_size(r.out), 1000 * LINE_LEN);
 }
 
+/*
+ * --exit-after-save ends the program at the instant of its image: what it
+ * did while the image was being written, the restored program would do
+ * again. A counter that appends its lines, with 96 MiB of memory so that the
+ * image takes a while, is told to checkpoint, exits with 75, is resumed and
+ * finishes: its file holds each line once.
+ */
+Test(run, exit_after_save_ends_the_program_at_its_image, .timeout = 90)
+{
+	struct run r, again;
+
+	run_init(&r);
+	start(&r, NULL, (const char *[]){ "--dir", r.dir, "--exit-after-save",
+					  COUNTER(&r, 60, "append") });
+	wait_lines(&r, 3);
+	cr_assert_eq(kill(r.pid, SIGUSR2), 0);
+	cr_assert_eq(finish(&r), SC_TRIGGER_EXIT_SAVED, "%s", r.err);
+	check_latest(&r);
+	again = r;
+	start(&again, NULL, (const char *[]){ "--resume", "--dir", r.dir,
+					      COUNTER(&r, 60, "append") });
+	cr_assert_eq(finish(&again), 0, "%s", again.err);
+	check_output(&r, 60);
+}
+
 Test(run, resume_after_kill_finishes_the_work, .timeout = 60)
 {
 	struct run r, again;
