@@ -133,12 +133,14 @@ static int fd_slots(void)
 	return slots > 0 ? slots : 0;
 }
 
+/* The open descriptors below @slots; errno as it was (the image holds the program's). */
 static int count_by_probe(int slots)
 {
-	int n = 0;
+	int n = 0, saved = errno;
 
 	for (int fd = 0; fd < slots; fd++)
 		n += fcntl(fd, F_GETFD) >= 0;
+	errno = saved;
 	return n;
 }
 
