@@ -123,6 +123,8 @@ static int prepare(struct options *o, struct image *im, struct plan *plan)
 	sc_loginuid_restore(&peek);
 	if (!o->new_ids && peek.pid > 1)
 		same_ids = sc_same_ids_enter(peek.pid, fd) == 0;
+	if (same_ids)
+		sc_loginuid_check_namespace(&peek);
 	t[2] = sc_log_seconds();
 	err = sc_image_load_fd(im, fd, o->path);
 	if (!err)

@@ -114,6 +114,8 @@ int sc_image_peek(int fd, const char *path, struct sc_peek *peek);
  * namespace is entered: inside one, the uid may not be mapped.
  */
 void sc_loginuid_restore(const struct sc_peek *peek);
+/* sc_loginuid_check_namespace() - warn where the namespace shows the login uid otherwise. */
+void sc_loginuid_check_namespace(const struct sc_peek *pr);
 
 /* Read and check every record's metadata: of the image at @path, or at @fd (not owned). */
 int sc_image_load(struct image *im, const char *path);

@@ -320,6 +320,33 @@ void sc_loginuid_restore(const struct sc_peek *pr)
 		close(fd);
 }
 
+/* This process's audit login uid as it reads it now; 4294967295 where unknown. */
+static uint32_t loginuid_now(void)
+{
+	char now[16] = "";
+	int fd = open("/proc/self/loginuid", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, now, sizeof(now) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? (uint32_t)strtoul(now, NULL, 10) : 4294967295u;
+}
+
+/*
+ * Inside the user namespace that gives the process its ids back, a login
+ * uid that the namespace does not map reads as unset: said, since only
+ * --new-ids (no namespace) shows it to the program as it was.
+ */
+void sc_loginuid_check_namespace(const struct sc_peek *pr)
+{
+	uint32_t now = loginuid_now();
+
+	if ((pr->attrs & SC_ATTR_LOGINUID) && pr->loginuid != 4294967295u && now != pr->loginuid)
+		sc_log(SC_LOG_WARN, "the audit login uid %u is not mapped in the user namespace "
+		       "that gives the process its ids back: the program reads it as %u "
+		       "(--new-ids keeps it, with new process ids)", pr->loginuid, now);
+}
+
 /* The membarrier() registrations of the process: of its memory, which is this one's now. */
 static void restore_membarrier(uint32_t attrs)
 {
