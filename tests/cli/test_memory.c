@@ -91,7 +91,7 @@ Test(memory, a_sealed_mapping_refuses_the_image, .timeout = 60)
 }
 
 /*
- * [R-SEG-8] Guard pages (MADV_GUARD_INSTALL) come back where the program put
+ * [R-SEG-9] Guard pages (MADV_GUARD_INSTALL) come back where the program put
  * them, in private anonymous memory, private and shared file mappings and a
  * MADV_WIPEONFORK mapping, with the data around them: the snapshot never
  * reads them (a read faults), and the restore makes them again.
