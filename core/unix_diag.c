@@ -11,12 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
+#include "core/sock_diag.h"
 #include "core/unix_diag.h"
 #include "format/sc_log.h"
 
-#define DIAG_BUF (32 << 10)
 #define TCP_ESTABLISHED_STATE 1 /* the state of a unix socket that was connected */
 #define TCP_LISTEN_STATE 10     /* the state the kernel gives a listening unix socket */
 
@@ -25,23 +24,20 @@ struct dump {
 	size_t n, cap;
 };
 
-static int ask(int nl)
-{
-	struct {
-		struct nlmsghdr h;
-		struct unix_diag_req r;
-	} req = {
-		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-		       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
-		.r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u,
-		       .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN | UDIAG_SHOW_VFS },
-	};
+static const struct {
+	struct nlmsghdr h;
+	struct unix_diag_req r;
+} request = {
+	.h = { .nlmsg_len = sizeof(request), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+	       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+	.r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u,
+	       .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN | UDIAG_SHOW_VFS },
+};
 
-	return send(nl, &req, sizeof(req), 0) == (ssize_t)sizeof(req) ? 0 : -errno;
-}
-
-static int add(struct dump *d, const struct unix_diag_msg *m, int len)
+static int add(void *ctx, const void *msg, int len)
 {
+	struct dump *d = ctx;
+	const struct unix_diag_msg *m = msg;
 	struct sc_unix_sock s = { .ino = m->udiag_ino,
 				  .connected = m->udiag_state == TCP_ESTABLISHED_STATE };
 
@@ -69,32 +65,6 @@ static int add(struct dump *d, const struct unix_diag_msg *m, int len)
 	return 0;
 }
 
-/* Read answers until the dump's end; 0 or -errno. */
-static int read_all(int nl, struct dump *d, char *buf)
-{
-	for (;;) {
-		ssize_t len = recv(nl, buf, DIAG_BUF, 0);
-
-		if (len < 0 && errno == EINTR)
-			continue;
-		if (len <= 0)
-			return len < 0 ? -errno : -EIO;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len);
-		     h = NLMSG_NEXT(h, len)) {
-			int err;
-
-			if (h->nlmsg_type == NLMSG_DONE)
-				return 0;
-			if (h->nlmsg_type == NLMSG_ERROR)
-				return ((struct nlmsgerr *)NLMSG_DATA(h))->error ?: -EIO;
-			err = add(d, NLMSG_DATA(h), (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(
-					struct unix_diag_msg))));
-			if (err)
-				return err;
-		}
-	}
-}
-
 static int by_ino(const void *a, const void *b)
 {
 	const struct sc_unix_sock *x = a, *y = b;
@@ -105,15 +75,9 @@ static int by_ino(const void *a, const void *b)
 int sc_unix_diag(struct sc_unix_sock **out, size_t *n)
 {
 	struct dump d = { 0 };
-	char *buf = malloc(DIAG_BUF);
-	int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), err;
+	int err = sc_sock_diag_dump(&request, sizeof(request), sizeof(struct unix_diag_msg), add,
+				    &d);
 
-	err = !buf ? -ENOMEM : nl < 0 ? -errno : ask(nl);
-	if (!err)
-		err = read_all(nl, &d, buf);
-	if (nl >= 0)
-		close(nl);
-	free(buf);
 	if (err) {
 		free(d.socks);
 		return sc_err(-err, "cannot ask the kernel which unix sockets are connected to "
