@@ -73,7 +73,8 @@ struct sc_signals_info {
 #define SC_SEG_NORESERVE 0x20u
 #define SC_SEG_EMBEDDED 0x40u
 #define SC_SEG_HELD 0x80u /* 1.3: the file of a memfd or removed file descriptor */
-#define SC_SEG_KNOWN 0xffu
+#define SC_SEG_SYSV 0x100u /* 1.5: an attach of a System V segment; inode: its id */
+#define SC_SEG_KNOWN 0x1ffu
 
 /*
  * Memory flags of a segment (spec §9.5, format 1.3): the kernel's VmFlags of

@@ -59,6 +59,7 @@ enum sc_record_type {
 	SC_REC_TIMERS = 8,   /* interval and POSIX timers (1.2) */
 	SC_REC_LOCKS = 9,    /* file locks and leases (1.2) */
 	SC_REC_CUDA_DRIVER = 10, /* the CUDA driver's process checkpoint is in memory (1.4) */
+	SC_REC_SYSV = 11,    /* one System V IPC object: segment, semaphore set, queue (1.5) */
 	SC_REC_END = 0xFFFF, /* end of records; payload is the index */
 };
 

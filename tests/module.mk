@@ -25,6 +25,7 @@ TEST_SRCS := \
 	tests/core/test_hold.c \
 	tests/core/test_stop.c \
 	tests/core/test_locks_record.c \
+	tests/core/test_sysv_record.c \
 	tests/core/test_timers_record.c \
 	tests/core/test_vmflags.c \
 	tests/cuda/test_cuda_api.c \
