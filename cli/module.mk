@@ -50,6 +50,7 @@ RESTORE_OBJS := $(BUILD)/obj/cli/restore.o $(BUILD)/obj/cli/restore_load.o \
 	$(BUILD)/obj/cli/restore_plan.o $(BUILD)/obj/cli/restore_jump.o \
 	$(BUILD)/obj/cli/restore_ids.o $(BUILD)/obj/cli/restore_probe.o \
 	$(BUILD)/obj/cli/restore_cuda.o $(BUILD)/obj/cli/restore_timers.o \
+	$(BUILD)/obj/cli/restore_sysv.o \
 	$(BUILD)/obj/cli/tool.o $(BUILD)/obj/cli/restorer_blob.o
 
 $(BUILD)/bin/selfckpt-restore: $(RESTORE_OBJS) $(LIB_A)

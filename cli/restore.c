@@ -96,6 +96,18 @@ static int parse(int argc, char **argv, struct options *o)
 	return -1;
 }
 
+/*
+ * An image with System V objects comes back only where they get their ids
+ * again, in an IPC namespace of the restore's own: never under other ids, or
+ * among another program's objects.
+ */
+static int no_ipc_namespace(const struct options *o, const char *why)
+{
+	return sc_err(SELFCKPT_EIPCNS, "'%s' holds System V IPC objects (shared memory, "
+		      "semaphores or message queues), which come back with their ids only in an "
+		      "IPC namespace of the restore's own; %s: nothing was restored", o->path, why);
+}
+
 /* Stage 1, before the point of no return: every refusal comes back from here. */
 static int prepare(struct options *o, struct image *im, struct plan *plan)
 {
@@ -120,13 +132,22 @@ static int prepare(struct options *o, struct image *im, struct plan *plan)
 		return err;
 	/* From here on, in the same-ids case, this is the process at the saved pid. */
 	t[1] = sc_log_seconds();
+	if (peek.sysv && (o->new_ids || peek.pid <= 1))
+		return no_ipc_namespace(o, "it restores with new ids (--new-ids or "
+				       "SELFCKPT_NEW_IDS=1), and System V objects come back only "
+				       "in the same-ids mode's namespaces");
 	sc_loginuid_restore(&peek);
 	if (!o->new_ids && peek.pid > 1)
-		same_ids = sc_same_ids_enter(peek.pid, fd) == 0;
+		same_ids = sc_same_ids_enter(peek.pid, fd, peek.sysv) == 0;
+	if (peek.sysv && !same_ids)
+		return no_ipc_namespace(o, "the namespaces of the same-ids mode are not allowed "
+				       "here (see the warning above)");
 	if (same_ids)
 		sc_loginuid_check_namespace(&peek);
 	t[2] = sc_log_seconds();
 	err = sc_image_load_fd(im, fd, o->path);
+	if (!err)
+		err = sc_sysv_restore(im);
 	if (!err)
 		err = sc_plan_build(im, plan);
 	plan->same_ids = same_ids;

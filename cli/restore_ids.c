@@ -139,7 +139,7 @@ static int finish_mapper(pid_t helper, int go, bool map)
 	return WEXITSTATUS(status) == 0 ? 0 : WEXITSTATUS(status) == 2 ? 1 : 2;
 }
 
-static int enter_namespaces(void)
+static int enter_namespaces(bool ipc)
 {
 	char map[64];
 	uid_t uid = getuid();
@@ -147,7 +147,7 @@ static int enter_namespaces(void)
 	int go = -1, mapped = 2;
 	pid_t mapper = start_mapper(&go);
 
-	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0) {
+	if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | (ipc ? CLONE_NEWIPC : 0)) < 0) {
 		int err = -errno;
 
 		if (mapper > 0)
@@ -269,7 +269,7 @@ static int can_enter(void)
 	return 1;
 }
 
-int sc_same_ids_enter(pid_t pid, int image_fd)
+int sc_same_ids_enter(pid_t pid, int image_fd, bool ipc)
 {
 	int err, status, alive[2];
 	pid_t init;
@@ -281,7 +281,7 @@ int sc_same_ids_enter(pid_t pid, int image_fd)
 		       strerror(errno));
 		return 1;
 	}
-	err = enter_namespaces();
+	err = enter_namespaces(ipc);
 	if (err < 0) {
 		close(alive[0]);
 		close(alive[1]);

@@ -24,6 +24,7 @@
 #include "core/sc_fds.h"
 #include "core/sc_locks.h"
 #include "core/sc_records.h"
+#include "core/sc_sysv.h"
 #include "core/sc_timers.h"
 #include "format/sc_format.h"
 
@@ -60,6 +61,8 @@ struct image {
 	size_t n_fds;
 	struct sc_lock *locks;
 	size_t n_locks;
+	struct sc_sysv_obj *sysv; /* System V objects (1.5) */
+	size_t n_sysv;
 	struct sc_thread_record *threads;
 	size_t n_threads;
 	struct sc_thread_record *coord;
@@ -103,6 +106,7 @@ struct sc_peek {
 	pid_t pid;         /* the saved pid */
 	uint32_t attrs;    /* SC_ATTR_* */
 	uint32_t loginuid; /* where attrs has SC_ATTR_LOGINUID */
+	bool sysv;         /* the image holds System V objects: they need an IPC namespace */
 };
 
 /* The process record's @peek of the image open at @fd. */
@@ -121,6 +125,8 @@ void sc_loginuid_check_namespace(const struct sc_peek *pr);
 int sc_image_load(struct image *im, const char *path);
 int sc_image_load_fd(struct image *im, int fd, const char *path);
 void sc_image_release(struct image *im);
+/* The System V segment of id @id the image holds, or NULL. */
+const struct sc_sysv_obj *sc_image_segment_of(const struct image *im, uint64_t id);
 
 /*
  * sc_image_verify_start() - check the whole-file checksum on a thread of its
@@ -156,9 +162,18 @@ int sc_plan_fill(struct image *im, struct plan *p, unsigned threads);
  * pid and mount namespaces. Return: 0 there; 1 when the system does not allow
  * it (warned), this process unchanged. @image_fd stays open in the restoring
  * process only. The processes that wait in between die with the one that ran
- * selfckpt-restore, and take the restored process with them.
+ * selfckpt-restore, and take the restored process with them. With @ipc, a new
+ * IPC namespace too, where System V objects get back their ids.
  */
-int sc_same_ids_enter(pid_t pid, int image_fd);
+int sc_same_ids_enter(pid_t pid, int image_fd, bool ipc);
+
+/*
+ * restore_sysv.c: sc_sysv_restore() - make every System V object of @im
+ * again, in this process's own IPC namespace, with its id, owner, mode and
+ * contents (an attached segment's contents come with its mapping, staged by
+ * sc_plan_fill()). Return: 0 or a negative error (reported).
+ */
+int sc_sysv_restore(const struct image *im);
 
 /* restore_probe.c */
 

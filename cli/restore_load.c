@@ -97,8 +97,76 @@ static int check_held(const struct image *im)
 	return 0;
 }
 
+/* The segment an attach maps (its inode is the id), or NULL. */
+const struct sc_sysv_obj *sc_image_segment_of(const struct image *im, uint64_t id)
+{
+	for (size_t i = 0; i < im->n_sysv; i++)
+		if (im->sysv[i].kind == SC_SYSV_SHM && (uint64_t)im->sysv[i].id == id)
+			return &im->sysv[i];
+	return NULL;
+}
+
+/* R-SEG-8: every run of an attach is a file run (the bytes are the segment's). */
+static bool file_runs_only(const struct mapping *m)
+{
+	for (size_t w = 0; w < m->n_win; w++)
+		for (uint32_t i = 0; i < m->win[w].seg.n_runs; i++)
+			if (m->win[w].seg.runs[i].kind != SC_RUN_FILE)
+				return false;
+	return true;
+}
+
+/* A segment marked for removal must have an attach: made again, it would go at once. */
+static bool attached(const struct image *im, const struct sc_sysv_obj *o)
+{
+	for (size_t i = 0; i < im->n_maps; i++)
+		if ((im->maps[i].win[0].seg.flags & SC_SEG_SYSV) &&
+		    im->maps[i].win[0].seg.inode == (uint64_t)o->id)
+			return true;
+	return false;
+}
+
+/*
+ * R-TYP-22, R-SEG-8: every attach of a System V segment maps one of the
+ * image, whole, its bytes in the record; no id is there twice, and a segment
+ * marked for removal is attached.
+ */
+static int check_sysv(const struct image *im)
+{
+	for (size_t i = 0; i < im->n_sysv; i++)
+		for (size_t j = 0; j < i; j++)
+			if (im->sysv[i].kind == im->sysv[j].kind && im->sysv[i].id == im->sysv[j].id)
+				return sc_err(SELFCKPT_ELENGTH, "'%s' holds System V %s %d twice",
+					      im->path, sc_sysv_kind_name(im->sysv[i].kind),
+					      im->sysv[i].id);
+	for (size_t i = 0; i < im->n_sysv; i++)
+		if ((im->sysv[i].flags & SC_SYSV_RMID) && !attached(im, &im->sysv[i]))
+			return sc_err(SELFCKPT_ELENGTH, "'%s' holds System V segment %d marked "
+				      "for removal, but no attach of it", im->path, im->sysv[i].id);
+	for (size_t i = 0; i < im->n_maps; i++) {
+		const struct mapping *m = &im->maps[i];
+		const struct sc_segment_info *s = &m->win[0].seg;
+		const struct sc_sysv_obj *o;
+
+		if (!(s->flags & SC_SEG_SYSV))
+			continue;
+		o = sc_image_segment_of(im, s->inode);
+		if (!o || !(o->flags & SC_SYSV_STORED) || !(s->flags & SC_SEG_SHARED) ||
+		    (s->flags & (SC_SEG_FILE | SC_SEG_HELD)) || !file_runs_only(m) ||
+		    m->end - m->start != ((o->size + im->page - 1) & ~(im->page - 1)))
+			return sc_err(SELFCKPT_ELENGTH, "mapping 0x%llx-0x%llx of '%s' attaches "
+				      "System V segment %llu, which the image does not hold with "
+				      "its bytes and of that size, or holds bytes of its own", (unsigned long long)m->start,
+				      (unsigned long long)m->end, im->path,
+				      (unsigned long long)s->inode);
+	}
+	return 0;
+}
+
 static int check_complete(struct image *im)
 {
+	int err;
+
 	for (size_t i = 0; i < im->n_maps; i++) {
 		const struct mapping *m = &im->maps[i];
 		const struct window *last = &m->win[m->n_win - 1];
@@ -116,7 +184,9 @@ static int check_complete(struct image *im)
 	if (!im->coord)
 		return sc_err(SELFCKPT_ELENGTH, "'%s' has no thread that made the checkpoint",
 			      im->path);
-	return check_held(im);
+	if ((err = check_held(im)) < 0)
+		return err;
+	return check_sysv(im);
 }
 
 static int load_record(struct image *im, const struct sc_record *rec, size_t *caps)
@@ -136,6 +206,12 @@ static int load_record(struct image *im, const struct sc_record *rec, size_t *ca
 	case SC_REC_LOCKS:
 		free(im->locks);
 		return sc_locks_read(im->r, rec, &im->locks, &im->n_locks);
+	case SC_REC_SYSV:
+		if ((err = grow((void **)&im->sysv, &caps[3], im->n_sysv, sizeof(*im->sysv))) < 0)
+			return err;
+		err = sc_sysv_read(im->r, rec, &im->sysv[im->n_sysv]);
+		im->n_sysv += err == 0;
+		return err;
 	case SC_REC_FD:
 		if ((err = grow((void **)&im->fds, &caps[0], im->n_fds, sizeof(*im->fds))) < 0)
 			return err;
@@ -176,7 +252,7 @@ static int check_header(struct image *im)
 static int load(struct image *im)
 {
 	struct sc_record rec;
-	size_t caps[3] = { 0 };
+	size_t caps[4] = { 0 };
 	int err;
 
 	if ((err = check_header(im)) < 0)
@@ -252,6 +328,22 @@ int sc_image_open(const char *path, int *fd)
 	return 0;
 }
 
+/* Whether the index lists a sysv-ipc record (a reader that cannot seek: none). */
+static int peek_sysv(struct sc_reader *r, struct sc_peek *peek)
+{
+	const struct sc_index_entry *e;
+	size_t n;
+	int err;
+
+	if (!sc_reader_seekable(r))
+		return 0;
+	if ((err = sc_reader_index(r, &e, &n)) < 0)
+		return err;
+	for (size_t i = 0; i < n; i++)
+		peek->sysv |= e[i].type == SC_REC_SYSV;
+	return 0;
+}
+
 int sc_image_peek(int fd, const char *path, struct sc_peek *peek)
 {
 	struct sc_read_opts ro = { .threads = 1 };
@@ -267,6 +359,7 @@ int sc_image_peek(int fd, const char *path, struct sc_peek *peek)
 		*peek = (struct sc_peek){ .pid = (pid_t)p.pid, .attrs = p.attrs,
 					  .loginuid = p.loginuid };
 		sc_process_free(&p);
+		err = peek_sysv(r, peek);
 	}
 	sc_reader_free(r);
 	return err < 0 ? err : 0;
@@ -321,6 +414,7 @@ void sc_image_release(struct image *im)
 	sc_timers_free(&im->timers);
 	sc_fds_free(im->fds, im->n_fds);
 	free(im->locks);
+	sc_sysv_objs_free(im->sysv, im->n_sysv);
 	free(im->threads);
 	for (size_t i = 0; i < im->n_maps; i++) {
 		for (size_t j = 0; j < im->maps[i].n_win; j++)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -299,6 +300,28 @@ static int plan_held(const struct image *im, struct mapping *m, struct plan *p)
 	return add_op(p, m, SC_OP_MAP_FD, MAP_PRIVATE, PROT_READ | PROT_WRITE);
 }
 
+/*
+ * An attach of a System V segment (1.5): the blob attaches at its place the
+ * segment sc_sysv_restore() made with its id and filled, so nothing is staged
+ * (R-SEG-8: its runs are file runs). Read-only where it could not be made
+ * writable (no "mw"): attached with SHM_RDONLY.
+ */
+static int plan_sysv(const struct image *im, struct mapping *m, struct plan *p)
+{
+	const struct sc_segment_info *s = &m->win[0].seg;
+	const struct sc_sysv_obj *o = sc_image_segment_of(im, s->inode);
+	uint64_t flags = 0;
+
+	if ((s->vmflags & SC_VMF_KNOWN) ? !(s->vmflags & SC_VMF_MAYWRITE) : !(s->prot & PROT_WRITE))
+		flags |= SHM_RDONLY;
+	if (s->prot & PROT_EXEC)
+		flags |= SHM_EXEC;
+	if (o->flags & SC_SYSV_RMID)
+		flags |= SC_SHMAT_RMID;
+	m->fd = o->id;
+	return add_op(p, m, SC_OP_SHMAT, flags, s->prot);
+}
+
 /* Decide the operation for @m and stage room for its content. */
 static int plan_mapping(const struct image *im, struct mapping *m, struct plan *p)
 {
@@ -309,6 +332,8 @@ static int plan_mapping(const struct image *im, struct mapping *m, struct plan *
 
 	if (s->flags & SC_SEG_HELD)
 		return plan_held(im, m, p);
+	if (s->flags & SC_SEG_SYSV)
+		return plan_sysv(im, m, p);
 	if ((s->flags & SC_SEG_FILE) && (s->flags & SC_SEG_SHARED)) {
 		/* The file holds the data, and writes through the mapping change its
 		 * time: it must only be there, or made again from the image. */
@@ -447,6 +472,7 @@ static int add_copy(struct plan *p, uint64_t dst, uint64_t src, uint64_t len)
 
 static int premap(const struct mapping *m)
 {
+
 	uint64_t len = m->end - m->start;
 	bool shared = (m->win[0].seg.flags & SC_SEG_SHARED) && !(m->win[0].seg.flags & SC_SEG_FILE);
 	bool memfd = (shared || m->remade) && m->fd >= 0;

@@ -15,7 +15,11 @@ enum sc_op_kind {
 	SC_OP_MOVE = 1,      /* mremap premapped memory [src, src+len) to start */
 	SC_OP_MAP_FD = 2,    /* mmap fd at start (MAP_FIXED, flags as given) */
 	SC_OP_MAP_ANON = 3,  /* fresh anonymous memory at start (flags as given) */
+	SC_OP_SHMAT = 4,     /* attach System V segment fd at start (flags: SHM_*, SC_SHMAT_RMID) */
 };
+
+/* SC_OP_SHMAT: mark the segment for removal once attached (it was so marked). */
+#define SC_SHMAT_RMID (1ull << 32)
 
 struct sc_op {
 	uint32_t kind;
@@ -24,7 +28,7 @@ struct sc_op {
 	uint32_t vmflags;  /* SC_VMF_* settings given once the memory is in place */
 	uint64_t start, len;
 	uint64_t src;    /* SC_OP_MOVE */
-	int64_t fd;      /* SC_OP_MAP_FD */
+	int64_t fd;      /* SC_OP_MAP_FD; SC_OP_SHMAT: the segment's id */
 	uint64_t offset; /* SC_OP_MAP_FD */
 	uint64_t flags;  /* MAP_* for SC_OP_MAP_FD and SC_OP_MAP_ANON */
 };

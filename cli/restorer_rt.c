@@ -254,6 +254,27 @@ static void put_guards(struct sc_restorer_args *a)
 	}
 }
 
+#define SHM_REMAP_ 040000
+
+/*
+ * A System V segment, made and filled by stage 1 with its id, attached at its
+ * place as it was (read-only or not), so that it is the segment again and not
+ * a copy; marked for removal again once attached, if it was.
+ */
+static long attach_segment(const struct sc_op *op)
+{
+	long r = sc_sys3(SYS_shmat, op->fd, (long)op->start,
+			 (long)((op->flags & 0xffffffffu) | SHM_REMAP_));
+
+	if (r >= 0 && (op->flags & SC_SHMAT_RMID)) {
+		long rm = sc_sys3(SYS_shmctl, op->fd, 0 /* IPC_RMID */, 0);
+
+		if (rm < 0)
+			return rm;
+	}
+	return r;
+}
+
 static void place_memory(struct sc_restorer_args *a)
 {
 	for (uint32_t i = 0; i < a->n_ops; i++) {
@@ -267,6 +288,9 @@ static void place_memory(struct sc_restorer_args *a)
 		case SC_OP_MAP_FD:
 			r = sc_sys6(SYS_mmap, (long)op->start, (long)op->len, op->map_prot,
 				    (long)(op->flags | MAP_FIXED), op->fd, (long)op->offset);
+			break;
+		case SC_OP_SHMAT:
+			r = attach_segment(op);
 			break;
 		default:
 			r = sc_sys6(SYS_mmap, (long)op->start, (long)op->len, op->map_prot,

@@ -26,6 +26,8 @@ int sc_tool_exit_code(int err)
 	err = -err;
 	if (err == SELFCKPT_EUSAGE)
 		return SC_EXIT_USAGE;
+	if (err == SELFCKPT_EIPCNS)
+		return SC_EXIT_NOPERM;
 	if (err == SELFCKPT_EHOST || err == SELFCKPT_ECUDA)
 		return SC_EXIT_UNAVAILABLE;
 	if (err >= SELFCKPT_EFIRST && err < SELFCKPT_ELAST)

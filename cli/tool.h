@@ -20,6 +20,7 @@
 #define SC_EXIT_IOERR 74   /* any other operating-system failure */
 #define SC_EXIT_UNAVAILABLE 69 /* this machine cannot take the image (kernel, files) */
 /* 75 is reserved: "checkpoint saved, exit requested". */
+#define SC_EXIT_NOPERM 77  /* System V objects, and no IPC namespace of the restore's own */
 
 #define SC_TOOL_SIZE_BUF 32 /* enough for any sc_tool_size() result */
 

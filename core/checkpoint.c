@@ -23,6 +23,7 @@
 #include "core/sc_hooks.h"
 #include "core/sc_locks.h"
 #include "core/sc_sys.h"
+#include "core/sc_sysv.h"
 #include "core/sc_trigger.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"
@@ -206,6 +207,7 @@ static int freeze(struct sc_frozen *fz, bool hold)
 	sc_fds_freeze(&fz->fds);
 	sc_shared_freeze(&fz->shared);
 	sc_timers_freeze(&fz->timers);
+	sc_sysv_freeze(&fz->sysv); /* before the clone: it may attach a segment for a moment */
 	sc_vmflags_fork_whole(&fz->vmflags);
 	if (sc_ctx_save(&me->ctx))
 		return 1;
@@ -306,6 +308,8 @@ static int write_image(struct sc_writer *w, const struct sc_frozen *fz)
 	if (!err)
 		err = write_threads(w);
 	if (!err)
+		err = sc_sysv_write_all(w, &fz->sysv, fz->child);
+	if (!err)
 		err = sc_segments_write(w, fz, &o);
 	free(o.held);
 	if (!err && hooks.write)
@@ -361,6 +365,7 @@ static void *write_in_background(void *arg)
 	sc_fds_frozen_free(&bg->fz.fds);
 	sc_shared_free(&bg->fz.shared);
 	sc_timers_frozen_free(&bg->fz.timers);
+	sc_sysv_frozen_free(&bg->fz.sysv);
 	sc_vmflags_free(&bg->fz.vmflags);
 	free(bg->path);
 	free(bg);
@@ -473,7 +478,12 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 		err = sc_fds_prepare(&fz.fds);
 	if (!err && (err = sc_shared_prepare(&fz.shared)) < 0)
 		sc_fds_frozen_free(&fz.fds);
+	if (!err && (err = sc_sysv_prepare(&fz.sysv)) < 0) {
+		sc_fds_frozen_free(&fz.fds);
+		sc_shared_free(&fz.shared);
+	}
 	if (!err && (err = sc_timers_prepare(&fz.timers)) < 0) {
+		sc_sysv_frozen_free(&fz.sysv);
 		sc_fds_frozen_free(&fz.fds);
 		sc_shared_free(&fz.shared);
 	}
@@ -482,12 +492,14 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 		sc_fds_frozen_free(&fz.fds);
 		sc_shared_free(&fz.shared);
 		sc_timers_frozen_free(&fz.timers);
+	sc_sysv_frozen_free(&fz.sysv);
 	}
 	/* late: the closer to the stop, the fewer settings can change in between */
 	if (!err && (err = sc_vmflags_read(0, SC_VMF_FORK_LOST, &fz.vmflags)) < 0) {
 		sc_fds_frozen_free(&fz.fds);
 		sc_shared_free(&fz.shared);
 		sc_timers_frozen_free(&fz.timers);
+	sc_sysv_frozen_free(&fz.sysv);
 		if (hooks.done)
 			hooks.done(err); /* prepare() succeeded: undo what it holds */
 	}
@@ -509,6 +521,7 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 		sc_fds_frozen_free(&fz.fds);
 		sc_shared_forget(&fz.shared);
 		sc_timers_frozen_free(&fz.timers);
+	sc_sysv_frozen_free(&fz.sysv);
 		sc_vmflags_free(&fz.vmflags);
 		return restarted();
 	}
@@ -534,6 +547,7 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	sc_fds_frozen_free(&fz.fds);
 	sc_shared_free(&fz.shared);
 	sc_timers_frozen_free(&fz.timers);
+	sc_sysv_frozen_free(&fz.sysv);
 	sc_vmflags_free(&fz.vmflags);
 	sc_log(SC_LOG_DEBUG, "checkpoint: shared memory set up in %.3f s, snapshot taken in "
 	       "%.3f s, image in %.3f s, snapshot and shared memory released in %.3f s",

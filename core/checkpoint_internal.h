@@ -13,6 +13,7 @@
 #include "core/fds_freeze.h"
 #include "core/shared_freeze.h"
 #include "core/sc_records.h"
+#include "core/sc_sysv.h"
 #include "core/sc_timers.h"
 #include "core/vmflags.h"
 #include "format/sc_format.h"
@@ -28,6 +29,7 @@ struct sc_frozen {
 	struct sc_shared_frozen shared; /* copies of the shared memory at the instant */
 	struct sc_timers_frozen timers; /* itimers and POSIX timers at the instant */
 	struct sc_vmflags vmflags; /* mappings whose settings a fork loses, read just before */
+	struct sc_sysv_frozen sysv; /* System V objects at the instant */
 };
 
 /* A memfd or removed file that descriptors of the image hold: its mappings map that file. */

@@ -7,8 +7,8 @@ LIB_SRCS += core/version.c core/records.c core/maps.c core/pages.c \
 	core/timers.c core/timers_rt.c core/timers_record.c core/vmflags.c core/vmflags_rt.c core/segment_vmflags.c core/segment_held.c \
 	core/restart.c core/skip_rt.c core/ctx_rt.c core/thread_rt.c core/stop_rt.c core/pending_rt.c \
 	core/trigger_opts.c core/trigger.c core/trigger_rt.c \
-	core/sysv_record.c
+	core/sysv_ipc.c core/sysv_collect.c core/sysv_freeze_rt.c core/sysv_record.c
 LIB_SRCS += core/exiting.c
 # In the shared library only: it defines sigaction() and signal(), which a
 # static link would find twice.
-LIB_SO_SRCS += core/interpose.c core/interpose_inotify.c
+LIB_SO_SRCS += core/interpose.c core/interpose_inotify.c core/interpose_sysv.c

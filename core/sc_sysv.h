@@ -26,7 +26,7 @@ enum sc_sysv_kind {
 };
 
 #define SC_SYSV_RMID 0x1u   /* segment: marked for removal (IPC_RMID while attached) */
-#define SC_SYSV_STORED 0x2u /* segment: its bytes are the payload (it was not attached) */
+#define SC_SYSV_STORED 0x2u /* segment: its bytes are the payload (always, in 1.5) */
 #define SC_SYSV_FLAGS 0x3u
 
 #define SC_SYSV_SEMS_MAX 65536u     /* semaphores in one set a reader accepts */
@@ -82,7 +82,7 @@ struct sc_sysv_slot {
 	uint64_t cap, used;
 	int32_t *pids;      /* set: GETPID of each semaphore */
 	uint32_t count;     /* set: semaphores; queue: messages copied */
-	uint32_t copy;      /* segment: copy its bytes (created by the process, not attached) */
+	uint32_t copy;      /* segment: copy its bytes (the process created it) */
 };
 
 struct sc_sysv_frozen {

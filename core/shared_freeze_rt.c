@@ -134,10 +134,10 @@ enum what { SKIP, RESIDENT, WHOLE };
 /* Which shared mappings an image stores, and how they are copied (segments.c agrees). */
 static enum what classify(const char *path, uint64_t start, uint64_t end, uint64_t offset)
 {
-	if (sc_skip_covers(start, end))
+	/* a System V segment is copied whole by sysv_freeze_rt.c, attached or not */
+	if (sc_skip_covers(start, end) || starts_with(path, "/SYSV"))
 		return SKIP;
-	if (!*path || starts_with(path, "/dev/zero") || starts_with(path, "/SYSV") ||
-	    starts_with(path, "[anon_shmem"))
+	if (!*path || starts_with(path, "/dev/zero") || starts_with(path, "[anon_shmem"))
 		return RESIDENT;
 	if (*path == '[' || (starts_with(path, "/dev/") && !starts_with(path, "/dev/shm/")))
 		return SKIP; /* devices are the CUDA layer's, or nobody's */

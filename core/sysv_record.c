@@ -113,9 +113,6 @@ static int check_fixed(struct sc_reader *r, const struct sc_record *rec, const u
 		return bad(r, rec, SELFCKPT_ERESERVED, "reserved field set", sc_get_le64(m + 40));
 	if (kind == SC_SYSV_SHM && (count || !size || size > SC_SYSV_SHM_MAX))
 		return bad(r, rec, SELFCKPT_ELENGTH, "segment size out of range", size);
-	if (kind == SC_SYSV_SHM && (flags & SC_SYSV_STORED) && (flags & SC_SYSV_RMID))
-		return bad(r, rec, SELFCKPT_ELENGTH, "a segment marked for removal without an "
-			   "attach", flags);
 	if (kind == SC_SYSV_SHM && rec->raw_len != (flags & SC_SYSV_STORED ? size : 0))
 		return bad(r, rec, SELFCKPT_ELENGTH, "payload is not the segment's size",
 			   rec->raw_len);

@@ -35,6 +35,8 @@ static const char *const error_strings[SELFCKPT_ELAST - SELFCKPT_EFIRST] = {
 	[SELFCKPT_ECUDA - SELFCKPT_EFIRST] = "a CUDA call failed in the GPU proxy",
 	[SELFCKPT_EDRIVER - SELFCKPT_EFIRST] = "the CUDA driver in the process holds GPU state "
 					       "that cannot be saved",
+	[SELFCKPT_EIPCNS - SELFCKPT_EFIRST] = "the image holds System V IPC objects, which need "
+					      "an IPC namespace this restore cannot make",
 };
 
 SELFCKPT_API const char *selfckpt_strerror(int err)

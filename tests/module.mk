@@ -7,6 +7,7 @@ TEST_SRCS := \
 	tests/cli/test_instant.c \
 	tests/cli/test_memory.c \
 	tests/cli/test_objects.c \
+	tests/cli/test_sysvipc.c \
 	tests/cli/trip.c \
 	tests/cli/test_real_programs.c \
 	tests/cli/test_run.c \
@@ -73,7 +74,7 @@ $(BUILD)/tests/progs/counter: tests/progs/counter.c
 # Programs that know nothing of selfckpt, run under selfckpt-run by tests/cli/test_instant.c
 # and test_objects.c.
 RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects sockets unrestorable procattrs locks timers
-RUN_PROG_NAMES += madvise memfiles guards
+RUN_PROG_NAMES += madvise memfiles guards sysvipc
 RUN_PROG_NAMES += rtdriver
 test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c

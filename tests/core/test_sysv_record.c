@@ -106,8 +106,11 @@ Test(sysv_record, a_segment_comes_back, .init = setup, .fini = teardown)
 	struct sc_sysv_obj o = { .kind = SC_SYSV_SHM, .key = 0x5c001234, .id = 32769,
 				 .mode = 0640, .uid = 1000, .gid = 100, .size = sizeof(bytes),
 				 .flags = SC_SYSV_STORED, .data = bytes, .data_len = sizeof(bytes) };
-	struct sc_sysv_obj got, rmid = { .kind = SC_SYSV_SHM, .id = 7, .mode = 01600,
-					 .size = 4096, .flags = SC_SYSV_RMID };
+	uint8_t page[4096] = { 1, 2, 3 };
+	struct sc_sysv_obj got, rmid = { .kind = SC_SYSV_SHM, .key = 0x1234, .id = 7,
+					 .mode = 01600, .size = 4096,
+					 .flags = SC_SYSV_RMID | SC_SYSV_STORED, .data = page,
+					 .data_len = sizeof(page) };
 
 	for (size_t i = 0; i < sizeof(bytes); i++)
 		bytes[i] = (uint8_t)(i * 7);
@@ -237,7 +240,7 @@ Test(sysv_record, broken_segments_are_refused, .init = setup, .fini = teardown)
 		{ 32, (1ull << 40) + 1, 0, -SELFCKPT_ELENGTH },   /* too large */
 		{ 28, 1, 0, -SELFCKPT_ELENGTH },                  /* a count */
 		{ 24, 4, 0, -SELFCKPT_ERESERVED },                /* unknown flag */
-		{ 24, SC_SYSV_STORED | SC_SYSV_RMID, 16, -SELFCKPT_ELENGTH },
+		{ 24, SC_SYSV_STORED | SC_SYSV_RMID, 16, 0 },
 		{ 24, SC_SYSV_STORED, 15, -SELFCKPT_ELENGTH },    /* payload ≠ size */
 		{ 24, 0, 16, -SELFCKPT_ELENGTH },                 /* payload of an attached one */
 		{ 24, SC_SYSV_STORED, 16, 0 },

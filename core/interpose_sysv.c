@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * interpose_sysv.c - semget() and msgget() as the program sees them while
+ * the library is preloaded or linked as a shared library: the same, and the
+ * library notes each id and whether the call made the object, which the
+ * kernel does not tell afterwards (/proc/sysvipc has no creator's pid for
+ * them). A checkpoint keeps the sets and queues the program made and refuses
+ * the others (sysv_ipc.c). Where the key may name an existing object, a call
+ * that may create it is tried first as IPC_EXCL: the answer says which it was.
+ *
+ * Built into the shared library only, like interpose.c.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+
+#include "core/sc_sysv.h"
+#include "selfckpt_errors.h"
+
+typedef int semget_fn(key_t, int, int);
+typedef int msgget_fn(key_t, int);
+
+static semget_fn *next_semget;
+static msgget_fn *next_msgget;
+
+__attribute__((constructor)) static void resolve(void)
+{
+	next_semget = (semget_fn *)dlsym(RTLD_NEXT, "semget");
+	next_msgget = (msgget_fn *)dlsym(RTLD_NEXT, "msgget");
+}
+
+/* Would a call with @key and @flg make the object, or may it open an existing one? */
+static bool may_open(key_t key, int flg)
+{
+	return key != IPC_PRIVATE && !((flg & IPC_CREAT) && (flg & IPC_EXCL));
+}
+
+SELFCKPT_API int semget(key_t key, int nsems, int flg)
+{
+	int id = -1, saved = errno;
+	bool created = true;
+
+	if (!next_semget)
+		resolve();
+	if (may_open(key, flg) && (flg & IPC_CREAT)) {
+		id = next_semget(key, nsems, flg | IPC_EXCL);
+		if (id < 0 && errno == EEXIST)
+			errno = saved;
+	}
+	if (id < 0 && may_open(key, flg)) {
+		id = next_semget(key, nsems, flg);
+		created = false;
+	} else if (id < 0) {
+		id = next_semget(key, nsems, flg);
+	}
+	if (id >= 0)
+		sc_sysv_note(SC_SYSV_SEM, id, (int32_t)key, created);
+	return id;
+}
+
+SELFCKPT_API int msgget(key_t key, int flg)
+{
+	int id = -1, saved = errno;
+	bool created = true;
+
+	if (!next_msgget)
+		resolve();
+	if (may_open(key, flg) && (flg & IPC_CREAT)) {
+		id = next_msgget(key, flg | IPC_EXCL);
+		if (id < 0 && errno == EEXIST)
+			errno = saved;
+	}
+	if (id < 0 && may_open(key, flg)) {
+		id = next_msgget(key, flg);
+		created = false;
+	} else if (id < 0) {
+		id = next_msgget(key, flg);
+	}
+	if (id >= 0)
+		sc_sysv_note(SC_SYSV_MSG, id, (int32_t)key, created);
+	return id;
+}
