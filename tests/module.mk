@@ -138,7 +138,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,\
 	$(SC_CFLAGS)) -I$(CUDA_INCLUDE) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_RECORDS := process thread segment fd signals cuda_log devmem timers locks
+FUZZ_RECORDS := process thread segment fd signals cuda_log devmem timers locks sysv
 FUZZ_BINS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_RECORDS:%=$(FUZZ_DIR)/fuzz_%)
 # The library and the tools' readers, in an archive: each target links what it uses.
 # selfckpt-inspect's main() is called in-process, renamed.

@@ -4,7 +4,7 @@
  * selfckpt-restore and selfckpt-inspect run (`make fuzz`, `make fuzz-build`).
  *
  * Built once per record type (FUZZ_TARGET: process, thread, segment, fd,
- * signals, cuda_log, devmem or timers; fuzz_records.h lists them). An input is a list
+ * signals, cuda_log, devmem, timers, locks or sysv; fuzz_records.h lists them). An input is a list
  * of records of that type (fuzz_records.h gives its layout), which the target
  * writes into an image in a memfd with the image writer: every checksum holds,
  * so mutations of a meta or a payload reach the decoders instead of failing a
@@ -15,7 +15,8 @@
  * in 4 KiB chunks so that payload reads cross chunk boundaries. It is then
  * read the way the tools read:
  *   - selfckpt-restore: sc_image_load() (cli/restore_load.c), which decodes
- *     every process, thread, fd, signals, timers and segment record and groups the
+ *     every process, thread, fd, signals, timers, locks, sysv-ipc and segment
+ *     record, checks the System V attaches against the segments, and groups the
  *     windows into mappings, then sc_restore_cuda_check() (cli/restore_cuda.c),
  *     which reads the cuda-log and devmem records and checks each module
  *     against the GPUs of a stand-in GPU proxy (two devices, 9.0 and 7.5);

@@ -100,7 +100,7 @@ static const struct fuzz_target fuzz_targets[] = {
 	{ "segment", SC_REC_SEGMENT }, { "fd", SC_REC_FD },
 	{ "signals", SC_REC_SIGNALS }, { "cuda_log", SC_REC_CUDA_LOG },
 	{ "devmem", SC_REC_DEVMEM }, { "timers", SC_REC_TIMERS },
-	{ "locks", SC_REC_LOCKS },
+	{ "locks", SC_REC_LOCKS }, { "sysv", SC_REC_SYSV },
 };
 
 #define FUZZ_TARGETS_N (sizeof(fuzz_targets) / sizeof(fuzz_targets[0]))

@@ -60,7 +60,8 @@ if [ -e "$build/tests/libsoftcuda.so.1" ] && [ -x "$build/bin/selfckpt-gpu-proxy
 		prog cuda_state cuda_state "$(realpath "$build/tests/progs/libcuda-kernels.so")"
 fi
 # Programs of their own under selfckpt-run, checkpointed by SIGUSR2 while they run: timers
-# (while its timers tick), objects and sockets (the state of every descriptor kind).
+# (while its timers tick), objects and sockets (the state of every descriptor kind), locks,
+# and sysvipc (System V segments, semaphores and a message queue).
 under_run() {
 	name=$1
 	shift
@@ -88,6 +89,12 @@ under_run objects "$work/objects-dir"
 under_run sockets "$work/sockets-dir"
 mkdir -p "$work/locks-dir"
 under_run locks "$work/locks-dir"
+# sysvipc: the objects of the run it killed stay behind; their ids are in its folder
+mkdir -p "$work/sysvipc-dir"
+under_run sysvipc "$work/sysvipc-dir"
+if read -r a b c sem q < "$work/sysvipc-dir/ids" 2> /dev/null; then
+	ipcrm -m "$a" -m "$b" -m "$c" -s "$sem" -q "$q" 2> /dev/null || true
+fi
 
 # The images, each under its own name; every target gets the records of its type.
 n=0
