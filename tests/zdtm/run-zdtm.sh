@@ -15,7 +15,7 @@
 # For each test:
 #   1. Skipped, with the reason, when its .desc says it needs root ('suid'), is
 #      run by hand only ('noauto'), is expected to fail to checkpoint ('crfail'),
-#      runs only inside namespaces (no 'h' flavor), or is for another
+#      runs only inside namespaces (no 'h' flavor; but see --ipc), or is for another
 #      architecture; when its .checkskip fails; when it does not build here.
 #   2. Native run: started as zdtm.py starts it (the command of its NAME.pid rule
 #      in static/Makefile, the pid file made absolute; TMPDIR, ZDTM_THREAD_BOMB=5;
@@ -32,6 +32,14 @@
 #      background (with the test's ids, through setpriv, when run as root), wait
 #      until the restored process has its saved command line, SIGTERM to
 #      selfckpt-restore (which passes it on), wait, read the outfile.
+# --ipc: also run the tests that zdtm runs only inside namespaces because
+# they use System V IPC (no 'h' flavor, and shmget, semget or msgget in their
+# source): zdtm keeps them out of the host for the fixed keys and ids they
+# use, but selfckpt's restore makes an IPC namespace of its own for an image
+# with System V objects, so only the native and checkpointed runs share the
+# host's (each such test runs alone, as below, and the objects its killed run
+# leaves behind are removed after it). Tests that need the other
+# namespaces for anything else still fail or are left out by their own checks.
 # Every wait gives up after --timeout seconds (30, or the .desc's larger
 # 'timeout'), and the test's processes are then killed; the wait for the image
 # also ends at selfckpt's first error message (a checkpoint given up).
@@ -65,6 +73,7 @@ JOBS=2
 TIMEOUT=30
 WORK="${TMPDIR:-/tmp}/selfckpt-zdtm"
 KEEP_IMAGES=0
+IPC=0
 # selfckpt-run's trigger signals: real-time ones, since zdtm tests use SIGUSR1 and SIGUSR2
 SIG_SOON=RTMIN+6
 SIG_NOW=RTMIN+5
@@ -85,6 +94,8 @@ restored, and print one line per test and a summary.
   --work DIR      scratch folder: zdtm built there, logs and images
                   (default \$TMPDIR/selfckpt-zdtm; reused when present)
   --keep-images   keep each test's image (default: removed once restored)
+  --ipc           also run the namespace-only tests that use System V IPC
+                  (selfckpt's restore makes its own IPC namespace for them)
   --help          print this help and exit
 
 Exit status: 0 when the measurement ran (whatever the tests did); 64 usage;
@@ -106,6 +117,7 @@ while [ $# -gt 0 ]; do
 	--timeout) [ $# -ge 2 ] || die 64 "--timeout needs seconds"; TIMEOUT=$2; shift 2 ;;
 	--work) [ $# -ge 2 ] || die 64 "--work needs a folder"; WORK=$2; shift 2 ;;
 	--keep-images) KEEP_IMAGES=1; shift ;;
+	--ipc) IPC=1; shift ;;
 	--) shift; break ;;
 	-*) usage >&2; die 64 "unknown option '$1'" ;;
 	*) break ;;
@@ -230,9 +242,13 @@ EOF
 
 # desc_info NAME...: one line per test, "NAME<TAB>skip reason or -<TAB>timeout<TAB>excl"
 desc_info() {
-	(cd "$STATIC" && python3 - "$@") <<'EOF'
-import os, sys
+	(cd "$STATIC" && IPC=$IPC python3 - "$@") <<'EOF'
+import os, re, sys
 arch = os.uname()[4]  # as zdtm.py
+ipc = os.environ.get('IPC') == '1'
+
+def uses_sysv_ipc(t):
+    return re.search(r'\b(shmget|semget|msgget)\b', open(t + '.c').read()) is not None
 for t in sys.argv[1:]:
     d = {}
     if not os.path.exists(t + '.c'):
@@ -253,7 +269,7 @@ for t in sys.argv[1:]:
         why = "run by hand only (flag 'noauto')"
     elif 'crfail' in flags:
         why = "checkpoint expected to fail (flag 'crfail')"
-    elif 'h' not in flavors:
+    elif 'h' not in flavors and not (ipc and 'ns' in flavors and uses_sysv_ipc(t)):
         why = 'needs namespaces (flavors: %s)' % ' '.join(flavors)
     elif d.get('arch', arch) != arch:
         why = 'for %s only' % d['arch']
@@ -563,6 +579,24 @@ run_selfckpt() {
 	fi
 }
 
+# The System V objects on the host now, one "KIND ID" a line (m, s, q: ipcrm's options).
+sysv_ids() {
+	ipcs -m | awk '$2 ~ /^[0-9]+$/ { print "m", $2 }'
+	ipcs -s | awk '$2 ~ /^[0-9]+$/ { print "s", $2 }'
+	ipcs -q | awk '$2 ~ /^[0-9]+$/ { print "q", $2 }'
+}
+
+# Remove the objects made since the list $1 (sysv_ids) was taken: those that a
+# run killed with -9 (the checkpointed one) leaves behind, which would make the
+# next run's IPC_EXCL fail. Only SysV tests make them, one at a time.
+remove_new_sysv() {
+	[ -f "$1" ] || return 0
+	sysv_ids | grep -vxF -f "$1" | while read -r kind id; do
+		ipcrm "-$kind" "$id" 2>/dev/null
+	done
+	return 0
+}
+
 run_one() {
 	NAME=$1
 	T=$2
@@ -581,7 +615,9 @@ run_one() {
 		result SKIP - "no command in the $NAME.pid rule of static/Makefile"
 		return
 	fi
+	needs_lock "$NAME" && sysv_ids >"$LOGS/$NAME.sysv-before"
 	run_native
+	remove_new_sysv "$LOGS/$NAME.sysv-before"
 	cp "$(outfile)" "$LOGS/$NAME.native.out" 2>/dev/null
 	if [ "$NATIVE" != PASS ]; then
 		if [ "$NATIVE" = MULTI ]; then
@@ -593,6 +629,7 @@ run_one() {
 		return
 	fi
 	run_selfckpt
+	remove_new_sysv "$LOGS/$NAME.sysv-before"
 	cp "$(outfile)" "$LOGS/$NAME.selfckpt.out" 2>/dev/null
 	[ "$KEEP_IMAGES" = 1 ] || rm -rf "$IMG"
 	result PASS "$CKPT" "$WHY"
