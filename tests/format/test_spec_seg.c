@@ -232,7 +232,7 @@ Test(spec_seg, reserved_fields_are_refused, .fini = cleanup)
 		cr_assert_eq(decode(m, len, PAGE, &info), -SELFCKPT_ERESERVED, "byte %d", at[i]);
 		m[at[i]] = old;
 	}
-	for (unsigned bit = 8; bit < 32; bit++) { /* bit 7 is 1.3's (R-SEG-7) */
+	for (unsigned bit = 9; bit < 32; bit++) { /* bit 7 is 1.3's (R-SEG-7), 8 1.5's (R-SEG-8) */
 		s = good();
 		s.flags |= 1u << bit;
 		expect(&s, -SELFCKPT_ERESERVED, "flag bit");
@@ -598,7 +598,8 @@ static void layout_image(const char *path, const struct window *w, size_t n)
  * and mappings out of address order or overlapping, with SELFCKPT_ELENGTH (exit
  * 65), before anything of the image runs; [R-SEG-6] windows of one mapping
  * with different memory flags; [R-SEG-7] a mapping of a descriptor's file that
- * no descriptor of the image holds.
+ * no descriptor of the image holds; [R-SEG-8] an attach of a System V segment
+ * that no sysv-ipc record of the image holds.
  */
 Test(roundtrip, restore_refuses_windows_that_do_not_tile)
 {
@@ -629,6 +630,9 @@ Test(roundtrip, restore_refuses_windows_that_do_not_tile)
 		{ "a mapping of a descriptor's file that no descriptor holds",
 		  "maps the file of a descriptor at 0x100000000 (device 0x1, inode 4242)", 1,
 		  { { a, PAGE, a, a + PAGE, 0, SC_SEG_HELD | SC_SEG_SHARED } } },
+		{ "an attach of a System V segment the image does not hold",
+		  "attaches System V segment 4242", 1,
+		  { { a, PAGE, a, a + PAGE, 0, SC_SEG_SYSV | SC_SEG_SHARED } } },
 		{ "overlapping mappings", "overlaps the mapping before it", 2,
 		  { { a, 2 * PAGE, a, a + 2 * PAGE }, { a + PAGE, 2 * PAGE, a + PAGE,
 							a + 3 * PAGE } } },
