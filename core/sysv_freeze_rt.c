@@ -96,11 +96,11 @@ static long freeze_msg(struct sc_sysv_slot *s)
 		return r;
 	for (s->count = 0; s->count < ds->msg_qnum; s->count++) {
 		uint8_t *at = s->buf + s->used;
-
-		uint64_t room = s->cap - s->used - 16;
+		uint64_t room;
 
 		if (s->used + 16 > s->cap)
 			return -7;
+		room = s->cap - s->used - 16;
 		if (room > ds->msg_qbytes + 8192)
 			room = ds->msg_qbytes + 8192;
 		r = sc_sys5(SYS_msgrcv, s->id, (long)(at + 8), (long)room, s->count,
