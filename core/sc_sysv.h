@@ -89,7 +89,12 @@ struct sc_sysv_frozen {
 	struct sc_sysv_slot *s;
 	int n;
 	pid_t pid;
+	int noted;           /* ids the library had noted at the instant (sc_sysv_noted) */
+	int64_t instant_sec; /* CLOCK_REALTIME seconds at the instant */
 };
+
+/* The count of ids noted so far (interpose_sysv.c), which the freeze reads raw. */
+extern int sc_sysv_noted;
 
 /**
  * sc_sysv_prepare() - find, before the freeze, the objects that may belong to

@@ -180,6 +180,77 @@ static int collect(const struct sc_sysv_slot *s, pid_t pid, const struct sc_vma 
 	return s->kind == SC_SYSV_SEM ? collect_sem(s, o) : collect_msg(s, o);
 }
 
+static bool any_segment(void)
+{
+	FILE *f = fopen("/proc/sysvipc/shm", "re");
+	char line[512];
+	int lines = 0;
+
+	while (f && lines < 2 && fgets(line, sizeof(line), f))
+		lines++;
+	if (f)
+		fclose(f);
+	return lines > 1; /* the heading, then a segment */
+}
+
+static bool has_slot(const struct sc_sysv_frozen *z, uint32_t kind, int32_t id)
+{
+	for (int i = 0; i < z->n; i++)
+		if (z->s[i].kind == kind && z->s[i].id == id)
+			return true;
+	return false;
+}
+
+static int late(uint32_t kind, long long id)
+{
+	return sc_err(SELFCKPT_EHOST, "System V %s %lld was made, opened or attached while the "
+		      "checkpoint was being taken: no image is written (the next checkpoint holds "
+		      "it)", sc_sysv_kind_name(kind), id);
+}
+
+/* A segment this process made before the instant that the freeze did not read. */
+static int late_segment(const struct sc_sysv_frozen *z)
+{
+	FILE *f = fopen("/proc/sysvipc/shm", "re");
+	char line[512];
+	int err = 0;
+
+	while (f && !err && fgets(line, sizeof(line), f)) {
+		int key, id, cpid, lpid;
+		unsigned mode;
+		unsigned long long size, nattch, uid, gid, cuid, cgid, atime, dtime, ctime;
+
+		if (sscanf(line, "%d %d %o %llu %d %d %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &key, &id, &mode, &size, &cpid, &lpid, &nattch, &uid, &gid, &cuid, &cgid,
+			   &atime, &dtime, &ctime) == 14 && cpid == z->pid &&
+		    (long long)ctime <= z->instant_sec && !has_slot(z, SC_SYSV_SHM, id))
+			err = late(SC_SYSV_SHM, id);
+	}
+	if (f)
+		fclose(f);
+	return err;
+}
+
+/*
+ * The objects that came between sc_sysv_prepare() and the instant, which the
+ * freeze could not read: ids the library noted by then, segments attached in
+ * the snapshot, segments made (by their creation time, in seconds) by then.
+ */
+static int check_late(const struct sc_sysv_frozen *z, const struct sc_vma *v, size_t n)
+{
+	int k, lost;
+	const struct sc_sysv_known *known = sc_sysv_known(&k, &lost);
+	int noted = z->noted < SC_SYSV_KNOWN_MAX ? z->noted : SC_SYSV_KNOWN_MAX;
+
+	for (int i = 0; i < noted && i < k; i++)
+		if (!known[i].kind || !has_slot(z, known[i].kind, known[i].id))
+			return late(known[i].kind, known[i].id);
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(v[i].path, "/SYSV", 5) && !has_slot(z, SC_SYSV_SHM, (int32_t)v[i].inode))
+			return late(SC_SYSV_SHM, (long long)v[i].inode);
+	return late_segment(z);
+}
+
 int sc_sysv_write_all(struct sc_writer *w, const struct sc_sysv_frozen *z, pid_t child)
 {
 	struct sc_vma *v = NULL;
@@ -191,8 +262,10 @@ int sc_sysv_write_all(struct sc_writer *w, const struct sc_sysv_frozen *z, pid_t
 		return sc_err(SELFCKPT_EHOST, "the program got more than %d System V semaphore "
 			      "sets and message queues: the image cannot tell which it made; no "
 			      "image is written", SC_SYSV_KNOWN_MAX);
-	if (z->n && (err = sc_maps_read(child, &v, &n)) < 0)
+	/* the snapshot's attaches: read where the system has a segment at all */
+	if ((z->n || any_segment()) && (err = sc_maps_read(child, &v, &n)) < 0)
 		return err;
+	err = check_late(z, v, n);
 	for (int i = 0; i < z->n && err >= 0; i++) {
 		struct sc_sysv_obj o = { 0 };
 

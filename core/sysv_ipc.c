@@ -31,11 +31,12 @@
 /* ---- the ids the program got through the C library ---- */
 
 static struct sc_sysv_known known[SC_SYSV_KNOWN_MAX];
-static int n_known, lost_known;
+int sc_sysv_noted;
+static int lost_known;
 
 void sc_sysv_note(uint32_t kind, int32_t id, int32_t key, bool created)
 {
-	int n = __atomic_load_n(&n_known, __ATOMIC_ACQUIRE), i;
+	int n = __atomic_load_n(&sc_sysv_noted, __ATOMIC_ACQUIRE), i;
 
 	for (i = 0; i < n && i < SC_SYSV_KNOWN_MAX; i++)
 		if (known[i].kind == kind && known[i].id == id) {
@@ -43,7 +44,7 @@ void sc_sysv_note(uint32_t kind, int32_t id, int32_t key, bool created)
 				known[i] = (struct sc_sysv_known){ kind, id, key, created };
 			return;
 		}
-	i = __atomic_fetch_add(&n_known, 1, __ATOMIC_ACQ_REL);
+	i = __atomic_fetch_add(&sc_sysv_noted, 1, __ATOMIC_ACQ_REL);
 	if (i >= SC_SYSV_KNOWN_MAX) {
 		__atomic_store_n(&lost_known, 1, __ATOMIC_RELEASE);
 		return;
@@ -53,7 +54,7 @@ void sc_sysv_note(uint32_t kind, int32_t id, int32_t key, bool created)
 
 const struct sc_sysv_known *sc_sysv_known(int *n, int *lost)
 {
-	int k = __atomic_load_n(&n_known, __ATOMIC_ACQUIRE);
+	int k = __atomic_load_n(&sc_sysv_noted, __ATOMIC_ACQUIRE);
 
 	*n = k < SC_SYSV_KNOWN_MAX ? k : SC_SYSV_KNOWN_MAX;
 	*lost = __atomic_load_n(&lost_known, __ATOMIC_ACQUIRE);

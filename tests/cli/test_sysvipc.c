@@ -75,7 +75,7 @@ Test(sysvipc, segments_semaphores_and_queues_come_back_with_their_ids, .timeout 
 	setup_prog(&t, prog_path, dir, prog, ref);
 	srand((unsigned)getpid());
 	for (int i = 0; i < 5; i++) {
-		round_trip(&t, prog, ref, 50 + rand() % 1800);
+		round_trip(&t, prog, ref, 50 + rand() % 1500);
 		remove_killed_objects();
 	}
 	round_trip_again(&t, prog, ref, 300, 600);
