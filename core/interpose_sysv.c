@@ -7,6 +7,8 @@
  * them). A checkpoint keeps the sets and queues the program made and refuses
  * the others (sysv_ipc.c). Where the key may name an existing object, a call
  * that may create it is tried first as IPC_EXCL: the answer says which it was.
+ * Calls under way are counted, so that a checkpoint whose instant falls inside
+ * one (the object made, not yet noted) is refused rather than miss it.
  *
  * Built into the shared library only, like interpose.c.
  */
@@ -45,6 +47,7 @@ SELFCKPT_API int semget(key_t key, int nsems, int flg)
 
 	if (!next_semget)
 		resolve();
+	__atomic_add_fetch(&sc_sysv_calls, 1, __ATOMIC_ACQ_REL);
 	if (may_open(key, flg) && (flg & IPC_CREAT)) {
 		id = next_semget(key, nsems, flg | IPC_EXCL);
 		if (id < 0 && errno == EEXIST)
@@ -58,6 +61,9 @@ SELFCKPT_API int semget(key_t key, int nsems, int flg)
 	}
 	if (id >= 0)
 		sc_sysv_note(SC_SYSV_SEM, id, (int32_t)key, created);
+	saved = errno;
+	__atomic_sub_fetch(&sc_sysv_calls, 1, __ATOMIC_ACQ_REL);
+	errno = saved;
 	return id;
 }
 
@@ -68,6 +74,7 @@ SELFCKPT_API int msgget(key_t key, int flg)
 
 	if (!next_msgget)
 		resolve();
+	__atomic_add_fetch(&sc_sysv_calls, 1, __ATOMIC_ACQ_REL);
 	if (may_open(key, flg) && (flg & IPC_CREAT)) {
 		id = next_msgget(key, flg | IPC_EXCL);
 		if (id < 0 && errno == EEXIST)
@@ -81,5 +88,8 @@ SELFCKPT_API int msgget(key_t key, int flg)
 	}
 	if (id >= 0)
 		sc_sysv_note(SC_SYSV_MSG, id, (int32_t)key, created);
+	saved = errno;
+	__atomic_sub_fetch(&sc_sysv_calls, 1, __ATOMIC_ACQ_REL);
+	errno = saved;
 	return id;
 }

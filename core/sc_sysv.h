@@ -90,11 +90,16 @@ struct sc_sysv_frozen {
 	int n;
 	pid_t pid;
 	int noted;           /* ids the library had noted at the instant (sc_sysv_noted) */
+	int calls;           /* semget()/msgget() calls under way at the instant */
 	int64_t instant_sec; /* CLOCK_REALTIME seconds at the instant */
 };
 
-/* The count of ids noted so far (interpose_sysv.c), which the freeze reads raw. */
-extern int sc_sysv_noted;
+/*
+ * The count of ids noted so far, and of semget()/msgget() calls under way
+ * (interpose_sysv.c), which the freeze reads raw: a call stopped between the
+ * kernel's answer and the note would leave an object no table names.
+ */
+extern int sc_sysv_noted, sc_sysv_calls;
 
 /**
  * sc_sysv_prepare() - find, before the freeze, the objects that may belong to

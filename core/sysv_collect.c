@@ -242,6 +242,11 @@ static int check_late(const struct sc_sysv_frozen *z, const struct sc_vma *v, si
 	const struct sc_sysv_known *known = sc_sysv_known(&k, &lost);
 	int noted = z->noted < SC_SYSV_KNOWN_MAX ? z->noted : SC_SYSV_KNOWN_MAX;
 
+	if (z->calls)
+		return sc_err(SELFCKPT_EHOST, "a thread was inside semget() or msgget() at the "
+			      "instant of the checkpoint: no image is written (the next checkpoint "
+			      "holds what it made)");
+
 	for (int i = 0; i < noted && i < k; i++)
 		if (!known[i].kind || !has_slot(z, known[i].kind, known[i].id))
 			return late(known[i].kind, known[i].id);

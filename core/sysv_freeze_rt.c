@@ -121,6 +121,7 @@ void sc_sysv_freeze(struct sc_sysv_frozen *z)
 
 	/* what came after sc_sysv_prepare() and before now refuses the image (sysv_collect.c) */
 	z->noted = __atomic_load_n(&sc_sysv_noted, __ATOMIC_ACQUIRE);
+	z->calls = __atomic_load_n(&sc_sysv_calls, __ATOMIC_ACQUIRE);
 	sc_sys2(SYS_clock_gettime, 0 /* CLOCK_REALTIME */, (long)&now);
 	z->instant_sec = now.sec;
 	for (int i = 0; i < z->n; i++) {

@@ -31,7 +31,7 @@
 /* ---- the ids the program got through the C library ---- */
 
 static struct sc_sysv_known known[SC_SYSV_KNOWN_MAX];
-int sc_sysv_noted;
+int sc_sysv_noted, sc_sysv_calls;
 static int lost_known;
 
 void sc_sysv_note(uint32_t kind, int32_t id, int32_t key, bool created)
