@@ -135,7 +135,8 @@ static int check_sysv(const struct image *im)
 {
 	for (size_t i = 0; i < im->n_sysv; i++)
 		for (size_t j = 0; j < i; j++)
-			if (im->sysv[i].kind == im->sysv[j].kind && im->sysv[i].id == im->sysv[j].id)
+			if (im->sysv[i].kind == im->sysv[j].kind &&
+			    im->sysv[i].id == im->sysv[j].id)
 				return sc_err(SELFCKPT_ELENGTH, "'%s' holds System V %s %d twice",
 					      im->path, sc_sysv_kind_name(im->sysv[i].kind),
 					      im->sysv[i].id);
@@ -156,7 +157,8 @@ static int check_sysv(const struct image *im)
 		    m->end - m->start != ((o->size + im->page - 1) & ~(im->page - 1)))
 			return sc_err(SELFCKPT_ELENGTH, "mapping 0x%llx-0x%llx of '%s' attaches "
 				      "System V segment %llu, which the image does not hold with "
-				      "its bytes and of that size, or holds bytes of its own", (unsigned long long)m->start,
+				      "its bytes and of that size, or holds bytes of its own",
+				      (unsigned long long)m->start,
 				      (unsigned long long)m->end, im->path,
 				      (unsigned long long)s->inode);
 	}

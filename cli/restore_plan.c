@@ -472,7 +472,6 @@ static int add_copy(struct plan *p, uint64_t dst, uint64_t src, uint64_t len)
 
 static int premap(const struct mapping *m)
 {
-
 	uint64_t len = m->end - m->start;
 	bool shared = (m->win[0].seg.flags & SC_SEG_SHARED) && !(m->win[0].seg.flags & SC_SEG_FILE);
 	bool memfd = (shared || m->remade) && m->fd >= 0;

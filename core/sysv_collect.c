@@ -251,7 +251,8 @@ static int check_late(const struct sc_sysv_frozen *z, const struct sc_vma *v, si
 		if (!known[i].kind || !has_slot(z, known[i].kind, known[i].id))
 			return late(known[i].kind, known[i].id);
 	for (size_t i = 0; i < n; i++)
-		if (!strncmp(v[i].path, "/SYSV", 5) && !has_slot(z, SC_SYSV_SHM, (int32_t)v[i].inode))
+		if (!strncmp(v[i].path, "/SYSV", 5) &&
+		    !has_slot(z, SC_SYSV_SHM, (int32_t)v[i].inode))
 			return late(SC_SYSV_SHM, (long long)v[i].inode);
 	return late_segment(z);
 }

@@ -41,7 +41,7 @@ enum selfckpt_error {
 	SELFCKPT_EHOST,           /* this machine cannot take the image (kernel, files) */
 	SELFCKPT_ECUDA,           /* the GPU or its proxy failed a CUDA call */
 	SELFCKPT_EDRIVER,         /* the CUDA driver in the process holds GPU state no image can */
-	SELFCKPT_EIPCNS,          /* System V objects need an IPC namespace the restore cannot have */
+	SELFCKPT_EIPCNS,          /* System V objects, and no IPC namespace of the restore's own */
 	SELFCKPT_ELAST            /* one past the last code; not an error */
 };
 

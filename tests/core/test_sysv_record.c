@@ -105,7 +105,8 @@ Test(sysv_record, a_segment_comes_back, .init = setup, .fini = teardown)
 	uint8_t bytes[5000];
 	struct sc_sysv_obj o = { .kind = SC_SYSV_SHM, .key = 0x5c001234, .id = 32769,
 				 .mode = 0640, .uid = 1000, .gid = 100, .size = sizeof(bytes),
-				 .flags = SC_SYSV_STORED, .data = bytes, .data_len = sizeof(bytes) };
+				 .flags = SC_SYSV_STORED, .data = bytes,
+				 .data_len = sizeof(bytes) };
 	uint8_t page[4096] = { 1, 2, 3 };
 	struct sc_sysv_obj got, rmid = { .kind = SC_SYSV_SHM, .key = 0x1234, .id = 7,
 					 .mode = 01600, .size = 4096,

@@ -8,10 +8,10 @@
  * writes through the attaches and reads through the others, operates on the
  * semaphores, sends and receives messages, and prints what shmctl(),
  * semctl() and msgctl() say (every fifth step, and a running hash of every
- * message received: the output fits the test's buffer). Everything it prints follows from what it did,
- * not from when or under which ids: run under selfckpt-run by
- * tests/cli/test_sysvipc.c and checkpointed at any moment, every restore
- * must print what an uninterrupted run prints.
+ * message received: the output fits the test's buffer). Everything it
+ * prints follows from what it did, not from when or under which ids: run
+ * under selfckpt-run by tests/cli/test_sysvipc.c and checkpointed at any
+ * moment, every restore must print what an uninterrupted run prints.
  *
  * With SC_TEST_FOREIGN_KEY=KEY it also opens the semaphore set of that key,
  * which another process made: its checkpoint must be refused.
