@@ -88,19 +88,27 @@ Test(sysvipc, segments_semaphores_and_queues_come_back_with_their_ids, .timeout 
 Test(sysvipc, a_restore_with_new_ids_refuses_the_image, .timeout = 120,
      .fini = remove_killed_objects)
 {
-	char prog_path[PATH_MAX], dir[128], ref[OUT_MAX], got[OUT_MAX], err[OUT_MAX], path[160];
+	char prog_path[PATH_MAX], tool[PATH_MAX], dir[128], ref[OUT_MAX], got[OUT_MAX];
+	char err[OUT_MAX], out_path[160], err_path[160];
 	const char *prog[3];
+	const char *argv[] = { build_path(tool, "bin/selfckpt-restore"), "--new-ids", NULL, NULL };
 	struct trip t;
 
 	setup_prog(&t, prog_path, dir, prog, ref);
 	cr_assert(checkpoint_at(&t, prog, 400, 5000), "no image: %s", t.err);
 	remove_killed_objects();
+	argv[2] = t.latest;
+	snprintf(out_path, sizeof(out_path), "%s/restore.out", t.dir);
+	snprintf(err_path, sizeof(err_path), "%s/restore.err", t.dir);
+	cr_assert_eq(wait_status(spawn(argv, out_path, err_path)), 77);
 	setenv("SELFCKPT_NEW_IDS", "1", 1);
-	cr_assert_eq(restore(&t, got), 77);
+	argv[1] = t.latest;
+	argv[2] = NULL;
+	cr_assert_eq(wait_status(spawn(argv, out_path, err_path)), 77);
 	unsetenv("SELFCKPT_NEW_IDS");
+	slurp(out_path, got);
+	slurp(err_path, err);
 	cr_assert_str_eq(got, "", "the program ran: %s", got);
-	snprintf(path, sizeof(path), "%s/restore.err", t.dir);
-	slurp(path, err);
 	cr_assert(strstr(err, "holds System V IPC objects"), "%s", err);
 }
 
