@@ -636,6 +636,8 @@ static const char *fd_fate(const struct sc_fd *f)
 {
 	if (f->fd <= 2 && !(f->fd_flags & SC_FD_OWN_STDIO))
 		return "the restorer's own";
+	if (f->fd_flags & SC_FD_IN_FLIGHT)
+		return "in flight in a socket's queue only";
 	if (f->kind == SC_FD_SOCKET || f->kind == SC_FD_OTHER)
 		return "comes back closed";
 	return NULL;

@@ -10,8 +10,10 @@
  * reading; IPv4/IPv6 UDP sockets and TCP sockets that listen or are not
  * connected, with their address. What does not: a connected TCP socket
  * (its peer is another machine's state), netlink and packet sockets; they
- * become stand-ins (R-TYP-13). A message in flight that carries descriptors
- * (SCM_RIGHTS) refuses the image. Datagrams queued on a UDP socket are
+ * become stand-ins (R-TYP-13). A message that carries descriptors
+ * (SCM_RIGHTS) is recorded with the numbers of their records (SC_SOCK_RIGHTS):
+ * the program's descriptor of each description, or a record of its own in
+ * flight (fds.c). Datagrams queued on a UDP socket are
  * dropped, as a network may drop them, with a warning.
  */
 #include <errno.h>
@@ -172,42 +174,141 @@ static bool path_gone(const struct sc_sock_frozen *s, uint64_t vfs_ino)
 	return stat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || (vfs_ino && st.st_ino != vfs_ino);
 }
 
-/*
- * The queued pieces after the header: one item per message, or one for the
- * whole stream. @bytes gets their total. Return: 0 or -EINVAL (cut short).
- */
-static int put_queue(struct sc_state_out *o, const struct sc_fd *f, bool stream, size_t *bytes)
-{
-	const uint8_t *p = (const uint8_t *)f->data + sizeof(struct sc_sock_frozen);
-	const uint8_t *end = (const uint8_t *)f->data + f->data_len;
-	size_t total = 0;
-	uint8_t *all;
+static int refuse(const struct sc_fd *f, const char *why);
 
-	for (const uint8_t *q = p; q < end; q += 4 + sc_get_le32(q))
-		if ((size_t)(end - q) < 4 || sc_get_le32(q) > (size_t)(end - q) - 4)
-			return -EINVAL;
-	for (const uint8_t *q = p; q < end; q += 4 + sc_get_le32(q)) {
-		total += sc_get_le32(q);
-		if (!stream)
-			sc_state_put(o, SC_SOCK_QUEUE, q + 4, sc_get_le32(q));
+/* Where the numbers of the descriptors in flight are found (sc_fd_socket_collect()). */
+struct in_flight {
+	const struct sc_fds_frozen *z;
+	const int *skip;
+	size_t n_skip;
+};
+
+/*
+ * The record that stands for descriptor @fd, which a peek installed: the
+ * first descriptor of its description, the program's where it holds one.
+ * Return: its number, or -1 where it gets no record.
+ */
+static int record_of(const struct in_flight *m, int fd)
+{
+	const struct sc_fds_frozen *z = m ? m->z : NULL;
+
+	for (int i = 0; z && i < z->n; i++) {
+		const struct sc_fd_instant *first;
+
+		if (z->fds[i].fd != fd || !z->fds[i].in_flight)
+			continue;
+		first = &z->fds[z->fds[i].share];
+		return sc_fds_in_list(first->fd, m->skip, m->n_skip) ? -1 : first->fd;
 	}
-	*bytes = total;
-	if (!stream || !total)
-		return 0;
-	all = malloc(total);
-	if (!all)
-		return -ENOMEM;
-	total = 0;
-	for (const uint8_t *q = p; q < end; q += 4 + sc_get_le32(q)) {
-		memcpy(all + total, q + 4, sc_get_le32(q));
-		total += sc_get_le32(q);
+	return -1;
+}
+
+/* Pieces of the held copy: u32 length, u32 count, count int32 numbers, the bytes. */
+#define PIECE_HEAD 8u
+
+static uint32_t piece_rights(const uint8_t *q)
+{
+	return sc_get_le32(q + 4);
+}
+
+static size_t piece_size(const uint8_t *q)
+{
+	return PIECE_HEAD + 4 * (size_t)piece_rights(q) + sc_get_le32(q);
+}
+
+static const uint8_t *piece_bytes(const uint8_t *q)
+{
+	return q + PIECE_HEAD + 4 * (size_t)piece_rights(q);
+}
+
+/* Is every piece from @p to @end whole? */
+static bool pieces_whole(const uint8_t *p, const uint8_t *end)
+{
+	for (const uint8_t *q = p; q < end; q += piece_size(q))
+		if ((size_t)(end - q) < PIECE_HEAD || piece_rights(q) > SC_RIGHTS_MAX ||
+		    piece_size(q) > (size_t)(end - q))
+			return false;
+	return true;
+}
+
+/* The SC_SOCK_RIGHTS item of the piece @q: the records' numbers. Return: 0 or -ENOENT. */
+static int put_rights(struct sc_state_out *o, const uint8_t *q, const struct in_flight *m)
+{
+	uint8_t v[4 * SC_RIGHTS_MAX];
+	uint32_t n = piece_rights(q);
+
+	for (uint32_t i = 0; i < n; i++) {
+		int fd = record_of(m, (int)sc_get_le32(q + PIECE_HEAD + 4 * i));
+
+		if (fd < 0)
+			return -ENOENT;
+		sc_put_le32(v + 4 * i, (uint32_t)fd);
 	}
-	sc_state_put(o, SC_SOCK_QUEUE, all, (uint32_t)total);
-	free(all);
+	sc_state_put(o, SC_SOCK_RIGHTS, v, 4 * n);
 	return 0;
 }
 
-static int collect_unix(struct sc_fd *f, const struct sc_sock_frozen *s, struct sc_state_out *o)
+/*
+ * The queued pieces after the header: one item per message, or, for a
+ * stream, one per run of bytes between the writes that carried descriptors
+ * (each of those an item of its own). A message that carries descriptors is
+ * preceded by its SC_SOCK_RIGHTS item. @bytes gets their total.
+ * Return: 0, -EINVAL (cut short) or -ENOENT (a descriptor with no record).
+ */
+static int put_queue(struct sc_state_out *o, const struct sc_fd *f, bool stream, size_t *bytes,
+		     const struct in_flight *m)
+{
+	const uint8_t *p = (const uint8_t *)f->data + sizeof(struct sc_sock_frozen);
+	const uint8_t *end = (const uint8_t *)f->data + f->data_len;
+	size_t total = 0, run = 0;
+	uint8_t *all;
+	int err = 0;
+
+	if (!pieces_whole(p, end))
+		return -EINVAL;
+	for (const uint8_t *q = p; q < end; q += piece_size(q))
+		total += sc_get_le32(q);
+	*bytes = total;
+	all = malloc(total ? total : 1);
+	if (!all)
+		return -ENOMEM;
+	for (const uint8_t *q = p; q < end && !err; q += piece_size(q)) {
+		uint32_t len = sc_get_le32(q);
+
+		if (stream && !piece_rights(q)) {
+			memcpy(all + run, piece_bytes(q), len);
+			run += len;
+			continue;
+		}
+		if (run)
+			sc_state_put(o, SC_SOCK_QUEUE, all, (uint32_t)run);
+		run = 0;
+		if (piece_rights(q))
+			err = put_rights(o, q, m);
+		sc_state_put(o, SC_SOCK_QUEUE, piece_bytes(q), len);
+	}
+	if (run && !err)
+		sc_state_put(o, SC_SOCK_QUEUE, all, (uint32_t)run);
+	free(all);
+	return err;
+}
+
+/* Does a piece of @f's held queue carry descriptors? */
+static bool queue_has_rights(const struct sc_fd *f)
+{
+	const uint8_t *p = (const uint8_t *)f->data + sizeof(struct sc_sock_frozen);
+	const uint8_t *end = (const uint8_t *)f->data + f->data_len;
+
+	if (!pieces_whole(p, end))
+		return false; /* put_queue() says so */
+	for (const uint8_t *q = p; q < end; q += piece_size(q))
+		if (piece_rights(q))
+			return true;
+	return false;
+}
+
+static int collect_unix(struct sc_fd *f, const struct sc_sock_frozen *s, struct sc_state_out *o,
+			const struct in_flight *m)
 {
 	uint64_t peer, vfs_ino;
 	uint32_t backlog, flags = s->listening ? SC_SOCK_LISTENING : 0;
@@ -216,6 +317,14 @@ static int collect_unix(struct sc_fd *f, const struct sc_sock_frozen *s, struct 
 
 	if (err)
 		return err;
+	/*
+	 * Its queue comes back through its name, and its peer then takes all it
+	 * may receive: messages that carry descriptors are sent last, too late.
+	 */
+	if (s->type == SOCK_DGRAM && s->name_len > sizeof(sa_family_t) &&
+	    s->peer_len > sizeof(sa_family_t) && queue_has_rights(f))
+		return refuse(f, "is a bound datagram socket connected to a peer, with descriptors "
+			      "in flight in its queue (SCM_RIGHTS)");
 	if (path_gone(s, vfs_ino))
 		flags |= SC_SOCK_UNLINKED;
 	put_type(o, s, flags);
@@ -226,7 +335,7 @@ static int collect_unix(struct sc_fd *f, const struct sc_sock_frozen *s, struct 
 		sc_state_put(o, SC_SOCK_PEER_NAME, s->peer, s->peer_len);
 	put_common(o, s, backlog);
 	f->kind = SC_FD_UNIX;
-	return put_queue(o, f, s->type == SOCK_STREAM, &bytes);
+	return put_queue(o, f, s->type == SOCK_STREAM, &bytes, m);
 }
 
 /*
@@ -267,7 +376,7 @@ static int collect_inet(struct sc_fd *f, const struct sc_sock_frozen *s, struct 
 	if (s->peer_len)
 		sc_state_put(o, SC_SOCK_PEER_NAME, s->peer, s->peer_len);
 	put_common(o, s, SOMAXCONN_DEFAULT);
-	if (put_queue(&drop, f, false, &bytes) == 0 && bytes)
+	if (put_queue(&drop, f, false, &bytes, NULL) == 0 && bytes)
 		sc_log(SC_LOG_WARN, "descriptor %d (%s): the %zu bytes of datagrams queued on it "
 		       "are dropped at restore, as a network may drop them", f->fd, f->path, bytes);
 	free(drop.buf);
@@ -309,8 +418,30 @@ static int put_filter(struct sc_state_out *o, const struct sc_fd *f, int32_t n)
 	return err;
 }
 
-int sc_fd_socket_collect(struct sc_fd *f)
+/* Why the descriptors in flight in @s's queue cannot be recorded, or NULL. */
+static const char *rights_refused(const struct sc_sock_frozen *s)
 {
+	switch (s->rights_err) {
+	case 0:
+		return NULL;
+	case SC_RIGHTS_CUT:
+		return "has a message in its queue whose descriptors in flight (SCM_RIGHTS) the "
+		       "kernel would not all give (the descriptor limit, RLIMIT_NOFILE, is reached)";
+	case SC_RIGHTS_EMPTY:
+		return "has a message of no bytes that carries descriptors (SCM_RIGHTS) in its "
+		       "queue";
+	case SC_RIGHTS_LARGE:
+		return "has in its queue a write that carries descriptors (SCM_RIGHTS) and is "
+		       "longer than a peek at the queue takes";
+	default:
+		return "has descriptors in flight in its queue (SCM_RIGHTS) that cannot be read";
+	}
+}
+
+int sc_fd_socket_collect(struct sc_fd *f, const struct sc_fds_frozen *z, const int *skip,
+			 size_t n_skip)
+{
+	const struct in_flight m = { z, skip, n_skip };
 	struct sc_sock_frozen s;
 	struct sc_state_out o = { 0 };
 	int err;
@@ -318,13 +449,13 @@ int sc_fd_socket_collect(struct sc_fd *f)
 	if (f->kind != SC_FD_SOCKET || f->data_len < sizeof(s))
 		return 0;
 	memcpy(&s, f->data, sizeof(s));
-	if (s.in_flight)
-		return refuse(f, "has descriptors in flight in its queue (SCM_RIGHTS)");
+	if (rights_refused(&s))
+		return refuse(f, rights_refused(&s));
 	if (s.queue_err)
 		return sc_err(-s.queue_err, "cannot read the queue of descriptor %d (%s): %s",
 			      f->fd, f->path, strerror(-s.queue_err));
 	if (s.domain == AF_UNIX)
-		err = collect_unix(f, &s, &o);
+		err = collect_unix(f, &s, &o, &m);
 	else if ((s.domain == AF_INET || s.domain == AF_INET6) && inet_can_come_back(&s))
 		err = collect_inet(f, &s, &o);
 	else
@@ -341,6 +472,9 @@ int sc_fd_socket_collect(struct sc_fd *f)
 				      f->fd, f->path);
 		if (err == -ENOMEM)
 			return sc_err(ENOMEM, "out of memory recording descriptor %d", f->fd);
+		if (err == -ENOENT)
+			return refuse(f, "has in flight in its queue (SCM_RIGHTS) a descriptor "
+				      "that the image leaves out");
 		return err < 0 ? err : 0; /* reported, or a stand-in */
 	}
 	return sc_state_finish(&o, f);

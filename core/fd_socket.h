@@ -29,15 +29,19 @@ struct sc_sock_opt {
 
 /*
  * What the freeze writes at the start of a socket's held copy; the bytes
- * queued for reading follow as (u32 length, bytes) pieces: one per message
- * of a datagram or seqpacket socket, any number for a stream.
+ * queued for reading follow as pieces: u32 length, u32 count, that many
+ * descriptor numbers (int32: those a peek installed for the descriptions the
+ * piece carries, SCM_RIGHTS), then the bytes. One piece per message of a
+ * datagram or seqpacket socket; for a stream, any number, and one of its own
+ * for each write that carried descriptors.
  */
 struct sc_sock_frozen {
 	int32_t domain, type, protocol;
 	int32_t listening;           /* SO_ACCEPTCONN */
 	int32_t sndbuf, rcvbuf;      /* SO_SNDBUF, SO_RCVBUF as the kernel reports them */
 	int32_t reuseaddr;
-	int32_t in_flight;           /* a queued message carries descriptors (SCM_RIGHTS) */
+	int32_t rights_err;          /* 0, or why the descriptors in flight cannot be recorded
+					(SC_RIGHTS_*) */
 	int32_t queue_err;           /* 0, or -errno: the queue could not be read whole */
 	int32_t filter_len;          /* instructions of an attached filter (SO_ATTACH_FILTER) */
 	int32_t tcp_closed;          /* a TCP connection that both ends have closed (TCP_CLOSE) */
@@ -46,6 +50,15 @@ struct sc_sock_frozen {
 	int32_t n_opts;
 	struct sc_sock_opt opts[SC_SOCK_OPTS_MAX];
 };
+
+/* sc_sock_frozen.rights_err */
+enum {
+	SC_RIGHTS_CUT = 1,   /* the kernel cut the control data (MSG_CTRUNC) */
+	SC_RIGHTS_EMPTY = 2, /* a message of no bytes carries descriptors */
+	SC_RIGHTS_LARGE = 3, /* a stream write with descriptors longer than a peek takes */
+};
+
+#define SC_RIGHTS_MAX 253 /* descriptors one message carries at most (the kernel's SCM_MAX_FD) */
 
 /* Items of kinds 14 (unix) and 15 (IPv4/IPv6), spec §9.6.1. */
 enum {
@@ -58,6 +71,8 @@ enum {
 	SC_SOCK_BUFFERS = 7,                     /* u32 SO_SNDBUF, u32 SO_RCVBUF */
 	SC_SOCK_OPTION = SC_STATE_REQUIRED | 8,  /* u32 level, u32 name, the value (4 or 8 bytes) */
 	SC_SOCK_FILTER = SC_STATE_REQUIRED | 9,  /* u32 locked, the classic BPF instructions */
+	SC_SOCK_RIGHTS = SC_STATE_REQUIRED | 10, /* format 1.5: u32 descriptor numbers that the
+						    next SC_SOCK_QUEUE item's message carries */
 };
 
 /* SC_SOCK_TYPE flags */
@@ -80,10 +95,14 @@ void sc_fd_socket_freeze(struct sc_fds_frozen *z, struct sc_fd_instant *d);
 /**
  * sc_fd_socket_collect() - turn the held copy in @f->data into @f's kind
  * and item list; a socket that cannot come back becomes SC_FD_SOCKET (a
- * stand-in) with its reason logged. Return: 0, or a negative error
- * (reported) that refuses the image.
+ * stand-in) with its reason logged. @z: the table of the freeze, where each
+ * descriptor in flight that the copy names is found (its record is the
+ * program's descriptor of that description, or the first one in flight);
+ * @skip, @n_skip: the numbers left out of the image.
+ * Return: 0, or a negative error (reported) that refuses the image.
  */
-int sc_fd_socket_collect(struct sc_fd *f);
+int sc_fd_socket_collect(struct sc_fd *f, const struct sc_fds_frozen *z, const int *skip,
+			 size_t n_skip);
 
 /** sc_fd_socket_collect_end() - forget what sc_fd_socket_collect() learned of the system. */
 void sc_fd_socket_collect_end(void);
@@ -97,5 +116,22 @@ void sc_fd_socket_collect_end(void);
  * Return: 0 or a negative error (reported).
  */
 int sc_fd_sockets_restore(const struct sc_fd *fds, size_t n, int min);
+
+/**
+ * sc_fd_sockets_check() - before anything is made: every descriptor number a
+ * message of @fds carries (SC_SOCK_RIGHTS) names a record of @fds, and no
+ * descriptor in flight (SC_FD_IN_FLIGHT) has a standard number.
+ * Return: 0 or -SELFCKPT_EUSAGE (reported).
+ */
+int sc_fd_sockets_check(const struct sc_fd *fds, size_t n);
+
+/**
+ * sc_fd_sockets_send_rights() - once every descriptor of @fds is made: queue
+ * again the messages that carry descriptors (and those after them in the
+ * same queue), each with its SCM_RIGHTS, shut down the sockets whose
+ * shutdown waited for them, then close the descriptors in flight, which the
+ * program does not have. Return: 0 or a negative error (reported).
+ */
+int sc_fd_sockets_send_rights(const struct sc_fd *fds, size_t n);
 
 #endif /* SC_FD_SOCKET_H */

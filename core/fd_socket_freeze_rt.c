@@ -6,10 +6,12 @@
  * system calls, the table's scratch buffer, no malloc). The data queued for
  * reading is peeked at with the socket's peek offset (SO_PEEK_OFF) moved
  * along, so each peek gives the next bytes or message, and the offset is
- * put back after: the queue is left as it was. A peek with no room for
- * control data tells whether a message carries descriptors (MSG_CTRUNC)
- * without taking them.
+ * put back after: the queue is left as it was. A peek of a message that
+ * carries descriptors (SCM_RIGHTS) installs new descriptors of them in this
+ * process: they join the table (sc_fds_freeze_add()), the snapshot keeps
+ * them, and the piece of the copy notes their numbers.
  */
+#include <fcntl.h>
 #include <linux/tcp.h>
 #include <sys/socket.h>
 
@@ -118,50 +120,175 @@ static void read_facts(int fd, struct sc_sock_frozen *s)
 	s->tcp_closed = tcp_closed(fd, s);
 }
 
-/* One peek at the next bytes or message into @buf; its length, or -errno. */
-static long peek(int fd, char *buf, long size, struct sc_sock_frozen *s)
-{
-	struct iovec iov = { buf, (size_t)size };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	long r = sc_sys3(SYS_recvmsg, fd, (long)&msg, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+/* The control area at the end of the scratch buffer: a message's rights. */
+#define CTL_SIZE 4096
+#define DATA_SIZE(z) ((z)->scratch_size - CTL_SIZE)
 
-	if (r == -EAGAIN_ || r == -ENOTCONN_ || r == -EINVAL_)
-		return 0; /* nothing queued, or a socket that is not connected: no queue */
-	if (r < 0)
-		return r;
-	if (msg.msg_flags & MSG_CTRUNC)
-		s->in_flight = 1;
-	if (s->type != SOCK_STREAM && r > size)
-		return -EMSGSIZE_; /* a datagram larger than the scratch buffer */
-	return r;
+/* The rights a peek gave, where it gave them. */
+struct rights {
+	int *fds; /* inside the control area of the peek */
+	int n;
+};
+
+/*
+ * The descriptors of the SCM_RIGHTS control messages in @msg, each moved
+ * above 2 when it landed on a standard number the program left free (the
+ * restore keeps 0, 1 and 2 for its own), into @r.
+ */
+static void take_rights(struct msghdr *msg, struct rights *r)
+{
+	char *ctl = msg->msg_control;
+	size_t len = msg->msg_controllen;
+
+	r->fds = 0;
+	r->n = 0;
+	for (size_t off = 0; off + sizeof(struct cmsghdr) <= len;) {
+		struct cmsghdr *c = (struct cmsghdr *)(ctl + off);
+
+		if (c->cmsg_len < sizeof(*c) || c->cmsg_len > len - off)
+			break;
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && !r->fds) {
+			r->fds = (int *)CMSG_DATA(c);
+			r->n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		}
+		off += CMSG_ALIGN(c->cmsg_len);
+	}
+	for (int i = 0; i < r->n; i++) {
+		if (r->fds[i] > 2)
+			continue;
+		long moved = sc_sys3(SYS_fcntl, r->fds[i], F_DUPFD_CLOEXEC, 3);
+
+		sc_sys1(SYS_close, r->fds[i]);
+		r->fds[i] = (int)moved; /* -errno: taken as a failure by the caller */
+	}
+}
+
+static void close_rights(const struct rights *r)
+{
+	for (int i = 0; i < r->n; i++)
+		if (r->fds[i] >= 0)
+			sc_sys1(SYS_close, r->fds[i]);
 }
 
 /*
- * The queue, piece by piece, after the header at @at in z->held. A stream
- * ends at the first empty peek; so does a datagram queue (an empty datagram
- * at its end is not kept: a peek cannot tell it from an empty queue).
+ * One peek at the next bytes or message into @buf, its control data into
+ * @ctl (CTL_SIZE bytes): its length, or -errno; the descriptors it carries
+ * (new ones, close-on-exec) into @r.
+ */
+static long peek(int fd, char *buf, long size, char *ctl, struct rights *r,
+		 struct sc_sock_frozen *s)
+{
+	struct iovec iov = { buf, (size_t)size };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			      .msg_controllen = CTL_SIZE };
+	long n = sc_sys3(SYS_recvmsg, fd, (long)&msg,
+			 MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+
+	r->n = 0;
+	if (n == -EAGAIN_ || n == -ENOTCONN_ || n == -EINVAL_)
+		return 0; /* nothing queued, or a socket that is not connected: no queue */
+	if (n < 0)
+		return n;
+	take_rights(&msg, r);
+	if (msg.msg_flags & MSG_CTRUNC)
+		s->rights_err = SC_RIGHTS_CUT; /* no room for them, or no numbers left */
+	if (s->type != SOCK_STREAM && n > size)
+		return -EMSGSIZE_; /* a datagram larger than the scratch buffer */
+	return n;
+}
+
+/* One piece into z->held at *@len after @at: u32 length, u32 count, the numbers, the bytes. */
+static long put_piece(struct sc_fds_frozen *z, int64_t at, int64_t *len, const char *buf,
+		      uint32_t n, const struct rights *r)
+{
+	uint32_t head[2] = { n, r ? (uint32_t)r->n : 0 };
+	long w = sc_fds_freeze_put(z, at + *len, head, sizeof(head));
+
+	*len += (int64_t)sizeof(head);
+	if (!w && head[1])
+		w = sc_fds_freeze_put(z, at + *len, r->fds, (long)(head[1] * sizeof(int)));
+	*len += (int64_t)(head[1] * sizeof(int));
+	if (!w)
+		w = sc_fds_freeze_put(z, at + *len, buf, n);
+	*len += n;
+	return w;
+}
+
+/*
+ * The descriptors @r a peek installed: into the table (a failure is kept in
+ * z->err, and closes those not yet in it). Return: 0 or -errno.
+ */
+static long note_rights(struct sc_fds_frozen *z, const struct rights *r)
+{
+	long err = 0;
+
+	for (int i = 0; i < r->n; i++) {
+		if (err || r->fds[i] < 0) {
+			err = err ? err : r->fds[i];
+			if (r->fds[i] >= 0)
+				sc_sys1(SYS_close, r->fds[i]);
+			continue;
+		}
+		err = sc_fds_freeze_add(z, r->fds[i]);
+	}
+	return err;
+}
+
+/*
+ * One message (or run of stream bytes) of @n bytes, with the rights @r it
+ * carries, into a piece. A stream peek stops at the end of the first write
+ * that carried descriptors, but gives them for any bytes before it too: where
+ * that write began cannot be seen, and the piece holds the bytes written
+ * before it since the last such write as well. Return: 0 or -errno; 1 where
+ * it cannot be recorded (s->rights_err).
+ */
+static long put_message(struct sc_fds_frozen *z, int64_t at, int64_t *len, long n,
+			struct rights *r, struct sc_sock_frozen *s)
+{
+	long w;
+
+	if (r->n && !n)
+		s->rights_err = SC_RIGHTS_EMPTY; /* a peek cannot step past it */
+	else if (r->n && s->type == SOCK_STREAM && n >= DATA_SIZE(z))
+		s->rights_err = SC_RIGHTS_LARGE; /* it may go on past the peek */
+	if (s->rights_err) {
+		close_rights(r);
+		return 1;
+	}
+	w = note_rights(z, r);
+	if (!w)
+		w = put_piece(z, at, len, z->scratch, (uint32_t)n, r);
+	return w;
+}
+
+/*
+ * The queue, message by message, after the header at @at in z->held. A
+ * stream ends at the first empty peek; so does a datagram queue (an empty
+ * datagram at its end is not kept: a peek cannot tell it from an empty
+ * queue, unless it carries descriptors).
  */
 static int copy_queue(struct sc_fds_frozen *z, int fd, int64_t at, struct sc_sock_frozen *s,
 		      int64_t *len)
 {
 	int old = get_int(fd, SOL_SOCKET, SO_PEEK_OFF), zero = 0;
-	long r, w = 0;
+	struct rights r;
+	long n, w = 0;
 
 	if (s->listening || sc_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_PEEK_OFF, (long)&zero,
 				    sizeof(zero)) < 0)
 		return 0; /* a listening socket, or one that cannot peek further: nothing kept */
-	while ((r = peek(fd, z->scratch, z->scratch_size, s)) > 0) {
-		uint32_t n = (uint32_t)r;
-
-		w = sc_fds_freeze_put(z, at + *len, &n, sizeof(n));
-		if (!w)
-			w = sc_fds_freeze_put(z, at + *len + (int64_t)sizeof(n), z->scratch, r);
-		if (w < 0)
+	while ((n = peek(fd, z->scratch, DATA_SIZE(z), z->scratch + DATA_SIZE(z), &r, s)) > 0 ||
+	       (n == 0 && r.n)) {
+		w = put_message(z, at, len, n, &r, s);
+		if (w)
 			break;
-		*len += (int64_t)sizeof(n) + r;
 	}
+	if (n < 0)
+		close_rights(&r);
 	sc_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_PEEK_OFF, (long)&old, sizeof(old));
-	return r < 0 ? (int)r : (int)w;
+	if (w == 1)
+		return 0; /* refused by the record, named */
+	return n < 0 ? (int)n : (int)w;
 }
 
 /* The socket's copy goes at the end of z->held, which holds every small copy. */

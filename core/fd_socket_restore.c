@@ -8,7 +8,10 @@
  * connected unix sockets: two that were connected to each other come back as
  * a new pair, one connected to a named socket connects to it again, and one
  * whose peer is outside the process becomes a stand-in that gives its queued
- * data, then end of file; then the copies of shared descriptions.
+ * data, then end of file; then the copies of shared descriptions. A queue
+ * whose messages carry descriptors (SCM_RIGHTS) is sent last, once every
+ * descriptor it names is made (sc_fd_sockets_send_rights()); the
+ * descriptors that were only in flight are closed then.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -83,6 +86,9 @@ static int one_item(const struct sc_fd *f, const struct sc_state_item *it, struc
 		return it->len == 12 || it->len == 16 ? 0 : sc_state_bad_length(f, it); /* set_options() */
 	case SC_SOCK_FILTER: /* set_filter() */
 		return it->len >= 12 && (it->len - 4) % 8 == 0 ? 0 : sc_state_bad_length(f, it);
+	case SC_SOCK_RIGHTS: /* send_rights() */
+		return it->len >= 4 && it->len <= 4 * SC_RIGHTS_MAX && it->len % 4 == 0 ?
+		       0 : sc_state_bad_length(f, it);
 	default:
 		return sc_state_unknown(f, it);
 	}
@@ -105,9 +111,93 @@ static int parse(const struct sc_fd *f, struct sock *s)
 }
 
 /*
+ * A queue that carries descriptors (SC_SOCK_RIGHTS) is sent once every
+ * descriptor is made (sc_fd_sockets_send_rights()): its writer is kept
+ * until then, and the shutdown of the sockets it writes through or to waits
+ * for it. What waits, in the order it was put off.
+ */
+struct later {
+	const struct sc_fd *f; /* the socket whose queue waits, or whose shutdown does */
+	int writer;            /* a descriptor of the socket that sends it; -1: a shutdown */
+};
+
+static struct {
+	struct later *list;
+	size_t n, cap;
+	int min;
+} wait;
+
+static bool carries_rights(const struct sc_fd *f)
+{
+	struct sc_state_item it;
+	size_t pos = 0;
+
+	while (sc_state_next(f, &pos, &it) > 0)
+		if (it.tag == SC_SOCK_RIGHTS)
+			return true;
+	return false;
+}
+
+static int put_off(const struct sc_fd *f, int writer)
+{
+	if (wait.n == wait.cap) {
+		size_t cap = wait.cap ? 2 * wait.cap : 16;
+		struct later *grown = realloc(wait.list, cap * sizeof(*grown));
+
+		if (!grown) {
+			if (writer >= 0)
+				close(writer);
+			return sc_err(ENOMEM, "out of memory making descriptor %d (%s)", f->fd,
+				      f->path);
+		}
+		wait.list = grown;
+		wait.cap = cap;
+	}
+	wait.list[wait.n++] = (struct later){ f, writer };
+	return 0;
+}
+
+/*
+ * Keep a copy of @writer to send @f's queue later; one that sends to an
+ * address (@to) is connected to it now, while the address reaches @f.
+ */
+static int send_later(int writer, const struct sc_fd *f, const struct sock *to)
+{
+	int w = fcntl(writer, F_DUPFD_CLOEXEC, wait.min);
+
+	if (w < 0 || (to && connect(w, (const struct sockaddr *)to->name, to->name_len) < 0)) {
+		int err = sc_err(errno, "cannot keep a socket to queue again what descriptor %d "
+				 "(%s) had to read: %s", f->fd, f->path, strerror(errno));
+
+		if (w >= 0)
+			close(w);
+		return err;
+	}
+	return put_off(f, w);
+}
+
+/* Shut the socket @fd down as @s says, now or once the queues with rights are back. */
+static int shut_down(int fd, const struct sc_fd *f, const struct sock *s, bool later)
+{
+	int how = -1;
+
+	if (later)
+		return put_off(f, -1);
+	if ((s->flags & SC_SOCK_SHUT_RD) && (s->flags & SC_SOCK_SHUT_WR))
+		how = SHUT_RDWR;
+	else if (s->flags & SC_SOCK_SHUT_RD)
+		how = SHUT_RD;
+	else if (s->flags & SC_SOCK_SHUT_WR)
+		how = SHUT_WR;
+	if (how >= 0)
+		shutdown(fd, how);
+	return 0;
+}
+
+/*
  * Send @f's queued messages through @writer, so that @f's socket reads them
  * again: to @to when given (a datagram socket reached by its address), else
- * to @writer's peer.
+ * to @writer's peer. A queue with descriptors in flight waits.
  */
 static int send_queue_to(int writer, const struct sc_fd *f, const struct sock *to)
 {
@@ -115,6 +205,8 @@ static int send_queue_to(int writer, const struct sc_fd *f, const struct sock *t
 	size_t pos = 0;
 	int r;
 
+	if (carries_rights(f))
+		return send_later(writer, f, to);
 	while ((r = sc_state_next(f, &pos, &it)) > 0) {
 		if (it.tag != SC_SOCK_QUEUE)
 			continue;
@@ -225,21 +317,6 @@ static void set_options(int fd, const struct sc_fd *f, const struct sock *s)
 			sc_log(SC_LOG_WARN, "descriptor %d (%s): cannot set socket option %d:%d "
 			       "again: %s", f->fd, f->path, level, name, strerror(errno));
 	}
-}
-
-/* Shut the new socket down as it was; its peer's half follows. */
-static void set_shutdown(int fd, const struct sock *s)
-{
-	int how = -1;
-
-	if ((s->flags & SC_SOCK_SHUT_RD) && (s->flags & SC_SOCK_SHUT_WR))
-		how = SHUT_RDWR;
-	else if (s->flags & SC_SOCK_SHUT_RD)
-		how = SHUT_RD;
-	else if (s->flags & SC_SOCK_SHUT_WR)
-		how = SHUT_WR;
-	if (how >= 0)
-		shutdown(fd, how);
 }
 
 /* A bound path left by the process that wrote the image: removed, if nobody listens there. */
@@ -407,7 +484,11 @@ static int make_alone(const struct sc_fd *f, const struct sock *s, bool shared, 
 	own = recorded_option(f, SOL_SOCKET, SO_REUSEPORT);
 	if (shared && !own)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &own, sizeof(own));
-	set_shutdown(fd, s);
+	err = shut_down(fd, f, s, carries_rights(f));
+	if (err) {
+		close(fd);
+		return err;
+	}
 	return finish(fd, f, min);
 }
 
@@ -443,6 +524,7 @@ static long find_ino(const struct sc_fd *fds, const struct sc_fd_index *x, uint6
 static int make_pair(const struct sc_fd *a, const struct sc_fd *b, const struct sock *s,
 		     int min)
 {
+	bool later = carries_rights(a) || carries_rights(b);
 	struct sock t;
 	int p[2], err;
 
@@ -455,14 +537,15 @@ static int make_pair(const struct sc_fd *a, const struct sc_fd *b, const struct 
 	err = send_queue(p[1], a);
 	if (!err)
 		err = send_queue(p[0], b);
+	if (!err)
+		err = shut_down(p[0], a, s, later);
+	if (!err && parse(b, &t) == 0)
+		err = shut_down(p[1], b, &t, later);
 	if (err) {
 		close(p[0]);
 		close(p[1]);
 		return err;
 	}
-	set_shutdown(p[0], s);
-	if (parse(b, &t) == 0)
-		set_shutdown(p[1], &t);
 	err = finish(p[0], a, min);
 	if (err) {
 		close(p[1]);
@@ -478,6 +561,7 @@ static int make_pair(const struct sc_fd *a, const struct sc_fd *b, const struct 
  */
 static int make_orphan(const struct sc_fd *f, const struct sock *s, int min)
 {
+	size_t mark = wait.n;
 	int p[2], err;
 
 	if (s->peer_name_len > sizeof(sa_family_t)) {
@@ -488,6 +572,9 @@ static int make_orphan(const struct sc_fd *f, const struct sock *s, int min)
 			return finish(fd, f, min);
 		if (fd >= 0)
 			close(fd);
+		for (; wait.n > mark; wait.n--) /* what waited for the socket just closed */
+			if (wait.list[wait.n - 1].writer >= 0)
+				close(wait.list[wait.n - 1].writer);
 	}
 	if (socketpair(AF_UNIX, (int)s->type | SOCK_CLOEXEC, 0, p) < 0)
 		return sc_err(errno, "cannot create a socket for descriptor %d (%s): %s", f->fd,
@@ -495,11 +582,12 @@ static int make_orphan(const struct sc_fd *f, const struct sock *s, int min)
 	set_options(p[0], f, s);
 	err = send_queue(p[1], f);
 	close(p[1]);
+	if (!err)
+		err = shut_down(p[0], f, s, carries_rights(f));
 	if (err) {
 		close(p[0]);
 		return err;
 	}
-	set_shutdown(p[0], s);
 	sc_log(SC_LOG_WARN, "descriptor %d (%s): its peer was outside the process; it reads what "
 	       "was queued, then end of file", f->fd, f->path);
 	return finish(p[0], f, min);
@@ -591,7 +679,11 @@ static int restore_connected(const struct sc_fd *fds, size_t n, int min)
 
 int sc_fd_sockets_restore(const struct sc_fd *fds, size_t n, int min)
 {
-	int err = restore_alone(fds, n, min);
+	int err;
+
+	wait.n = 0;
+	wait.min = min;
+	err = restore_alone(fds, n, min);
 
 	if (!err)
 		err = restore_connected(fds, n, min);
@@ -602,5 +694,133 @@ int sc_fd_sockets_restore(const struct sc_fd *fds, size_t n, int min)
 		    fds[i].fd > 2 && fcntl(same->fd, F_GETFD) >= 0)
 			err = sc_fd_place_copy(same->fd, &fds[i]);
 	}
+	return err;
+}
+
+/* The record of @fds whose number is @fd, or NULL. */
+static const struct sc_fd *record_at(const struct sc_fd *fds, size_t n, int fd)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i].fd == fd)
+			return &fds[i];
+	return NULL;
+}
+
+static int check_one(const struct sc_fd *fds, size_t n, const struct sc_fd *f)
+{
+	struct sc_state_item it;
+	size_t pos = 0;
+	int r;
+
+	if ((f->fd_flags & SC_FD_IN_FLIGHT) && f->fd <= 2)
+		return sc_err(SELFCKPT_EUSAGE, "descriptor %d (%s) is in flight and has a "
+			      "standard number: expected 3 or more", f->fd, f->path);
+	if (f->kind != SC_FD_UNIX)
+		return 0;
+	while ((r = sc_state_next(f, &pos, &it)) > 0) {
+		if (it.tag != SC_SOCK_RIGHTS)
+			continue;
+		for (uint32_t k = 0; k + 4 <= it.len; k += 4) {
+			uint32_t fd = sc_get_le32(it.value + k);
+
+			if (fd > INT32_MAX || !record_at(fds, n, (int)fd))
+				return sc_err(SELFCKPT_EUSAGE, "descriptor %d (%s) has a message in "
+					      "its queue that carries descriptor %u, which the "
+					      "image does not hold", f->fd, f->path, fd);
+		}
+	}
+	return r;
+}
+
+int sc_fd_sockets_check(const struct sc_fd *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int err = check_one(fds, n, &fds[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* One message of @f's queue, @q, carrying the descriptors @rights names, through @w. */
+static int send_rights(int w, const struct sc_fd *f, const struct sc_state_item *q,
+		       const struct sc_state_item *rights)
+{
+	union {
+		char buf[CMSG_SPACE(4 * SC_RIGHTS_MAX)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { (void *)(uintptr_t)q->value, q->len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	uint32_t k = rights ? rights->len / 4 : 0;
+
+	if (k) {
+		struct cmsghdr *c = (struct cmsghdr *)ctl.buf;
+
+		memset(&ctl, 0, sizeof(ctl));
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(4 * k);
+		for (uint32_t i = 0; i < k; i++)
+			((int *)CMSG_DATA(c))[i] = (int)sc_get_le32(rights->value + 4 * i);
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = CMSG_SPACE(4 * k);
+	}
+	if (sendmsg(w, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)q->len)
+		return sc_err(errno ? errno : EIO, "cannot queue again the %u bytes and %u "
+			      "descriptors that descriptor %d (%s) had to read: %s", q->len, k,
+			      f->fd, f->path, strerror(errno));
+	return 0;
+}
+
+/* @f's whole queue through @w, each message with the descriptors it carried. */
+static int send_all(int w, const struct sc_fd *f)
+{
+	struct sc_state_item it, rights;
+	bool have = false;
+	size_t pos = 0;
+	int r, err = 0;
+
+	while (!err && (r = sc_state_next(f, &pos, &it)) > 0) {
+		if (it.tag == SC_SOCK_RIGHTS) {
+			rights = it;
+			have = true;
+		} else if (it.tag == SC_SOCK_QUEUE) {
+			err = send_rights(w, f, &it, have ? &rights : NULL);
+			have = false;
+		}
+	}
+	return err ? err : r;
+}
+
+static void close_in_flight(const struct sc_fd *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((fds[i].fd_flags & SC_FD_IN_FLIGHT) && fds[i].fd > 2)
+			close(fds[i].fd);
+}
+
+int sc_fd_sockets_send_rights(const struct sc_fd *fds, size_t n)
+{
+	struct sock s;
+	int err = 0;
+
+	for (size_t i = 0; i < wait.n; i++) {
+		const struct later *l = &wait.list[i];
+
+		if (l->writer >= 0) {
+			if (!err)
+				err = send_all(l->writer, l->f);
+			close(l->writer);
+		}
+	}
+	for (size_t i = 0; i < wait.n && !err; i++) /* the shutdowns once every queue is back */
+		if (wait.list[i].writer < 0 && parse(wait.list[i].f, &s) == 0)
+			shut_down(wait.list[i].f->fd, wait.list[i].f, &s, false);
+	free(wait.list);
+	wait.list = NULL;
+	wait.n = wait.cap = 0;
+	close_in_flight(fds, n);
 	return err;
 }

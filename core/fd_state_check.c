@@ -44,6 +44,7 @@ static const struct item_rule rules[] = {
 	{ SC_FD_UNIX, SC_SOCK_BUFFERS, 8, 8, false },
 	{ SC_FD_UNIX, SC_SOCK_OPTION, 12, 16, false },
 	{ SC_FD_UNIX, SC_SOCK_FILTER, 12, 4 + 8 * 4096, false },
+	{ SC_FD_UNIX, SC_SOCK_RIGHTS, 4, 4 * SC_RIGHTS_MAX, false },
 	{ SC_FD_INET, SC_SOCK_TYPE, 16, 16, true },
 	{ SC_FD_INET, SC_SOCK_NAME, 2, SC_SOCK_ADDR_MAX, false },
 	{ SC_FD_INET, SC_SOCK_PEER_NAME, 2, SC_SOCK_ADDR_MAX, false },
@@ -89,6 +90,35 @@ static int check_items(const struct sc_fd *f, bool *seen)
 	return r;
 }
 
+/*
+ * A unix socket's rights (R-TYP-22): whole u32 numbers, each list followed
+ * by the message that carries it.
+ */
+static int check_rights(const struct sc_fd *f)
+{
+	struct sc_state_item it;
+	size_t pos = 0;
+	bool want_queue = false;
+	int r;
+
+	while ((r = sc_state_next(f, &pos, &it)) > 0) {
+		if (want_queue && it.tag != SC_SOCK_QUEUE)
+			break;
+		want_queue = it.tag == SC_SOCK_RIGHTS;
+		if (want_queue && it.len % 4)
+			return sc_err(SELFCKPT_ELENGTH, "descriptor %d (%s): its descriptors in "
+				      "flight take %u bytes: expected a multiple of 4", f->fd,
+				      f->path, it.len);
+	}
+	if (r < 0)
+		return r;
+	if (want_queue)
+		return sc_err(SELFCKPT_ELENGTH, "descriptor %d (%s): its descriptors in flight "
+			      "(item 0x%x) are not followed by the message that carries them",
+			      f->fd, f->path, SC_SOCK_RIGHTS);
+	return 0;
+}
+
 int sc_fd_state_check(const struct sc_fd *f)
 {
 	bool seen[N_RULES] = { false };
@@ -99,6 +129,8 @@ int sc_fd_state_check(const struct sc_fd *f)
 	if (f->share_id && !f->data_len)
 		return 0; /* a copy (dup) of a description: its state is the first one's */
 	err = check_items(f, seen);
+	if (!err && f->kind == SC_FD_UNIX)
+		err = check_rights(f);
 	if (err)
 		return err;
 	for (size_t i = 0; i < N_RULES; i++)

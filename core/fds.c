@@ -495,13 +495,24 @@ static int read_held(const struct snap *s, const struct sc_fd_instant *d, struct
 	return err;
 }
 
-/* How many descriptors (not skipped) each open file description has, by its first's index. */
+/*
+ * A descriptor that gets no record: one left out, or one in flight of a
+ * description that has a record already (the program's descriptor of it, or
+ * the first one in flight): the messages name that record.
+ */
+static bool unrecorded(const struct sc_fds_frozen *z, int i, const int *skip, size_t n_skip)
+{
+	return (z->fds[i].in_flight && z->fds[i].share != i) ||
+	       sc_fds_in_list(z->fds[i].fd, skip, n_skip);
+}
+
+/* How many descriptors (recorded) each open file description has, by its first's index. */
 static int *count_sharers(const struct sc_fds_frozen *z, const int *skip, size_t n_skip)
 {
 	int *count = calloc(z->n ? (size_t)z->n : 1, sizeof(*count));
 
 	for (int i = 0; count && i < z->n; i++)
-		if (!sc_fds_in_list(z->fds[i].fd, skip, n_skip))
+		if (!unrecorded(z, i, skip, n_skip))
 			count[z->fds[i].share]++;
 	return count;
 }
@@ -569,7 +580,7 @@ static void strip_name_removed_since(const struct snap *s, const struct sc_fd_in
 }
 
 static int collect_one(const struct sc_fds_frozen *z, int i, struct snap *s, struct sc_fd *f,
-		       bool is_shared)
+		       bool is_shared, const int *skip, size_t n_skip)
 {
 	const struct sc_fd_instant *d = &z->fds[i];
 	char link[LINK_MAX_LEN];
@@ -581,7 +592,8 @@ static int collect_one(const struct sc_fds_frozen *z, int i, struct snap *s, str
 	f->fd = d->fd;
 	f->kind = classify(link, d);
 	f->open_flags = d->status & ~O_CLOEXEC;
-	f->fd_flags = (d->fd_flags & FD_CLOEXEC) | (own_stdio(d) ? SC_FD_OWN_STDIO : 0);
+	f->fd_flags = d->in_flight ? SC_FD_IN_FLIGHT :
+		      (d->fd_flags & FD_CLOEXEC) | (own_stdio(d) ? SC_FD_OWN_STDIO : 0);
 	f->pos = d->pos > 0 ? (uint64_t)d->pos : 0;
 	f->dev = d->dev;
 	f->inode = d->ino;
@@ -603,7 +615,7 @@ static int collect_one(const struct sc_fds_frozen *z, int i, struct snap *s, str
 	err = read_held(s, d, f);
 	if (!err)
 		err = sc_fd_object_collect(f);
-	return err ? err : sc_fd_socket_collect(f);
+	return err ? err : sc_fd_socket_collect(f, z, skip, n_skip);
 }
 
 /* A copy of a description has the kind its first descriptor was found to have. */
@@ -673,9 +685,10 @@ int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *ski
 		return sc_err(ENOMEM, "out of memory recording %d descriptors", z->n);
 	}
 	for (int i = 0; i < z->n && !err; i++) {
-		if (sc_fds_in_list(z->fds[i].fd, skip, n_skip))
+		if (unrecorded(z, i, skip, n_skip))
 			continue;
-		err = collect_one(z, i, &snap, &fds[k], sharers[z->fds[i].share] > 1);
+		err = collect_one(z, i, &snap, &fds[k], sharers[z->fds[i].share] > 1, skip,
+				  n_skip);
 		k++;
 	}
 	free(sharers);

@@ -34,6 +34,9 @@ struct sc_fd_instant {
 			     -1: none */
 	int64_t locks_len;
 	int64_t locks_off; /* where the copy starts in @locks */
+	int32_t in_flight; /* 1: not the program's: a peek at a socket's queue installed it, a
+			      new descriptor of a description that rides in a message
+			      (SCM_RIGHTS); the snapshot keeps it, the program never has it */
 };
 
 #define SC_LOCKED_MAX 64 /* inodes with locks noted at the freeze; more: every file is read */
@@ -118,8 +121,16 @@ void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d
  */
 long sc_fds_freeze_put(struct sc_fds_frozen *z, int64_t at, const void *buf, long len);
 /**
+ * sc_fds_freeze_add() - note in @z the descriptor @fd that a peek at a
+ * socket's queue installed (a description in flight): looked at as the
+ * program's own are, marked in flight. Where the table is full it is closed
+ * and the failure kept in z->err. Return: 0 or -errno.
+ */
+int sc_fds_freeze_add(struct sc_fds_frozen *z, int fd);
+/**
  * sc_fds_freeze_drop() - close, in this process, the copies sc_fds_freeze()
- * made: once the snapshot is cloned it holds them, and the program must not.
+ * made and the descriptors in flight it took: once the snapshot is cloned it
+ * holds them, and the program must not.
  */
 void sc_fds_freeze_drop(const struct sc_fds_frozen *z);
 

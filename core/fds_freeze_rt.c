@@ -13,6 +13,12 @@
  * them; the process closes its own at once. The small ones (fdinfo, socket
  * state) share one memfd, z->held: with 10,000 descriptors, making and
  * closing a memfd each cost more than all the rest of the freeze.
+ *
+ * A peek at a socket's queue whose message carries descriptors (SCM_RIGHTS)
+ * installs new descriptors of those descriptions here: they join the table,
+ * marked in flight, and are looked at in a further round as the program's
+ * own are (a socket among them may carry more), until a round brings none.
+ * The snapshot holds them; the process closes them with its copies.
  */
 #include <fcntl.h>
 #include <linux/kcmp.h>
@@ -66,6 +72,7 @@ static int read_one(struct sc_fd_instant *d, int fd)
 	if (r < 0)
 		return (int)r;
 	d->fd = fd;
+	d->in_flight = 0;
 	d->held = -1;
 	d->locks = -1;
 	d->locks_len = 0;
@@ -530,9 +537,10 @@ void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d
 	copy_fdinfo_to(z, d, &d->locks, &d->locks_off, &d->locks_len);
 }
 
-static void copy_contents(struct sc_fds_frozen *z)
+/* The descriptors [@from, @to) of the table: the copies each description needs. */
+static void copy_contents(struct sc_fds_frozen *z, int from, int to)
 {
-	for (int i = 0; i < z->n; i++) {
+	for (int i = from; i < to; i++) {
 		struct sc_fd_instant *d = &z->fds[i];
 		int acc = d->status & O_ACCMODE;
 
@@ -569,7 +577,13 @@ void sc_fds_freeze(struct sc_fds_frozen *z)
 	if (z->err)
 		return;
 	find_shared(z);
-	copy_contents(z);
+	/* each round looks at what the last one's peeks installed (descriptions in flight) */
+	for (int done = 0, end; done < z->n && !z->err; done = end) {
+		end = z->n;
+		copy_contents(z, done, end);
+		if (z->n > end)
+			find_shared(z);
+	}
 	sc_fds_freeze_locks(z);
 	if (z->held >= 0 && (err = stage_flush(z)) < 0)
 		fail(z, (int)err, SC_FREEZE_COPY_FDINFO, -1);
@@ -578,9 +592,32 @@ void sc_fds_freeze(struct sc_fds_frozen *z)
 	z->fdinfo_dir = -1;
 }
 
+int sc_fds_freeze_add(struct sc_fds_frozen *z, int fd)
+{
+	long r;
+
+	if (z->n == z->cap) {
+		sc_sys1(SYS_close, fd);
+		fail(z, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
+		return -E2BIG_;
+	}
+	r = read_one(&z->fds[z->n], fd);
+	if (r < 0) {
+		sc_sys1(SYS_close, fd);
+		fail(z, (int)r, SC_FREEZE_STAT, fd);
+		return (int)r;
+	}
+	z->fds[z->n].in_flight = 1;
+	z->fds[z->n].share = z->n; /* until find_shared() runs again */
+	z->n++;
+	return 0;
+}
+
 void sc_fds_freeze_drop(const struct sc_fds_frozen *z)
 {
 	for (int i = 0; i < z->n; i++) {
+		if (z->fds[i].in_flight)
+			sc_sys1(SYS_close, z->fds[i].fd);
 		if (z->fds[i].held >= 0 && z->fds[i].held != z->held)
 			sc_sys1(SYS_close, z->fds[i].held);
 		if (z->fds[i].locks >= 0 && z->fds[i].locks != z->held)

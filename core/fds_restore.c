@@ -768,6 +768,8 @@ int sc_fds_restore(const struct sc_fd *fds, size_t n)
 	struct fds_restore r = { .fds = fds, .n = n, .min = 3 };
 	int err = check_list(fds, n);
 
+	if (!err)
+		err = sc_fd_sockets_check(fds, n);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++)
@@ -780,6 +782,8 @@ int sc_fds_restore(const struct sc_fd *fds, size_t n)
 		err = sc_fd_sockets_restore(fds, n, r.min);
 	if (!err)
 		err = restore_epolls(&r);
+	if (!err)
+		err = sc_fd_sockets_send_rights(fds, n);
 	sc_fd_index_free(&r.pipes);
 	return err;
 }

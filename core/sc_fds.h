@@ -42,6 +42,12 @@ enum sc_fd_kind {
  * 1): restored from the image, where the others stay the restorer's.
  */
 #define SC_FD_OWN_STDIO 0x100
+/*
+ * fd_flags bit (format 1.5): a description the program did not hold at that
+ * number but that rode in a message queued on a socket (SCM_RIGHTS): made
+ * at its number for the restore to send it again, then closed.
+ */
+#define SC_FD_IN_FLIGHT 0x200
 
 struct sc_fd {
 	int fd;
