@@ -16,6 +16,7 @@ TEST_SRCS := \
 	tests/compress/test_pool.c \
 	tests/core/test_fd_index.c \
 	tests/core/test_fd_objects.c \
+	tests/core/test_fd_rights.c \
 	tests/core/test_fds.c \
 	tests/core/test_maps.c \
 	tests/core/roundtrip_harness.c \
@@ -74,7 +75,7 @@ $(BUILD)/tests/progs/counter: tests/progs/counter.c
 # Programs that know nothing of selfckpt, run under selfckpt-run by tests/cli/test_instant.c
 # and test_objects.c.
 RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects sockets unrestorable procattrs locks timers
-RUN_PROG_NAMES += madvise memfiles guards sysvipc
+RUN_PROG_NAMES += madvise memfiles guards sysvipc rights
 RUN_PROG_NAMES += rtdriver
 test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c

@@ -5,10 +5,11 @@
  * instances) and tests/progs/sockets (unix socket pairs of each type with
  * data queued, a listening socket with a connection, an abstract name, a
  * named datagram socket with a client and one connected to itself, UDP and
- * a listening TCP socket), run under selfckpt-run, checkpointed by
+ * a listening TCP socket) and tests/progs/rights (messages that carry
+ * descriptors), run under selfckpt-run, checkpointed by
  * SIGUSR2 at random moments, killed with -9, restored twice, and
  * checkpointed again once restored: every restore prints what an
- * uninterrupted run prints. Cites R-TYP-14 and R-TYP-15.
+ * uninterrupted run prints. Cites R-TYP-14, R-TYP-15 and R-TYP-22.
  */
 #include <criterion/criterion.h>
 #include <limits.h>
@@ -104,6 +105,18 @@ Test(objects, objects_come_back_under_dockers_seccomp_profile, .timeout = 240)
 Test(objects, unix_and_ip_sockets_come_back_with_their_queues, .timeout = 240)
 {
 	objects_round_trips("sockets");
+}
+
+/*
+ * Messages that carry descriptors (SCM_RIGHTS) come back in their queues,
+ * with their data and boundaries: descriptions the program also holds come
+ * back as the same description, and those only a message holds (a pipe end
+ * with its bytes, an eventfd, a socket with its own queue of rights) come
+ * back as they were (R-TYP-22).
+ */
+Test(objects, descriptors_in_flight_come_back_in_their_queues, .timeout = 240)
+{
+	objects_round_trips("rights");
 }
 
 /*

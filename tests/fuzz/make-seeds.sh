@@ -8,8 +8,9 @@
 #   fuzz_<record>    the records of that type (fuzz_records.h) from the golden images and
 #                    from images that the test programs of BUILD/tests/progs write of
 #                    themselves (fds, threads, signals, mappings of every kind, a CUDA
-#                    program on the software device; timers, objects and sockets under
-#                    selfckpt-run: every descriptor kind with its state), and a
+#                    program on the software device; timers, objects, sockets and rights
+#                    under selfckpt-run: every descriptor kind with its state, descriptors
+#                    in flight), and a
 #                    cuda-log record holding the module images of BUILD/tests/fixtures
 #                    where nvcc made them
 #
@@ -60,8 +61,9 @@ if [ -e "$build/tests/libsoftcuda.so.1" ] && [ -x "$build/bin/selfckpt-gpu-proxy
 		prog cuda_state cuda_state "$(realpath "$build/tests/progs/libcuda-kernels.so")"
 fi
 # Programs of their own under selfckpt-run, checkpointed by SIGUSR2 while they run: timers
-# (while its timers tick), objects and sockets (the state of every descriptor kind), locks,
-# and sysvipc (System V segments, semaphores and a message queue).
+# (while its timers tick), objects and sockets (the state of every descriptor kind), rights
+# (descriptors in flight in socket queues), locks, and sysvipc (System V segments, semaphores
+# and a message queue).
 under_run() {
 	name=$1
 	shift
@@ -84,9 +86,10 @@ under_run() {
 		echo "make-seeds: $name wrote no image: skipped" >&2
 }
 under_run timers
-mkdir -p "$work/objects-dir" "$work/sockets-dir"
+mkdir -p "$work/objects-dir" "$work/sockets-dir" "$work/rights-dir"
 under_run objects "$work/objects-dir"
 under_run sockets "$work/sockets-dir"
+under_run rights "$work/rights-dir"
 mkdir -p "$work/locks-dir"
 under_run locks "$work/locks-dir"
 # sysvipc: the objects of the run it killed stay behind; their ids are in its folder
