@@ -120,6 +120,23 @@ Test(objects, descriptors_in_flight_come_back_in_their_queues, .timeout = 240)
 }
 
 /*
+ * Under Docker's default seccomp profile (no kcmp()) a description in
+ * flight is still told apart from, or found the same as, the program's
+ * descriptors (R-TYP-12, R-TYP-22).
+ */
+Test(objects, descriptors_in_flight_come_back_under_dockers_seccomp_profile, .timeout = 240)
+{
+	char sandbox[PATH_MAX];
+
+	setting[0] = build_path(sandbox, "tests/progs/sandbox");
+	setting[1] = "--seccomp";
+	setting[2] = "docker";
+	setting[3] = "--no-new-privs";
+	setting[4] = "--";
+	objects_round_trips("rights");
+}
+
+/*
  * What no restore could bring back refuses the image at checkpoint, naming
  * it, and the program goes on (R-TYP-13 covers what comes back as a
  * stand-in instead).
