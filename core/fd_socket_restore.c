@@ -125,7 +125,7 @@ static struct {
 	struct later *list;
 	size_t n, cap;
 	int min;
-} wait;
+} later_q;
 
 static bool carries_rights(const struct sc_fd *f)
 {
@@ -140,9 +140,9 @@ static bool carries_rights(const struct sc_fd *f)
 
 static int put_off(const struct sc_fd *f, int writer)
 {
-	if (wait.n == wait.cap) {
-		size_t cap = wait.cap ? 2 * wait.cap : 16;
-		struct later *grown = realloc(wait.list, cap * sizeof(*grown));
+	if (later_q.n == later_q.cap) {
+		size_t cap = later_q.cap ? 2 * later_q.cap : 16;
+		struct later *grown = realloc(later_q.list, cap * sizeof(*grown));
 
 		if (!grown) {
 			if (writer >= 0)
@@ -150,10 +150,10 @@ static int put_off(const struct sc_fd *f, int writer)
 			return sc_err(ENOMEM, "out of memory making descriptor %d (%s)", f->fd,
 				      f->path);
 		}
-		wait.list = grown;
-		wait.cap = cap;
+		later_q.list = grown;
+		later_q.cap = cap;
 	}
-	wait.list[wait.n++] = (struct later){ f, writer };
+	later_q.list[later_q.n++] = (struct later){ f, writer };
 	return 0;
 }
 
@@ -163,7 +163,7 @@ static int put_off(const struct sc_fd *f, int writer)
  */
 static int send_later(int writer, const struct sc_fd *f, const struct sock *to)
 {
-	int w = fcntl(writer, F_DUPFD_CLOEXEC, wait.min);
+	int w = fcntl(writer, F_DUPFD_CLOEXEC, later_q.min);
 
 	if (w < 0 || (to && connect(w, (const struct sockaddr *)to->name, to->name_len) < 0)) {
 		int err = sc_err(errno, "cannot keep a socket to queue again what descriptor %d "
@@ -561,7 +561,7 @@ static int make_pair(const struct sc_fd *a, const struct sc_fd *b, const struct 
  */
 static int make_orphan(const struct sc_fd *f, const struct sock *s, int min)
 {
-	size_t mark = wait.n;
+	size_t mark = later_q.n;
 	int p[2], err;
 
 	if (s->peer_name_len > sizeof(sa_family_t)) {
@@ -572,9 +572,9 @@ static int make_orphan(const struct sc_fd *f, const struct sock *s, int min)
 			return finish(fd, f, min);
 		if (fd >= 0)
 			close(fd);
-		for (; wait.n > mark; wait.n--) /* what waited for the socket just closed */
-			if (wait.list[wait.n - 1].writer >= 0)
-				close(wait.list[wait.n - 1].writer);
+		for (; later_q.n > mark; later_q.n--) /* what waited for the socket just closed */
+			if (later_q.list[later_q.n - 1].writer >= 0)
+				close(later_q.list[later_q.n - 1].writer);
 	}
 	if (socketpair(AF_UNIX, (int)s->type | SOCK_CLOEXEC, 0, p) < 0)
 		return sc_err(errno, "cannot create a socket for descriptor %d (%s): %s", f->fd,
@@ -681,8 +681,8 @@ int sc_fd_sockets_restore(const struct sc_fd *fds, size_t n, int min)
 {
 	int err;
 
-	wait.n = 0;
-	wait.min = min;
+	later_q.n = 0;
+	later_q.min = min;
 	err = restore_alone(fds, n, min);
 
 	if (!err)
@@ -806,8 +806,8 @@ int sc_fd_sockets_send_rights(const struct sc_fd *fds, size_t n)
 	struct sock s;
 	int err = 0;
 
-	for (size_t i = 0; i < wait.n; i++) {
-		const struct later *l = &wait.list[i];
+	for (size_t i = 0; i < later_q.n; i++) {
+		const struct later *l = &later_q.list[i];
 
 		if (l->writer >= 0) {
 			if (!err)
@@ -815,12 +815,12 @@ int sc_fd_sockets_send_rights(const struct sc_fd *fds, size_t n)
 			close(l->writer);
 		}
 	}
-	for (size_t i = 0; i < wait.n && !err; i++) /* the shutdowns once every queue is back */
-		if (wait.list[i].writer < 0 && parse(wait.list[i].f, &s) == 0)
-			shut_down(wait.list[i].f->fd, wait.list[i].f, &s, false);
-	free(wait.list);
-	wait.list = NULL;
-	wait.n = wait.cap = 0;
+	for (size_t i = 0; i < later_q.n && !err; i++) /* the shutdowns once every queue is back */
+		if (later_q.list[i].writer < 0 && parse(later_q.list[i].f, &s) == 0)
+			shut_down(later_q.list[i].f->fd, later_q.list[i].f, &s, false);
+	free(later_q.list);
+	later_q.list = NULL;
+	later_q.n = later_q.cap = 0;
 	close_in_flight(fds, n);
 	return err;
 }

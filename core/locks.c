@@ -122,6 +122,11 @@ int sc_locks_collect(const struct sc_fds_frozen *z, pid_t pid, struct sc_lock **
 		else
 			err = add_locks(text, d->fd, out, n, &cap);
 		free(text);
+		/* the restore closes a description in flight before it takes locks again */
+		if (!err && d->in_flight && *n && (*out)[*n - 1].fd == d->fd)
+			err = sc_err(SELFCKPT_EHOST, "a file that only a message queued on a socket "
+				     "holds (SCM_RIGHTS) is locked through it: the lock cannot come back, "
+				     "so no image is written");
 	}
 	if (err) {
 		free(*out);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "core/fd_socket.h"
 #include "core/fd_state.h"
 #include "core/sc_fds.h"
+#include "core/sc_locks.h"
 #include "format/sc_log.h"
 #include "selfckpt_errors.h"
 
@@ -305,4 +307,36 @@ Test(fd_rights, restore_refuses_rights_it_cannot_honour)
 		free(fds[k].path);
 		free(fds[k].data);
 	}
+}
+
+/*
+ * A lock held through a description that only a message holds refuses the
+ * image, named: the restore closes that description before it takes locks.
+ */
+Test(fd_rights, a_lock_held_only_in_flight_refuses)
+{
+	char path[64];
+	struct sc_fds_frozen z;
+	struct sc_lock *locks = NULL;
+	size_t n = 0;
+	int sk[2], fd;
+
+	snprintf(path, sizeof(path), "/tmp/sc-rights-lock-%d", (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(flock(fd, LOCK_EX), 0);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_DGRAM, 0, sk), 0);
+	send_fds(sk[0], "l", &fd, 1);
+	close(fd);
+	cr_assert_eq(sc_fds_prepare(&z), 0, "%s", selfckpt_last_error());
+	sc_fds_freeze(&z);
+	cr_assert_eq(z.err, 0);
+	cr_assert_eq(sc_locks_collect(&z, getpid(), &locks, &n), -SELFCKPT_EHOST);
+	cr_assert(strstr(selfckpt_last_error(), "only a message queued on a socket holds"), "%s",
+		  selfckpt_last_error());
+	sc_fds_freeze_drop(&z);
+	sc_fds_frozen_free(&z);
+	unlink(path);
+	close(sk[0]);
+	close(sk[1]);
 }
