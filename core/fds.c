@@ -10,6 +10,11 @@
  * the paths, read from the snapshot's own descriptor table (a copy of the
  * process's at that instant), and the contents, read from the copies the
  * snapshot holds. Nothing about a live descriptor is read here.
+ *
+ * The descriptors the freeze's peeks installed (descriptions in flight in
+ * socket queues, SCM_RIGHTS) are recorded as any other, marked in flight,
+ * except where the program holds the same description or an earlier one in
+ * flight has it: the messages then name that record (fd_socket.c).
  */
 #include <dirent.h>
 #include <errno.h>

@@ -79,7 +79,9 @@ struct sc_fds_frozen;
  * paths from the descriptor table of process @snapshot (the snapshot, or this
  * process when nothing ran since the freeze), their contents from the copies
  * it holds. Sockets and unknown kinds are recorded (with a warning) so the
- * restore can name them.
+ * restore can name them. A description that rides in a message queued on a
+ * socket (SCM_RIGHTS) and that the program does not hold gets a record of
+ * its own, marked SC_FD_IN_FLIGHT, at the number the freeze's peek gave it.
  * Return: 0 or a negative error (reported), also for a failure of the freeze.
  */
 int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *skip,
