@@ -950,7 +950,8 @@ static void json_fd(const struct sc_fd *f, bool last)
 	sc_tool_print_json_string(stdout, f->path);
 	printf(", \"share_id\": %llu, \"saved_bytes\": %zu, \"at_restore\": \"%s\"}%s\n",
 	       (unsigned long long)f->share_id, f->data_len,
-	       !fate ? "restored" : f->fd <= 2 ? "restorer" : "closed", last ? "" : ",");
+	       !fate ? "restored" : f->fd <= 2 ? "restorer" :
+	       f->fd_flags & SC_FD_IN_FLIGHT ? "in_flight" : "closed", last ? "" : ",");
 }
 
 static void json_fds(const struct process_view *pv)
