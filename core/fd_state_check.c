@@ -91,7 +91,7 @@ static int check_items(const struct sc_fd *f, bool *seen)
 }
 
 /*
- * A unix socket's rights (R-TYP-22): whole u32 numbers, each list followed
+ * A unix socket's rights (R-TYP-23): whole u32 numbers, each list followed
  * by the message that carries it.
  */
 static int check_rights(const struct sc_fd *f)

@@ -9,7 +9,7 @@
  * descriptors), run under selfckpt-run, checkpointed by
  * SIGUSR2 at random moments, killed with -9, restored twice, and
  * checkpointed again once restored: every restore prints what an
- * uninterrupted run prints. Cites R-TYP-14, R-TYP-15 and R-TYP-22.
+ * uninterrupted run prints. Cites R-TYP-14, R-TYP-15 and R-TYP-23.
  */
 #include <criterion/criterion.h>
 #include <limits.h>
@@ -112,7 +112,7 @@ Test(objects, unix_and_ip_sockets_come_back_with_their_queues, .timeout = 240)
  * with their data and boundaries: descriptions the program also holds come
  * back as the same description, and those only a message holds (a pipe end
  * with its bytes, an eventfd, a socket with its own queue of rights) come
- * back as they were (R-TYP-22).
+ * back as they were (R-TYP-23).
  */
 Test(objects, descriptors_in_flight_come_back_in_their_queues, .timeout = 240)
 {
@@ -122,7 +122,7 @@ Test(objects, descriptors_in_flight_come_back_in_their_queues, .timeout = 240)
 /*
  * Under Docker's default seccomp profile (no kcmp()) a description in
  * flight is still told apart from, or found the same as, the program's
- * descriptors (R-TYP-12, R-TYP-22).
+ * descriptors (R-TYP-12, R-TYP-23).
  */
 Test(objects, descriptors_in_flight_come_back_under_dockers_seccomp_profile, .timeout = 240)
 {

@@ -3,7 +3,7 @@
  * test_fd_rights.c - descriptors in flight (SCM_RIGHTS): what the capture
  * records of a queue whose messages carry descriptors, that the program
  * never holds the descriptors the peeks installed, the record's encoding and
- * its checks (R-TYP-14, R-TYP-22).
+ * its checks (R-TYP-14, R-TYP-23).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -121,7 +121,7 @@ Test(fd_rights, capture_records_the_descriptors_a_message_carries)
 
 	f = record_of(fds, n, st[1]);
 	cr_assert(f && f->kind == SC_FD_UNIX);
-	/* a peek cannot tell where the write that carried them began (R-TYP-22) */
+	/* a peek cannot tell where the write that carried them began (R-TYP-23) */
 	n_q = items_of(f, SC_SOCK_QUEUE, q, 4);
 	cr_assert_eq(n_q, 2, "%zu items", n_q);
 	cr_assert(q[0].len == 7 && !memcmp(q[0].value, "headabc", 7));
@@ -206,7 +206,7 @@ static size_t with(uint8_t *buf, const void *tail, size_t len)
 	return sizeof(type_item) + len;
 }
 
-/* R-TYP-22: item 0x8000000a and fd flag bit 9 read back as written. */
+/* R-TYP-23: item 0x8000000a and fd flag bit 9 read back as written. */
 Test(fd_rights, rights_and_the_in_flight_flag_read_back)
 {
 	static const uint8_t tail[] = { 10, 0, 0, 0x80, 8, 0, 0, 0, 0xfd, 1, 0, 0, 0xfb, 1, 0, 0,
@@ -244,7 +244,7 @@ Test(fd_rights, rights_and_the_in_flight_flag_read_back)
 	}
 }
 
-/* R-TYP-14, R-TYP-22: a reader refuses a malformed item 0x8000000a, named. */
+/* R-TYP-14, R-TYP-23: a reader refuses a malformed item 0x8000000a, named. */
 Test(fd_rights, malformed_rights_are_refused)
 {
 	static const struct {
@@ -281,7 +281,7 @@ Test(fd_rights, malformed_rights_are_refused)
 }
 
 /*
- * R-TYP-22: a restore refuses, before it makes anything, a message that
+ * R-TYP-23: a restore refuses, before it makes anything, a message that
  * carries a number the image does not hold, and a descriptor in flight at
  * a standard number.
  */
