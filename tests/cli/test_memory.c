@@ -44,13 +44,7 @@ Test(memory, madvise_settings_locks_and_shared_write_access_come_back, .timeout 
 	const char *prog[3];
 	struct trip t;
 
-	trip_init(&t);
-	snprintf(dir, sizeof(dir), "%s/work", t.dir);
-	cr_assert_eq(mkdir(dir, 0700), 0);
-	prog[0] = build_path(prog_path, "tests/progs/madvise");
-	prog[1] = dir;
-	prog[2] = NULL;
-	reference(&t, prog, ref);
+	trip_prog_in_work(&t, "madvise", prog_path, dir, prog, ref);
 	check_reference(ref);
 	srand((unsigned)getpid());
 	for (int i = 0; i < 3; i++)
@@ -102,13 +96,7 @@ Test(memory, guard_pages_come_back_and_still_fault, .timeout = 240)
 	const char *prog[3];
 	struct trip t;
 
-	trip_init(&t);
-	snprintf(dir, sizeof(dir), "%s/work", t.dir);
-	cr_assert_eq(mkdir(dir, 0700), 0);
-	prog[0] = build_path(prog_path, "tests/progs/guards");
-	prog[1] = dir;
-	prog[2] = NULL;
-	reference(&t, prog, ref);
+	trip_prog_in_work(&t, "guards", prog_path, dir, prog, ref);
 	if (strstr(ref, "guard pages: not supported"))
 		cr_skip_test("this kernel has no MADV_GUARD_INSTALL");
 	cr_assert(strstr(ref, "\n29 anon:1,2 ok private:1 ok shared:2,5 ok wipeonfork:0 ok\n"),

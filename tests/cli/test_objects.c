@@ -28,16 +28,7 @@
 static void setup_prog(struct trip *t, const char *name, char *prog_path, char *dir,
 		       const char **prog, char *ref)
 {
-	char rel[64];
-
-	trip_init(t);
-	snprintf(rel, sizeof(rel), "tests/progs/%s", name);
-	snprintf(dir, 128, "%s/work", t->dir);
-	cr_assert_eq(mkdir(dir, 0700), 0);
-	prog[0] = build_path(prog_path, rel);
-	prog[1] = dir;
-	prog[2] = NULL;
-	reference(t, prog, ref);
+	trip_prog_in_work(t, name, prog_path, dir, prog, ref);
 	cr_assert(strlen(ref) > 1000, "the reference run printed little: %s", ref);
 }
 

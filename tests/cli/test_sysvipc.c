@@ -53,14 +53,8 @@ static void remove_killed_objects(void)
 
 static void setup_prog(struct trip *t, char *prog_path, char *dir, const char **prog, char *ref)
 {
-	trip_init(t);
-	snprintf(dir, 128, "%s/work", t->dir);
-	cr_assert_eq(mkdir(dir, 0700), 0);
+	trip_prog_in_work(t, "sysvipc", prog_path, dir, prog, ref);
 	snprintf(ids_path, sizeof(ids_path), "%s/ids", dir);
-	prog[0] = build_path(prog_path, "tests/progs/sysvipc");
-	prog[1] = dir;
-	prog[2] = NULL;
-	reference(t, prog, ref);
 	cr_assert(strstr(ref, "3 attaches") && strstr(ref, "left 100"),
 		  "the reference run printed: %s", ref);
 }

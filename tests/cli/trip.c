@@ -118,6 +118,21 @@ void reference(struct trip *t, const char *const *prog, char *ref)
 	slurp(out, ref);
 }
 
+void trip_prog_in_work(struct trip *t, const char *name, char *prog_path, char *dir,
+		       const char **prog, char *ref)
+{
+	char rel[64];
+
+	trip_init(t);
+	snprintf(rel, sizeof(rel), "tests/progs/%s", name);
+	snprintf(dir, 128, "%s/work", t->dir);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	prog[0] = build_path(prog_path, rel);
+	prog[1] = dir;
+	prog[2] = NULL;
+	reference(t, prog, ref);
+}
+
 /*
  * Run @prog under selfckpt-run, send SIGUSR2 after @delay_ms, and wait up to
  * @wait_ms for DIR/ckpt/latest; then kill -9. Returns whether an image came.

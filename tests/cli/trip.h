@@ -45,6 +45,13 @@ void trip_init(struct trip *t);
 /* The program's own output, uninterrupted, into @ref. */
 void reference(struct trip *t, const char *const *prog, char *ref);
 /*
+ * trip_init(), then tests/progs/@name with a new folder DIR/work (into @dir,
+ * 128 bytes) as its argument, in @prog (3 entries; @prog_path holds its
+ * path), and its reference output in @ref.
+ */
+void trip_prog_in_work(struct trip *t, const char *name, char *prog_path, char *dir,
+		       const char **prog, char *ref);
+/*
  * Run @prog under selfckpt-run, send SIGUSR2 after @delay_ms, and wait up to
  * @wait_ms for DIR/ckpt/latest; then kill -9. Returns whether an image came.
  */
