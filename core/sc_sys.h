@@ -129,6 +129,23 @@ static inline int sc_parse_uint(const char *s)
 	return *s ? -1 : v;
 }
 
+/* The lower-case hexadecimal number at *@p (as /proc/self/maps writes them); *@p moves past it. */
+static inline uint64_t sc_parse_hex(const char **p)
+{
+	uint64_t v = 0;
+
+	for (;; (*p)++) {
+		char c = **p;
+
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (uint64_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
 /* rep movsb: fast strings on every x86-64 CPU that has ERMS, and no libc. */
 static inline void sc_copy_bytes(uint64_t dst, uint64_t src, uint64_t len)
 {

@@ -60,22 +60,6 @@ static int ends_with(const char *s, const char *suffix)
 	return b == suffix;
 }
 
-static uint64_t parse_hex(const char **p)
-{
-	uint64_t v = 0;
-
-	for (;; (*p)++) {
-		char c = **p;
-
-		if (c >= '0' && c <= '9')
-			v = v << 4 | (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v << 4 | (uint64_t)(c - 'a' + 10);
-		else
-			return v;
-	}
-}
-
 /* Copy [addr, addr + len) of this process to @to; 0 or -1 where it could not all be read. */
 static int copy_range(uint64_t to, uint64_t addr, uint64_t len, long pid)
 {
@@ -183,19 +167,19 @@ static void copy_one(struct sc_shared_frozen *z, const char *path, uint64_t star
 static void parse_line(struct sc_shared_frozen *z, char *line, long pid)
 {
 	const char *p = line;
-	uint64_t start = parse_hex(&p), end, offset;
+	uint64_t start = sc_parse_hex(&p), end, offset;
 	char perms[4];
 
 	if (*p++ != '-')
 		return;
-	end = parse_hex(&p);
+	end = sc_parse_hex(&p);
 	if (*p++ != ' ')
 		return;
 	for (int i = 0; i < 4; i++)
 		perms[i] = *p ? *p++ : '-';
 	if (*p++ != ' ' || perms[3] != 's' || perms[0] != 'r')
 		return;
-	offset = parse_hex(&p);
+	offset = sc_parse_hex(&p);
 	for (int field = 0; field < 2 && *p; field++) { /* dev, inode */
 		while (*p == ' ')
 			p++;

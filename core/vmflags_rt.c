@@ -22,22 +22,6 @@
 #include "core/sc_sys.h"
 #include "core/vmflags.h"
 
-static uint64_t parse_hex(const char **p)
-{
-	uint64_t v = 0;
-
-	for (;; (*p)++) {
-		char c = **p;
-
-		if (c >= '0' && c <= '9')
-			v = v << 4 | (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v << 4 | (uint64_t)(c - 'a' + 10);
-		else
-			return v;
-	}
-}
-
 /* Read /proc/self/maps into v->maps; its length, or -1 (also when it does not fit). */
 static long read_maps(struct sc_vmflags *v)
 {
@@ -60,11 +44,11 @@ static long read_maps(struct sc_vmflags *v)
 static void mark_present(struct sc_vmflags *v)
 {
 	for (const char *p = v->maps; *p;) {
-		uint64_t start = parse_hex(&p), end = 0;
+		uint64_t start = sc_parse_hex(&p), end = 0;
 
 		if (*p == '-') {
 			p++;
-			end = parse_hex(&p);
+			end = sc_parse_hex(&p);
 		}
 		for (size_t i = 0; i < v->n; i++)
 			if (v->r[i].start == start && v->r[i].end == end)
