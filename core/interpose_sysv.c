@@ -40,56 +40,60 @@ static bool may_open(key_t key, int flg)
 	return key != IPC_PRIVATE && !((flg & IPC_CREAT) && (flg & IPC_EXCL));
 }
 
-SELFCKPT_API int semget(key_t key, int nsems, int flg)
+/* The call the program made: semget()'s or msgget()'s, with semget()'s count. */
+struct call {
+	semget_fn *sem;
+	msgget_fn *msg;
+	int nsems;
+};
+
+static int get(const struct call *c, key_t key, int flg)
+{
+	return c->sem ? c->sem(key, c->nsems, flg) : c->msg(key, flg);
+}
+
+/* @c's call as the program asked for it, with the id and whether it made the object noted. */
+static int noted_get(uint32_t kind, const struct call *c, key_t key, int flg)
 {
 	int id = -1, saved = errno;
 	bool created = true;
 
-	if (!next_semget)
-		resolve();
 	__atomic_add_fetch(&sc_sysv_calls, 1, __ATOMIC_ACQ_REL);
 	if (may_open(key, flg) && (flg & IPC_CREAT)) {
-		id = next_semget(key, nsems, flg | IPC_EXCL);
+		id = get(c, key, flg | IPC_EXCL);
 		if (id < 0 && errno == EEXIST)
 			errno = saved;
 	}
 	if (id < 0 && may_open(key, flg)) {
-		id = next_semget(key, nsems, flg);
+		id = get(c, key, flg);
 		created = false;
 	} else if (id < 0) {
-		id = next_semget(key, nsems, flg);
+		id = get(c, key, flg);
 	}
 	if (id >= 0)
-		sc_sysv_note(SC_SYSV_SEM, id, (int32_t)key, created);
+		sc_sysv_note(kind, id, (int32_t)key, created);
 	saved = errno;
 	__atomic_sub_fetch(&sc_sysv_calls, 1, __ATOMIC_ACQ_REL);
 	errno = saved;
 	return id;
 }
 
+SELFCKPT_API int semget(key_t key, int nsems, int flg)
+{
+	struct call c = { NULL, NULL, nsems };
+
+	if (!next_semget)
+		resolve();
+	c.sem = next_semget;
+	return noted_get(SC_SYSV_SEM, &c, key, flg);
+}
+
 SELFCKPT_API int msgget(key_t key, int flg)
 {
-	int id = -1, saved = errno;
-	bool created = true;
+	struct call c = { NULL, NULL, 0 };
 
 	if (!next_msgget)
 		resolve();
-	__atomic_add_fetch(&sc_sysv_calls, 1, __ATOMIC_ACQ_REL);
-	if (may_open(key, flg) && (flg & IPC_CREAT)) {
-		id = next_msgget(key, flg | IPC_EXCL);
-		if (id < 0 && errno == EEXIST)
-			errno = saved;
-	}
-	if (id < 0 && may_open(key, flg)) {
-		id = next_msgget(key, flg);
-		created = false;
-	} else if (id < 0) {
-		id = next_msgget(key, flg);
-	}
-	if (id >= 0)
-		sc_sysv_note(SC_SYSV_MSG, id, (int32_t)key, created);
-	saved = errno;
-	__atomic_sub_fetch(&sc_sysv_calls, 1, __ATOMIC_ACQ_REL);
-	errno = saved;
-	return id;
+	c.msg = next_msgget;
+	return noted_get(SC_SYSV_MSG, &c, key, flg);
 }
