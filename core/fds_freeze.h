@@ -37,7 +37,17 @@ struct sc_fd_instant {
 	int32_t in_flight; /* 1: not the program's: a peek at a socket's queue installed it, a
 			      new descriptor of a description that rides in a message
 			      (SCM_RIGHTS); the snapshot keeps it, the program never has it */
+	/*
+	 * What its fdinfo tells of an object without a file (every one shares
+	 * one anon inode): which kind it is, and for an eventfd its id, which
+	 * names its one open file description. Descriptors that differ in either
+	 * do not share one, which spares kcmp() most of its comparisons.
+	 */
+	int32_t anon_kind; /* SC_ANON_*, 0: not such an object, or not told */
+	int64_t anon_id;   /* eventfd-id, or -1 */
 };
+
+enum { SC_ANON_EVENTFD = 1, SC_ANON_TIMERFD, SC_ANON_SIGNALFD, SC_ANON_EPOLL, SC_ANON_INOTIFY };
 
 #define SC_LOCKED_MAX 64 /* inodes with locks noted at the freeze; more: every file is read */
 

@@ -80,6 +80,8 @@ static int read_one(struct sc_fd_instant *d, int fd)
 	d->held_len = 0;
 	d->held_off = 0;
 	d->pipe_cap = 0;
+	d->anon_kind = 0;
+	d->anon_id = -1;
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
 	d->size = (uint64_t)st.st_size;
@@ -232,6 +234,10 @@ static int compare(const struct sc_fds_frozen *z, int pid, int32_t a, int32_t b)
 		return x->dev < y->dev ? -1 : 1;
 	if (x->ino != y->ino)
 		return x->ino < y->ino ? -1 : 1;
+	if (x->anon_kind != y->anon_kind)
+		return x->anon_kind < y->anon_kind ? -1 : 1;
+	if (x->anon_id >= 0 && y->anon_id >= 0)
+		return x->anon_id < y->anon_id ? -1 : x->anon_id > y->anon_id;
 	r = sc_sys5(SYS_kcmp, pid, pid, KCMP_FILE, x->fd, y->fd);
 	return r == 0 ? 0 : r == 1 ? -1 : r == 2 ? 1 : 3;
 }
@@ -321,7 +327,9 @@ static void find_shared(struct sc_fds_frozen *z)
 			const struct sc_fd_instant *e = &z->fds[j];
 
 			if (e->share == j && e->dev == d->dev && e->ino == d->ino &&
-			    same_description(pid, e->fd, d->fd)) {
+			    e->anon_kind == d->anon_kind &&
+			    (e->anon_id < 0 || d->anon_id < 0 ? same_description(pid, e->fd, d->fd)
+							       : e->anon_id == d->anon_id)) {
 				d->share = j;
 				break;
 			}
@@ -497,6 +505,53 @@ static long open_fdinfo(struct sc_fds_frozen *z, int fd)
  * copied as it reads now into z->held, which the snapshot holds; fd_objects.c
  * makes the object's state of it.
  */
+/* Does a line of the @n bytes at @t start with @key? Then *@value: what follows it. */
+static int has_line(const char *t, long n, const char *key, const char **value)
+{
+	for (long i = 0; i < n; i++) {
+		long k = 0;
+
+		if (i && t[i - 1] != '\n')
+			continue;
+		while (key[k] && i + k < n && t[i + k] == key[k])
+			k++;
+		if (!key[k]) {
+			*value = t + i + k;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The kind of object, and an eventfd's id, that the fdinfo @t (@n bytes) tells. */
+static void note_object(struct sc_fd_instant *d, const char *t, long n)
+{
+	static const struct {
+		const char *line;
+		int kind;
+	} kinds[] = {
+		{ "eventfd-count:", SC_ANON_EVENTFD }, { "clockid:", SC_ANON_TIMERFD },
+		{ "sigmask:", SC_ANON_SIGNALFD },      { "tfd:", SC_ANON_EPOLL },
+		{ "inotify wd:", SC_ANON_INOTIFY },
+	};
+	const char *v;
+
+	for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !d->anon_kind; k++)
+		if (has_line(t, n, kinds[k].line, &v))
+			d->anon_kind = kinds[k].kind;
+	if (d->anon_kind == SC_ANON_EVENTFD && has_line(t, n, "eventfd-id:", &v)) {
+		int64_t id = 0;
+
+		while (v < t + n && (*v == ' ' || *v == '\t'))
+			v++;
+		if (v < t + n && *v >= '0' && *v <= '9') {
+			while (v < t + n && *v >= '0' && *v <= '9')
+				id = id * 10 + (*v++ - '0');
+			d->anon_id = id;
+		}
+	}
+}
+
 static void copy_fdinfo_to(struct sc_fds_frozen *z, struct sc_fd_instant *d, int32_t *held,
 			   int64_t *held_off, int64_t *held_len)
 {
@@ -511,6 +566,8 @@ static void copy_fdinfo_to(struct sc_fds_frozen *z, struct sc_fd_instant *d, int
 	sc_sys2(SYS_timerfd_gettime, d->fd, (long)its);
 	in = w < 0 ? w : open_fdinfo(z, d->fd);
 	while (in >= 0 && (r = sc_sys3(SYS_read, in, (long)z->scratch, z->scratch_size)) > 0) {
+		if (held == &d->held)
+			note_object(d, z->scratch, r);
 		w = sc_fds_freeze_put(z, at + len, z->scratch, r);
 		if (w < 0)
 			break;
@@ -537,6 +594,18 @@ void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d
 	copy_fdinfo_to(z, d, &d->locks, &d->locks_off, &d->locks_len);
 }
 
+/*
+ * The fdinfo of each object without a file of [@from, @to), read before the
+ * descriptors that share a description are found: it tells their kinds
+ * (find_shared() compares only those alike).
+ */
+static void read_objects(struct sc_fds_frozen *z, int from, int to)
+{
+	for (int i = from; i < to && !z->err; i++)
+		if (!(z->fds[i].mode & S_IFMT))
+			copy_fdinfo(z, &z->fds[i]);
+}
+
 /* The descriptors [@from, @to) of the table: the copies each description needs. */
 static void copy_contents(struct sc_fds_frozen *z, int from, int to)
 {
@@ -544,15 +613,15 @@ static void copy_contents(struct sc_fds_frozen *z, int from, int to)
 		struct sc_fd_instant *d = &z->fds[i];
 		int acc = d->status & O_ACCMODE;
 
-		if (d->share != i)
+		if (d->share != i) {
+			d->held = -1; /* a copy of its object's fdinfo: the first one's serves */
 			continue; /* one copy per open file description */
+		}
 		if (S_ISREG(d->mode) && d->nlink == 0 && d->size)
 			copy_file(z, d);
 		if (S_ISFIFO(d->mode) && (acc == O_RDONLY || acc == O_RDWR) &&
 		    !(d->status & O_PATH))
 			copy_pipe(z, d);
-		if (!(d->mode & S_IFMT))
-			copy_fdinfo(z, d);
 		if (S_ISSOCK(d->mode))
 			sc_fd_socket_freeze(z, d);
 	}
@@ -576,13 +645,16 @@ void sc_fds_freeze(struct sc_fds_frozen *z)
 		list_all(z);
 	if (z->err)
 		return;
+	read_objects(z, 0, z->n);
 	find_shared(z);
 	/* each round looks at what the last one's peeks installed (descriptions in flight) */
 	for (int done = 0, end; done < z->n && !z->err; done = end) {
 		end = z->n;
 		copy_contents(z, done, end);
-		if (z->n > end)
+		if (z->n > end) {
+			read_objects(z, end, z->n);
 			find_shared(z);
+		}
 	}
 	sc_fds_freeze_locks(z);
 	if (z->held >= 0 && (err = stage_flush(z)) < 0)

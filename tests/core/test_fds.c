@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <linux/netlink.h>
@@ -750,4 +751,35 @@ Test(fds, descriptors_at_high_numbers_are_found)
 		cr_assert_not_null(record_of(fds, n, high[i]), "descriptor %d", high[i]);
 		sc_fds_free(fds, n);
 	}
+}
+
+/*
+ * Objects without a file all share one anon inode: which descriptors share
+ * an open file description is told by their kind and an eventfd's id before
+ * kcmp() is asked, and still right: a dup shares, two eventfds do not, nor
+ * an eventfd and a timerfd.
+ */
+Test(fds, objects_of_one_anon_inode_share_only_with_their_dups)
+{
+	int a = eventfd(1, 0), b = eventfd(1, 0), t = timerfd_create(CLOCK_MONOTONIC, 0);
+	int a2 = dup(a), t2 = dup(t);
+	struct sc_fd *fds;
+	const struct sc_fd *ra, *ra2, *rb, *rt, *rt2;
+	size_t n;
+
+	cr_assert(a >= 0 && b >= 0 && t >= 0 && a2 >= 0 && t2 >= 0);
+	cr_assert_eq(sc_fds_capture(&fds, &n, NULL, 0), 0, "%s", selfckpt_last_error());
+	ra = record_of(fds, n, a);
+	ra2 = record_of(fds, n, a2);
+	rb = record_of(fds, n, b);
+	rt = record_of(fds, n, t);
+	rt2 = record_of(fds, n, t2);
+	cr_assert(ra && ra2 && rb && rt && rt2);
+	cr_assert_neq(ra->share_id, 0);
+	cr_assert_eq(ra->share_id, ra2->share_id, "a dup of an eventfd shares its description");
+	cr_assert_eq(rb->share_id, 0, "another eventfd is a description of its own");
+	cr_assert_neq(rt->share_id, 0);
+	cr_assert_eq(rt->share_id, rt2->share_id, "a dup of a timerfd shares its description");
+	cr_assert_neq(rt->share_id, ra->share_id);
+	sc_fds_free(fds, n);
 }
