@@ -614,36 +614,67 @@ static bool is_socket(const struct sc_fd *fds, size_t i)
 	       !sc_fd_shares_with(fds, i);
 }
 
-/* Another IP socket of the image (before or after @i) is bound to @s's address. */
-static bool address_shared(const struct sc_fd *fds, size_t n, size_t i, const struct sock *s)
+/* A key of the address @s is bound to (FNV-1a of its bytes); 0 for none or a unix one. */
+static uint64_t address_key(const struct sock *s)
 {
-	struct sock t;
+	uint64_t h = 0xcbf29ce484222325ull;
 
 	if (s->domain == AF_UNIX || s->name_len <= sizeof(sa_family_t))
+		return 0;
+	for (uint32_t k = 0; k < s->name_len; k++)
+		h = (h ^ s->name[k]) * 0x100000001b3ull;
+	return h | 1;
+}
+
+/* Index the bound IP sockets of the image by address, for address_shared(). */
+static int index_addresses(const struct sc_fd *fds, size_t n, struct sc_fd_index *x)
+{
+	struct sock s;
+	int err = sc_fd_index_init(x, n);
+
+	for (size_t i = 0; !err && i < n; i++)
+		if (fds[i].kind == SC_FD_INET && is_socket(fds, i) && parse(&fds[i], &s) == 0 &&
+		    address_key(&s))
+			sc_fd_index_add(x, address_key(&s), s.type, i);
+	sc_fd_index_sort(x);
+	return err;
+}
+
+/* Another IP socket of the image (before or after @i) is bound to @s's address. */
+static bool address_shared(const struct sc_fd *fds, const struct sc_fd_index *x, size_t i,
+			   const struct sock *s)
+{
+	uint64_t key = address_key(s);
+	struct sock t;
+
+	if (!key)
 		return false;
-	for (size_t j = 0; j < n; j++)
-		if (j != i && fds[j].kind == SC_FD_INET && is_socket(fds, j) &&
-		    parse(&fds[j], &t) == 0 && t.type == s->type && t.name_len == s->name_len &&
+	for (size_t k = sc_fd_index_find(x, key, s->type);
+	     k < x->n && x->keys[k].a == key && x->keys[k].b == s->type; k++) {
+		size_t j = x->keys[k].i;
+
+		if (j != i && parse(&fds[j], &t) == 0 && t.name_len == s->name_len &&
 		    !memcmp(t.name, s->name, s->name_len))
 			return true;
+	}
 	return false;
 }
 
 static int restore_alone(const struct sc_fd *fds, size_t n, int min)
 {
+	struct sc_fd_index x = { 0 };
 	struct sock s;
-	int err;
+	int err = index_addresses(fds, n, &x);
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; !err && i < n; i++) {
 		if (!is_socket(fds, i))
 			continue;
 		err = parse(&fds[i], &s);
 		if (!err && alone(&s))
-			err = make_alone(&fds[i], &s, address_shared(fds, n, i, &s), min);
-		if (err)
-			return err;
+			err = make_alone(&fds[i], &s, address_shared(fds, &x, i, &s), min);
 	}
-	return 0;
+	sc_fd_index_free(&x);
+	return err;
 }
 
 /* @fds[i], unless made already (alone, or as a pair's end): with its peer, or an orphan. */
