@@ -63,11 +63,7 @@ Test(instant, hash_and_copy_under_dockers_seccomp_profile, .timeout = 240)
 	const char *prog[4];
 	struct trip t;
 
-	setting[0] = build_path(sandbox, "tests/progs/sandbox");
-	setting[1] = "--seccomp";
-	setting[2] = "docker";
-	setting[3] = "--no-new-privs";
-	setting[4] = "--";
+	trip_under_docker(sandbox);
 	hashcopy_setup(&t, prog_path, in, out, prog, ref);
 	for (int i = 0; i < 4; i++)
 		round_trip(&t, prog, ref, 150 + 120 * i);

@@ -85,11 +85,7 @@ Test(objects, objects_come_back_under_dockers_seccomp_profile, .timeout = 240)
 {
 	char sandbox[PATH_MAX];
 
-	setting[0] = build_path(sandbox, "tests/progs/sandbox");
-	setting[1] = "--seccomp";
-	setting[2] = "docker";
-	setting[3] = "--no-new-privs";
-	setting[4] = "--";
+	trip_under_docker(sandbox);
 	objects_round_trips("objects");
 }
 
@@ -119,11 +115,7 @@ Test(objects, descriptors_in_flight_come_back_under_dockers_seccomp_profile, .ti
 {
 	char sandbox[PATH_MAX];
 
-	setting[0] = build_path(sandbox, "tests/progs/sandbox");
-	setting[1] = "--seccomp";
-	setting[2] = "docker";
-	setting[3] = "--no-new-privs";
-	setting[4] = "--";
+	trip_under_docker(sandbox);
 	objects_round_trips("rights");
 }
 

@@ -52,6 +52,16 @@ void slurp(const char *path, char *buf)
  */
 const char *setting[8];
 
+void trip_under_docker(char *sandbox)
+{
+	setting[0] = build_path(sandbox, "tests/progs/sandbox");
+	setting[1] = "--seccomp";
+	setting[2] = "docker";
+	setting[3] = "--no-new-privs";
+	setting[4] = "--";
+	setting[5] = NULL;
+}
+
 /* @argv after the setting's command, into @full (16 entries). */
 static const char *const *in_setting(const char *const *argv, const char **full)
 {

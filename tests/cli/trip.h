@@ -35,6 +35,12 @@ void slurp(const char *path, char *buf);
  * its options, NULL-terminated), or none: the setting the test runs in.
  */
 extern const char *setting[8];
+/*
+ * From now on every process of the test runs under Docker's default seccomp
+ * profile with no_new_privs (tests/progs/sandbox); @sandbox (PATH_MAX bytes)
+ * holds the sandbox's path, which setting[] points to.
+ */
+void trip_under_docker(char *sandbox);
 
 /* Start @argv with standard output to @out and standard error to @err; stdin /dev/null. */
 pid_t spawn(const char *const *argv, const char *out, const char *err);
