@@ -181,48 +181,39 @@ static bool used_set(int id, unsigned long nsems, pid_t pid)
 	return false;
 }
 
-static int prepare_sem_used(struct sc_sysv_frozen *z)
+/* A line of /proc/sysvipc/sem naming a set this process used last and did not note. */
+static bool sem_used(const char *line, pid_t pid, int *key, int *id)
 {
-	FILE *f = fopen("/proc/sysvipc/sem", "re");
-	char line[512];
-	struct sc_sysv_slot *s;
-	int err = 0;
+	unsigned mode;
+	unsigned long nsems;
 
-	while (f && !err && fgets(line, sizeof(line), f)) {
-		int key, id;
-		unsigned mode;
-		unsigned long nsems;
-
-		if (sscanf(line, "%d %d %o %lu", &key, &id, &mode, &nsems) != 4 ||
-		    sc_sysv_known_find(SC_SYSV_SEM, id) || !used_set(id, nsems, z->pid))
-			continue;
-		if (!(err = add_slot(z, SC_SYSV_SEM, id, key, &s)) && s)
-			err = make_room(s, 0);
-	}
-	if (f)
-		fclose(f);
-	return err;
+	return sscanf(line, "%d %d %o %lu", key, id, &mode, &nsems) == 4 &&
+	       !sc_sysv_known_find(SC_SYSV_SEM, *id) && used_set(*id, nsems, pid);
 }
 
-/* The queues this process sent to or received from last (lspid, lrpid). */
-static int prepare_msg_used(struct sc_sysv_frozen *z)
+/* A line of /proc/sysvipc/msg naming a queue this process sent to or received from last. */
+static bool msg_used(const char *line, pid_t pid, int *key, int *id)
 {
-	FILE *f = fopen("/proc/sysvipc/msg", "re");
+	int lspid, lrpid;
+	unsigned mode;
+	unsigned long long cbytes, qnum;
+
+	return sscanf(line, "%d %d %o %llu %llu %d %d", key, id, &mode, &cbytes, &qnum, &lspid,
+		      &lrpid) == 7 && (lspid == pid || lrpid == pid);
+}
+
+/* A slot for each object of @path (of @kind) that @used() says this process used. */
+static int prepare_used(struct sc_sysv_frozen *z, const char *path, uint32_t kind,
+			bool (*used)(const char *line, pid_t pid, int *key, int *id))
+{
+	FILE *f = fopen(path, "re");
 	char line[512];
 	struct sc_sysv_slot *s;
-	int err = 0;
+	int err = 0, key, id;
 
-	while (f && !err && fgets(line, sizeof(line), f)) {
-		int key, id, lspid, lrpid;
-		unsigned mode;
-		unsigned long long cbytes, qnum;
-
-		if (sscanf(line, "%d %d %o %llu %llu %d %d", &key, &id, &mode, &cbytes, &qnum,
-			   &lspid, &lrpid) != 7 || (lspid != z->pid && lrpid != z->pid))
-			continue;
-		if (!(err = add_slot(z, SC_SYSV_MSG, id, key, &s)) && s)
+	while (f && !err && fgets(line, sizeof(line), f))
+		if (used(line, z->pid, &key, &id) && !(err = add_slot(z, kind, id, key, &s)) && s)
 			err = make_room(s, 0);
-	}
 	if (f)
 		fclose(f);
 	return err;
@@ -241,9 +232,9 @@ int sc_sysv_prepare(struct sc_sysv_frozen *z)
 		if (!(err = add_slot(z, k[i].kind, k[i].id, k[i].key, &s)) && s)
 			err = make_room(s, 0);
 	if (!err)
-		err = prepare_msg_used(z);
+		err = prepare_used(z, "/proc/sysvipc/msg", SC_SYSV_MSG, msg_used);
 	if (!err)
-		err = prepare_sem_used(z);
+		err = prepare_used(z, "/proc/sysvipc/sem", SC_SYSV_SEM, sem_used);
 	if (err < 0)
 		sc_sysv_frozen_free(z);
 	return err;
