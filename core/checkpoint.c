@@ -464,7 +464,7 @@ static void end_hold(const struct sc_exit_after *ex, const char *path, pid_t chi
 static int checkpoint(const char *path, bool background, const struct sc_exit_after *ex)
 {
 	struct sc_frozen fz = { .child = -1 };
-	int err;
+	int err, program_errno = errno;
 
 	if (!path || !*path)
 		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save() needs a file name");
@@ -515,6 +515,8 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 		sc_log(SC_LOG_DEBUG, "checkpoint: no memory shared with the snapshot: %s",
 		       strerror(-err));
 	t1 = sc_log_seconds();
+	/* the image holds the program's errno, not what the preparations left in it */
+	errno = program_errno;
 	err = freeze(&fz, ex != NULL);
 	if (err == 1) {
 		sc_fds_restarted(&fz.fds);

@@ -138,14 +138,13 @@ static int fd_slots(void)
 	return slots > 0 ? slots : 0;
 }
 
-/* The open descriptors below @slots; errno as it was (the image holds the program's). */
+/* The open descriptors below @slots. */
 static int count_by_probe(int slots)
 {
-	int n = 0, saved = errno;
+	int n = 0;
 
 	for (int fd = 0; fd < slots; fd++)
 		n += fcntl(fd, F_GETFD) >= 0;
-	errno = saved;
 	return n;
 }
 
