@@ -207,9 +207,10 @@ static void scratch_free(void *p)
 /*
  * The proxy's environment: the program's, or at a restart selfckpt-restore's
  * (the GPUs of the job that restores, CUDA_VISIBLE_DEVICES and all); never
- * LD_PRELOAD, for the proxy must load the real driver.
+ * LD_PRELOAD, for the proxy must load the real driver. The same for
+ * selfckpt-driver-ckpt.
  */
-static char **proxy_environment(void)
+char **sc_cu_tool_environment(void)
 {
 	const char *block = (const char *)(uintptr_t)sc_handoff.env;
 	size_t n = 0, k = 0, len = sc_handoff.env_len;
@@ -233,6 +234,11 @@ static char **proxy_environment(void)
 	return env;
 }
 
+void sc_cu_tool_environment_free(char **env)
+{
+	scratch_free(env);
+}
+
 static int spawn_proxy(void)
 {
 	static char path[PATH_MAX];
@@ -249,7 +255,7 @@ static int spawn_proxy(void)
 	snprintf(fd_arg, sizeof(fd_arg), "3");
 	snprintf(addr_arg, sizeof(addr_arg), "0x%llx", (unsigned long long)(uintptr_t)sc_cu.base);
 	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)getpid());
-	if (!(envp = proxy_environment()) || !(stack = scratch_alloc(2 * stack_len))) {
+	if (!(envp = sc_cu_tool_environment()) || !(stack = scratch_alloc(2 * stack_len))) {
 		scratch_free(envp);
 		return sc_err(ENOMEM, "out of memory starting the GPU proxy");
 	}

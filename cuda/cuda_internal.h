@@ -61,6 +61,15 @@ struct sc_req {
  */
 int sc_cu_find_tool(const char *name, const char *env_name, char *out, size_t len);
 
+/**
+ * sc_cu_tool_environment() - the environment for a tool this library starts
+ * (the GPU proxy, selfckpt-driver-ckpt): the program's, or at a restart the
+ * restorer's, without LD_PRELOAD. Free with sc_cu_tool_environment_free().
+ * Return: a NULL-ended array, or NULL when out of memory.
+ */
+char **sc_cu_tool_environment(void);
+void sc_cu_tool_environment_free(char **env);
+
 /** sc_cu_start() - create the channel and start the proxy (once); CUresult. */
 CUresult sc_cu_start(void);
 

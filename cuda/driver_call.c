@@ -30,6 +30,7 @@ extern char **environ;
 struct tool_run {
 	const char *path;
 	char *const *argv;
+	char *const *env;
 	int exec_errno;
 };
 
@@ -38,7 +39,7 @@ static int tool_child(void *arg)
 {
 	struct tool_run *t = arg;
 
-	execve(t->path, t->argv, environ);
+	execve(t->path, t->argv, t->env);
 	t->exec_errno = errno;
 	_exit(127);
 }
@@ -65,18 +66,13 @@ static int start_and_wait(struct tool_run *t, int *status)
 	return err;
 }
 
-int sc_cu_driver_call(const char *action, pid_t pid, unsigned timeout_ms)
+/* argv[0] is the tool's path, argv[1] the pid, argv[2] the action. */
+static int run_tool(char *const argv[], char *const env[])
 {
-	char path[PATH_MAX], pid_s[16], timeout_s[16];
-	char *argv[] = { path, pid_s, (char *)action, timeout_s, NULL };
-	struct tool_run t = { .path = path, .argv = argv };
+	struct tool_run t = { .path = argv[0], .argv = argv, .env = env };
+	const char *path = argv[0], *pid = argv[1], *action = argv[2];
 	int err, status = 0;
 
-	if ((err = sc_cu_find_tool(SC_CU_DRIVER_TOOL, "SELFCKPT_DRIVER_CKPT", path,
-				   sizeof(path))) < 0)
-		return err;
-	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
-	snprintf(timeout_s, sizeof(timeout_s), "%u", timeout_ms);
 	if ((err = start_and_wait(&t, &status)) < 0)
 		return sc_err(-err, "cannot run '%s': %s", path, strerror(-err));
 	if (t.exec_errno)
@@ -84,8 +80,63 @@ int sc_cu_driver_call(const char *action, pid_t pid, unsigned timeout_ms)
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	if (WIFEXITED(status))
-		return sc_err(SELFCKPT_EDRIVER, "'%s %d %s' exited with %d (its reason above)",
-			      path, (int)pid, action, WEXITSTATUS(status));
-	return sc_err(SELFCKPT_EDRIVER, "'%s %d %s' was killed by signal %d", path, (int)pid,
-		      action, WTERMSIG(status));
+		return sc_err(SELFCKPT_EDRIVER, "'%s %s %s' exited with %d (its reason above)",
+			      path, pid, action, WEXITSTATUS(status));
+	return sc_err(SELFCKPT_EDRIVER, "'%s %s %s' was killed by signal %d", path, pid, action,
+		      WTERMSIG(status));
+}
+
+int sc_cu_driver_call(const char *action, pid_t pid, unsigned timeout_ms)
+{
+	char path[PATH_MAX], pid_s[16], timeout_s[16];
+	char *argv[] = { path, pid_s, (char *)action, timeout_s, NULL };
+	int err;
+
+	if ((err = sc_cu_find_tool(SC_CU_DRIVER_TOOL, "SELFCKPT_DRIVER_CKPT", path,
+				   sizeof(path))) < 0)
+		return err;
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
+	snprintf(timeout_s, sizeof(timeout_s), "%u", timeout_ms);
+	return run_tool(argv, environ);
+}
+
+/* Hex, 32 digits, as selfckpt-driver-ckpt reads a GPU's UUID. */
+static void uuid_hex(const unsigned char *u, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (int i = 0; i < SC_CU_UUID_LEN; i++) {
+		out[2 * i] = digits[u[i] >> 4];
+		out[2 * i + 1] = digits[u[i] & 15];
+	}
+	out[2 * SC_CU_UUID_LEN] = '\0';
+}
+
+int sc_cu_driver_resume_on(pid_t pid, const struct sc_cu_gpus *gpus)
+{
+	/* Static: a restart runs once, on one thread, and the stack is small there. */
+	static char path[PATH_MAX], pid_s[16], hex[SC_CU_GPUS_MAX][2 * SC_CU_UUID_LEN + 1];
+	static char *argv[4 + SC_CU_GPUS_MAX + 1];
+	char **env;
+	unsigned n = gpus->n < SC_CU_GPUS_MAX ? gpus->n : SC_CU_GPUS_MAX;
+	int err;
+
+	if ((err = sc_cu_find_tool(SC_CU_DRIVER_TOOL, "SELFCKPT_DRIVER_CKPT", path,
+				   sizeof(path))) < 0)
+		return err;
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
+	argv[0] = path;
+	argv[1] = pid_s;
+	argv[2] = "resume";
+	argv[3] = "0";
+	for (unsigned i = 0; i < n; i++) {
+		uuid_hex(gpus->uuid[i], hex[i]);
+		argv[4 + i] = hex[i];
+	}
+	argv[4 + n] = NULL;
+	if (!(env = sc_cu_tool_environment()))
+		return sc_err(ENOMEM, "no memory for the environment of '%s'", path);
+	err = run_tool(argv, env);
+	sc_cu_tool_environment_free(env);
+	return err;
 }

@@ -46,6 +46,8 @@ static pid_t held_pid;
 /* This checkpoint's image holds the driver's checkpoint (a cuda-driver record). */
 static bool in_image;
 static int held_driver_version;
+/* The GPUs the process's driver showed at the checkpoint: a restart pairs them with its own. */
+static struct sc_cu_gpus held_gpus;
 
 /*
  * The threads' names as the driver's checkpoint left them. The driver's
@@ -195,6 +197,7 @@ int sc_cu_driver_prepare(void)
 	held = in_image = true;
 	held_pid = getpid();
 	held_driver_version = s.driver_version;
+	held_gpus = s.gpus;
 	names_save();
 	sc_log(SC_LOG_DEBUG, "checkpoint: the driver locked and checkpointed the GPU state in "
 	       "%.3f s", sc_log_seconds() - t0);
@@ -257,7 +260,7 @@ int sc_cu_driver_restored(void)
 			      "--new-ids (SELFCKPT_NEW_IDS), where user namespaces and clone3() "
 			      "are allowed", (int)held_pid, (int)getpid());
 	names_restore();
-	if (sc_cu_driver_call("resume", getpid(), 0) < 0)
+	if (sc_cu_driver_resume_on(getpid(), &held_gpus) < 0)
 		return sc_err(SELFCKPT_EDRIVER, "the CUDA driver cannot restore the GPU state of "
 			      "the restored process %d", (int)getpid());
 	sc_log(SC_LOG_DEBUG, "restart: the driver restored the GPU state and unlocked in %.3f s",

@@ -23,6 +23,15 @@ enum sc_cu_mode {
 	SC_CU_MODE_PROXY,  /* never the driver's: a driver in use refuses the checkpoint */
 };
 
+/* The GPUs a process's driver shows, by UUID, at most this many. */
+#define SC_CU_GPUS_MAX 64
+#define SC_CU_UUID_LEN 16
+
+struct sc_cu_gpus {
+	unsigned n;
+	unsigned char uuid[SC_CU_GPUS_MAX][SC_CU_UUID_LEN];
+};
+
 /* What shows that the driver is in the process, and in use. */
 struct sc_cu_driver_seen {
 	bool loaded;           /* libcuda.so.1 is loaded */
@@ -31,6 +40,7 @@ struct sc_cu_driver_seen {
 	unsigned device_maps;  /* mappings of /dev/nvidia* */
 	int driver_version;    /* cuDriverGetVersion(), 0 when unknown */
 	char path[PATH_MAX];   /* the file the driver was loaded from */
+	struct sc_cu_gpus gpus; /* the GPUs it shows, in ordinal order (when initialised) */
 };
 
 /**
@@ -55,6 +65,15 @@ enum sc_cu_mode sc_cu_mode(void);
  * not be run) reported otherwise.
  */
 int sc_cu_driver_call(const char *action, pid_t pid, unsigned timeout_ms);
+
+/**
+ * sc_cu_driver_resume_on() - at a restart: run selfckpt-driver-ckpt PID
+ * resume 0 UUID... with the restorer's environment, so that the GPUs the
+ * restore is given (CUDA_VISIBLE_DEVICES) take the place of @gpus, the ones
+ * the process had, in ordinal order.
+ * Return: as sc_cu_driver_call().
+ */
+int sc_cu_driver_resume_on(pid_t pid, const struct sc_cu_gpus *gpus);
 
 /**
  * sc_cu_driver_done() - at the end of a checkpoint, made or failed: the

@@ -76,6 +76,32 @@ static unsigned count_device_maps(void)
 	return n;
 }
 
+/* The GPUs the program's driver shows, in ordinal order: a restart may put others in their place. */
+static void ask_gpus(void *h, struct sc_cu_gpus *g)
+{
+	CUresult (*count)(int *n);
+	CUresult (*get)(CUdevice *dev, int ordinal);
+	CUresult (*uuid)(CUuuid *u, CUdevice dev);
+	int n = 0;
+
+	*(void **)&count = dlsym(h, "cuDeviceGetCount");
+	*(void **)&get = dlsym(h, "cuDeviceGet");
+	*(void **)&uuid = dlsym(h, "cuDeviceGetUuid_v2");
+	g->n = 0;
+	if (!count || !get || !uuid || count(&n) != CUDA_SUCCESS)
+		return;
+	for (int i = 0; i < n && i < SC_CU_GPUS_MAX; i++) {
+		CUdevice dev;
+		CUuuid u;
+
+		if (get(&dev, i) != CUDA_SUCCESS || uuid(&u, dev) != CUDA_SUCCESS) {
+			g->n = 0; /* a partial list would pair the wrong GPUs */
+			return;
+		}
+		memcpy(g->uuid[g->n++], u.bytes, SC_CU_UUID_LEN);
+	}
+}
+
 /*
  * The driver as the program loaded it (by its soname, as cudart and every
  * CUDA library do), and whether it was initialised: before cuInit() every
@@ -101,6 +127,8 @@ static void ask_driver(struct sc_cu_driver_seen *s)
 	*(void **)&get_version = dlsym(h, "cuDriverGetVersion");
 	if (!get_version || get_version(&s->driver_version) != CUDA_SUCCESS)
 		s->driver_version = 0;
+	if (s->initialised)
+		ask_gpus(h, &s->gpus);
 	dlclose(h);
 }
 

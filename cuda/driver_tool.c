@@ -4,8 +4,14 @@
  * driver to checkpoint or restore another process's GPU state.
  *
  *   selfckpt-driver-ckpt PID checkpoint [TIMEOUT_MS]   lock, then checkpoint
- *   selfckpt-driver-ckpt PID resume                    restore, then unlock
+ *   selfckpt-driver-ckpt PID resume [TIMEOUT_MS [UUID...]]
+ *                                                      restore, then unlock
  *   selfckpt-driver-ckpt PID state|tid|lock|unlock|save|restore
+ *
+ * resume with UUIDs (32 hex digits each: the GPUs the process's driver showed
+ * at its checkpoint, in ordinal order) restores the process onto the GPUs this
+ * tool sees, in the same order: the restorer's CUDA_VISIBLE_DEVICES chooses
+ * them. Where they are the same GPUs, nothing is remapped.
  *
  * The library runs it at a checkpoint and at a restart of a process whose
  * driver it cannot ask itself: the driver's process checkpoint is made from
@@ -39,7 +45,15 @@ static struct {
 	CUresult (*checkpoint)(int, CUcheckpointCheckpointArgs *);
 	CUresult (*restore)(int, CUcheckpointRestoreArgs *);
 	CUresult (*unlock)(int, CUcheckpointUnlockArgs *);
+	CUresult (*device_count)(int *);
+	CUresult (*device_get)(CUdevice *, int);
+	CUresult (*device_uuid)(CUuuid *, CUdevice);
 } drv;
+
+/* The GPUs of the process at its checkpoint, in ordinal order (resume's UUIDs). */
+#define GPUS_MAX 64
+static CUuuid old_gpus[GPUS_MAX];
+static int old_n;
 
 static int pid;
 static bool timed;
@@ -93,6 +107,9 @@ static void load(void)
 	*(void **)&drv.checkpoint = need(h, lib, "cuCheckpointProcessCheckpoint");
 	*(void **)&drv.restore = need(h, lib, "cuCheckpointProcessRestore");
 	*(void **)&drv.unlock = need(h, lib, "cuCheckpointProcessUnlock");
+	*(void **)&drv.device_count = need(h, lib, "cuDeviceGetCount");
+	*(void **)&drv.device_get = need(h, lib, "cuDeviceGet");
+	*(void **)&drv.device_uuid = need(h, lib, "cuDeviceGetUuid_v2");
 }
 
 /* One call: its time when asked for; a failure said on standard error. */
@@ -123,11 +140,82 @@ static CUresult save(void)
 	return done("checkpoint", drv.checkpoint(pid, &a), t0);
 }
 
+static void uuid_str(const CUuuid *u, char *out)
+{
+	for (int i = 0; i < 16; i++)
+		sprintf(out + 2 * i, "%02x", (unsigned char)u->bytes[i]);
+}
+
+/* The GPUs this tool sees, in ordinal order, into @gpus; their number, or -1. */
+static int visible_gpus(CUuuid *gpus, int cap)
+{
+	CUresult r;
+	int n = 0;
+
+	if ((r = drv.init(0)) != CUDA_SUCCESS || (r = drv.device_count(&n)) != CUDA_SUCCESS) {
+		fprintf(stderr, "selfckpt-driver-ckpt: cannot list the GPUs: %s\n", result_name(r));
+		return -1;
+	}
+	for (int i = 0; i < n && i < cap; i++) {
+		CUdevice dev;
+
+		if ((r = drv.device_get(&dev, i)) != CUDA_SUCCESS ||
+		    (r = drv.device_uuid(&gpus[i], dev)) != CUDA_SUCCESS) {
+			fprintf(stderr, "selfckpt-driver-ckpt: no UUID for GPU %d: %s\n", i,
+				result_name(r));
+			return -1;
+		}
+	}
+	return n < cap ? n : cap;
+}
+
+/*
+ * The process's GPU k onto the GPU k this tool sees, where they differ. Fewer
+ * GPUs than the process had: the restore is refused, naming what is missing.
+ * Return: the number of pairs (0: same GPUs, nothing to remap), or -1.
+ */
+static int pair_gpus(CUcheckpointGpuPair *pairs)
+{
+	static CUuuid now_gpus[GPUS_MAX];
+	int n = visible_gpus(now_gpus, GPUS_MAX), k = 0;
+	char a[33], b[33];
+
+	if (n < 0)
+		return -1;
+	if (n < old_n) {
+		fprintf(stderr, "selfckpt-driver-ckpt: process %d had %d GPU%s at its checkpoint; "
+			"this restore sees %d: give it as many (CUDA_VISIBLE_DEVICES)\n", pid, old_n,
+			old_n == 1 ? "" : "s", n);
+		return -1;
+	}
+	for (int i = 0; i < old_n; i++) {
+		if (!memcmp(&old_gpus[i], &now_gpus[i], sizeof(CUuuid)))
+			continue;
+		pairs[k].oldUuid = old_gpus[i];
+		pairs[k++].newUuid = now_gpus[i];
+		uuid_str(&old_gpus[i], a);
+		uuid_str(&now_gpus[i], b);
+		if (timed)
+			fprintf(stderr, "selfckpt-driver-ckpt: GPU %d of process %d: %s now %s\n", i,
+				pid, a, b);
+	}
+	return k;
+}
+
 static CUresult restore(void)
 {
+	static CUcheckpointGpuPair pairs[GPUS_MAX];
 	CUcheckpointRestoreArgs a = { 0 };
-	double t0 = now();
+	int n = old_n ? pair_gpus(pairs) : 0;
+	double t0;
 
+	if (n < 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (n) {
+		a.gpuPairs = pairs;
+		a.gpuPairsCount = (unsigned)n;
+	}
+	t0 = now();
 	return done("restore", drv.restore(pid, &a), t0);
 }
 
@@ -192,24 +280,70 @@ static CUresult run(const char *verb, unsigned timeout_ms)
 	exit(EXIT_USAGE);
 }
 
+/* A GPU's UUID from 32 hex digits (dashes allowed); -1 when it is none. */
+static int parse_uuid(const char *s, CUuuid *u)
+{
+	int k = 0;
+
+	for (; *s && k < 32; s++) {
+		int v;
+
+		if (*s == '-')
+			continue;
+		if (*s >= '0' && *s <= '9')
+			v = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			v = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			v = *s - 'A' + 10;
+		else
+			return -1;
+		if (k % 2)
+			u->bytes[k / 2] = (char)((unsigned char)u->bytes[k / 2] | v);
+		else
+			u->bytes[k / 2] = (char)(v << 4);
+		k++;
+	}
+	return k == 32 && !*s ? 0 : -1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: selfckpt-driver-ckpt PID checkpoint|resume|state|tid|lock|save|"
+		"restore|unlock [TIMEOUT_MS]\n"
+		"       selfckpt-driver-ckpt PID resume|restore TIMEOUT_MS UUID...\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *level = getenv("SELFCKPT_LOG_LEVEL");
 	unsigned long timeout_ms = 0;
 	char *end;
 
-	if (argc < 3 || argc > 4 || !strcmp(argv[1], "--help")) {
-		fprintf(argc == 2 ? stdout : stderr,
-			"usage: selfckpt-driver-ckpt PID checkpoint|resume|state|tid|lock|save|"
-			"restore|unlock [TIMEOUT_MS]\n");
+	if (argc < 3 || !strcmp(argv[1], "--help")) {
+		usage(argc == 2 ? stdout : stderr);
 		return argc == 2 ? 0 : EXIT_USAGE;
 	}
+	if (argc > 4 && strcmp(argv[2], "resume") && strcmp(argv[2], "restore")) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (argc - 4 > GPUS_MAX) {
+		fprintf(stderr, "selfckpt-driver-ckpt: at most %d GPUs\n", GPUS_MAX);
+		return EXIT_USAGE;
+	}
+	for (int i = 4; i < argc; i++)
+		if (parse_uuid(argv[i], &old_gpus[old_n++]) < 0) {
+			fprintf(stderr, "selfckpt-driver-ckpt: '%s' is no GPU UUID (32 hex "
+				"digits)\n", argv[i]);
+			return EXIT_USAGE;
+		}
 	pid = (int)strtol(argv[1], &end, 10);
 	if (*end || pid <= 0) {
 		fprintf(stderr, "selfckpt-driver-ckpt: '%s' is no process id\n", argv[1]);
 		return EXIT_USAGE;
 	}
-	if (argc == 4 && ((timeout_ms = strtoul(argv[3], &end, 10)), *end)) {
+	if (argc >= 4 && ((timeout_ms = strtoul(argv[3], &end, 10)), *end)) {
 		fprintf(stderr, "selfckpt-driver-ckpt: '%s' is no time in ms\n", argv[3]);
 		return EXIT_USAGE;
 	}

@@ -49,6 +49,19 @@
  *                   ...Restore + ...Unlock, on the target's pid; then the target
  *                   checksums its device memory again.
  *
+ *   driver mode     selfckpt's driver-assisted mode on the same target: started
+ *                   by selfckpt-run --cuda driver --exit-after-save, then
+ *                   SIGUSR2; checkpoint is from the signal to the image named
+ *                   by DIR/latest (the driver's checkpoint, then the image with
+ *                   the device memory now in host memory, synced, renamed).
+ *                   Decode: selfckpt-inspect --verify of that image (every
+ *                   chunk decompressed and checked). Restart: from the spawn of
+ *                   selfckpt-restore to the restored target's "stamp" (its
+ *                   first synchronised CUDA call, after the driver's restore);
+ *                   then it checksums its device memory. Targets: checkpoint
+ *                   <= the driver's lock + checkpoint + 1.1 x the write floor;
+ *                   restart <= the driver's restore + unlock + 1.2 x decode.
+ *
  * Medians of the runs, each with its target and PASS or MISS. A restored
  * process whose device memory does not match is reported as such, and makes
  * the exit status 1; so does any failed checkpoint or restart. The driver's
@@ -103,6 +116,8 @@
 #define TARGET_RESTART_GBS 10.0  /* upload rate of the restart, GB/s */
 #define TARGET_ZERO_SHARE 0.05   /* zero's time over none / random's time over none */
 #define TARGET_ZERO_IMAGE (1ull << 20) /* zero's image over none's, bytes */
+#define TARGET_ASD_FLOOR 1.1     /* driver-assisted checkpoint: the driver's + this x floor */
+#define TARGET_ASD_DECODE 1.2    /* driver-assisted restart: the driver's + this x decode */
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -117,6 +132,9 @@ enum metric { M_CKPT, M_D2H, M_IMAGE, M_RESTART, M_N };
 /* The driver checkpoint's four calls. */
 enum drv_step { D_LOCK, D_CKPT, D_RESTORE, D_UNLOCK, D_N };
 
+/* The driver-assisted mode: checkpoint, restart, the decode of its image. */
+enum asd_metric { A_CKPT, A_RESTART, A_DECODE, A_IMAGE, A_N };
+
 struct opts {
 	uint64_t bytes; /* device memory of the random and zero cases */
 	unsigned runs;
@@ -124,6 +142,7 @@ struct opts {
 	const char *dir; /* NULL: /dev/shm if it has room, else $TMPDIR or /tmp */
 	char libcuda[PATH_MAX], module[PATH_MAX];
 	char self[PATH_MAX], restore[PATH_MAX], target[PATH_MAX];
+	char run[PATH_MAX], inspect[PATH_MAX]; /* for the driver-assisted mode */
 };
 
 struct results {
@@ -137,6 +156,10 @@ struct results {
 	double drv[D_N][MAX_RUNS], drv_med[D_N];
 	unsigned drv_runs, drv_checked;
 	bool drv_same_data;
+	/* selfckpt's driver-assisted mode */
+	char asd_why[2 * PATH_MAX];
+	double asd[A_N][MAX_RUNS], asd_med[A_N];
+	unsigned asd_runs, asd_checked;
 };
 
 /* Temporary files, removed at exit and on SIGINT/SIGTERM. */
@@ -716,15 +739,13 @@ static int target_line(struct target *t, char *line, size_t cap)
 	return err < 0 ? err : len ? 0 : -EPIPE;
 }
 
-static int start_target(const struct opts *o, struct target *t, uint64_t *sum, char *why,
-			size_t n)
+/* @argv, the native target or a program that starts it, until it says "ready". */
+static int start_target(char *const argv[], struct target *t, uint64_t *sum, char *why, size_t n)
 {
-	char bytes[32], line[256];
-	char *argv[] = { (char *)o->target, bytes, (char *)o->module, NULL };
+	char line[256];
 	unsigned long long s;
 	int p[2], err;
 
-	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)o->bytes);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
 	err = spawn(argv, p[0], &t->out, &t->pid, NULL);
@@ -732,13 +753,13 @@ static int start_target(const struct opts *o, struct target *t, uint64_t *sum, c
 	t->in = p[1];
 	if (err < 0) {
 		close(p[1]);
-		snprintf(why, n, "cannot start '%s': %s", o->target, strerror(-err));
+		snprintf(why, n, "cannot start '%s': %s", argv[0], strerror(-err));
 		return err;
 	}
 	target_pgid = t->pid;
 	if ((err = target_line(t, line, sizeof(line))) < 0 ||
 	    sscanf(line, "ready %llx", &s) != 1) {
-		snprintf(why, n, "'%s' did not get ready (%s): '%s'", o->target,
+		snprintf(why, n, "'%s' did not get ready (%s): '%s'", argv[0],
 			 err < 0 ? strerror(-err) : "bad answer", line);
 		return -EIO;
 	}
@@ -811,11 +832,13 @@ static void run_driver_ckpt(const struct opts *o, struct results *res)
 {
 	struct driver_api a = { 0 };
 	struct target t = { .in = -1, .out = -1 };
-	char line[256];
+	char line[256], bytes[32];
+	char *argv[] = { (char *)o->target, bytes, (char *)o->module, NULL };
 	uint64_t sum = 0;
 
+	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)o->bytes);
 	if (load_driver_api(o, &a, res->drv_why, sizeof(res->drv_why)) < 0 ||
-	    start_target(o, &t, &sum, res->drv_why, sizeof(res->drv_why)) < 0)
+	    start_target(argv, &t, &sum, res->drv_why, sizeof(res->drv_why)) < 0)
 		goto out;
 	res->drv_same_data = sum == res->sum;
 	for (unsigned r = 0; r < o->runs; r++) {
@@ -850,6 +873,223 @@ out:
 		dlclose(a.dl);
 }
 
+/* ======== selfckpt's driver-assisted mode ======== */
+
+#define EXIT_AFTER_SAVE 75 /* selfckpt-run --exit-after-save, after the checkpoint */
+
+static void tmp_file(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "%.4000s/%s", tmp_dir, name);
+}
+
+/* The image DIR/latest names, and DIR/latest. */
+static void remove_assisted_image(void)
+{
+	char latest[4200], name[PATH_MAX], image[4200 + PATH_MAX];
+	ssize_t k;
+
+	tmp_file(latest, sizeof(latest), "latest");
+	k = readlink(latest, name, sizeof(name) - 1);
+	if (k > 0) {
+		name[k] = '\0';
+		if (name[0] == '/')
+			snprintf(image, sizeof(image), "%s", name);
+		else
+			snprintf(image, sizeof(image), "%s/%s", tmp_dir, name);
+		unlink(image);
+	}
+	unlink(latest);
+}
+
+/* The exit of a target that checkpointed itself with --exit-after-save. */
+static int wait_saved_target(struct target *t, char *why, size_t n)
+{
+	struct pollfd p = { .fd = t->out, .events = POLLIN };
+	char buf[256], st[64];
+	int status = 0;
+
+	close(t->in);
+	while (poll(&p, 1, TIMEOUT_MS) > 0 && read(t->out, buf, sizeof(buf)) > 0)
+		;
+	kill(-t->pid, SIGKILL); /* gone by now, unless stuck */
+	while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	close(t->out);
+	target_pgid = 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_AFTER_SAVE)
+		return 0;
+	describe_status(st, sizeof(st), status);
+	snprintf(why, n, "the checkpointed target ended with %s, not exit status %d", st,
+		 EXIT_AFTER_SAVE);
+	return -EIO;
+}
+
+/* Until DIR/latest exists: 1 ms polls, while the target lives. */
+static int wait_for_latest(pid_t pid, char *why, size_t n)
+{
+	char latest[4200];
+	struct stat st;
+	double t0 = now();
+
+	tmp_file(latest, sizeof(latest), "latest");
+	while (lstat(latest, &st) < 0) {
+		if (kill(pid, 0) < 0 || waitpid(pid, NULL, WNOHANG) == pid) {
+			snprintf(why, n, "the target ended without an image");
+			return -EIO;
+		}
+		if (now() - t0 > TIMEOUT_MS / 1000.0) {
+			snprintf(why, n, "no image within %d s of SIGUSR2", TIMEOUT_MS / 1000);
+			return -ETIMEDOUT;
+		}
+		usleep(1000);
+	}
+	return 0;
+}
+
+/*
+ * The native target under selfckpt-run --cuda driver --exit-after-save, with
+ * the same bytes as the subject; SIGUSR2 once it is ready. Checkpoint: from
+ * the signal to DIR/latest (the image written, synced and renamed).
+ */
+static int assisted_checkpoint(const struct opts *o, struct results *res, double *m)
+{
+	char bytes[32], *why = res->asd_why;
+	char *argv[] = { (char *)o->run, "--cuda", "driver", "--dir", tmp_dir, "--exit-after-save",
+			 "--", (char *)o->target, bytes, (char *)o->module, NULL };
+	struct target t = { .in = -1, .out = -1 };
+	size_t n = sizeof(res->asd_why);
+	uint64_t sum = 0;
+	double t0;
+	int err;
+
+	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)o->bytes);
+	remove_assisted_image();
+	if ((err = start_target(argv, &t, &sum, why, n)) < 0) {
+		if (t.pid > 0)
+			stop_target(&t, true);
+		return err;
+	}
+	if (sum != res->sum) {
+		snprintf(why, n, "the target's data differ from the subject's (%016llx, not %016llx)",
+			 (unsigned long long)sum, (unsigned long long)res->sum);
+		stop_target(&t, true);
+		return -EIO;
+	}
+	t0 = now();
+	kill(t.pid, SIGUSR2);
+	if ((err = wait_for_latest(t.pid, why, n)) < 0) {
+		stop_target(&t, true);
+		return err;
+	}
+	m[A_CKPT] = now() - t0;
+	return wait_saved_target(&t, why, n);
+}
+
+/* selfckpt-inspect --verify IMAGE: every chunk decoded; it must say driver-assisted. */
+static int assisted_decode(const struct opts *o, struct results *res, double *m)
+{
+	char latest[4200], out[16384], st[64];
+	char *argv[] = { (char *)o->inspect, "--verify", latest, NULL };
+	int status = 0, err;
+	int64_t t0;
+	struct stat sb;
+
+	tmp_file(latest, sizeof(latest), "latest");
+	if (stat(latest, &sb) == 0)
+		m[A_IMAGE] = (double)sb.st_size;
+	err = run_child(argv, out, sizeof(out), &status, &t0);
+	m[A_DECODE] = (double)(clock_ns(CLOCK_REALTIME) - t0) * 1e-9;
+	if (err < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ||
+	    !strstr(out, "driver-assisted")) {
+		describe_status(st, sizeof(st), status);
+		snprintf(res->asd_why, sizeof(res->asd_why), "selfckpt-inspect --verify of the "
+			 "image: %s, %s%s", err < 0 ? strerror(-err) : "ran", st,
+			 strstr(out, "driver-assisted") ? "" : ", not a driver-assisted image");
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * selfckpt-restore DIR/latest, its standard input holding "stamp", "verify"
+ * and "quit" for the restored target. Restart: from the spawn to the stamp
+ * (the restored process's first synchronised CUDA call).
+ */
+static int assisted_restart(const struct opts *o, struct results *res, double *m, bool *ok)
+{
+	static const char cmds[] = "stamp\nverify\nquit\n";
+	char latest[4200], out[4096], st[64];
+	char *argv[] = { (char *)o->restore, latest, NULL };
+	long long stamp = 0;
+	unsigned long long got = 0;
+	int p[2], fd, status = 0, err;
+	size_t len = 0;
+	int64_t t0;
+	pid_t pid;
+
+	tmp_file(latest, sizeof(latest), "latest");
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	if (write(p[1], cmds, sizeof(cmds) - 1) != (ssize_t)sizeof(cmds) - 1) {
+		close(p[0]);
+		close(p[1]);
+		return -EIO;
+	}
+	close(p[1]);
+	gpu_settle();
+	err = spawn(argv, p[0], &fd, &pid, &t0);
+	close(p[0]);
+	if (err < 0)
+		return err;
+	child_pgid = pid;
+	err = read_until(fd, out, sizeof(out), &len, false);
+	close(fd);
+	if (err < 0)
+		kill(-pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	child_pgid = 0;
+	if (err < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ||
+	    sscanf(out, "stamp %lld\n%*s %llx", &stamp, &got) != 2) {
+		describe_status(st, sizeof(st), status);
+		snprintf(res->asd_why, sizeof(res->asd_why), "the restart failed (%s, %s): expected "
+			 "'stamp', 'ok' and exit status 0, found '%s'", err < 0 ? strerror(-err) :
+			 "ran", st, out);
+		return -EIO;
+	}
+	*ok = strstr(out, "\nok ") && got == res->sum;
+	if (!*ok)
+		fprintf(stderr, "bench-cuda-ckpt: WRONG DATA: the driver-assisted restore's device "
+				"memory does not match what was saved: %s", out);
+	m[A_RESTART] = (double)(stamp - t0) * 1e-9;
+	return 0;
+}
+
+/* Each run: checkpoint, decode, restart; the first failure ends them, and says why. */
+static void run_assisted(const struct opts *o, struct results *res)
+{
+	for (unsigned r = 0; r < o->runs; r++) {
+		double m[A_N] = { 0 };
+		bool ok = false;
+
+		fprintf(stderr, "driver-assisted mode, run %u/%u\n", r + 1, o->runs);
+		if (assisted_checkpoint(o, res, m) < 0 || assisted_decode(o, res, m) < 0 ||
+		    assisted_restart(o, res, m, &ok) < 0)
+			break;
+		res->asd_checked += ok;
+		res->bad += !ok;
+		for (int k = 0; k < A_N; k++)
+			res->asd[k][res->asd_runs] = m[k];
+		res->asd_runs++;
+		fprintf(stderr, "  checkpoint %.3f s, image %.1f MiB, decode %.3f s, restart %.3f s, "
+				"data %s\n", m[A_CKPT], m[A_IMAGE] / (1 << 20), m[A_DECODE],
+			m[A_RESTART], ok ? "ok" : "WRONG");
+	}
+	remove_assisted_image();
+	if (res->asd_why[0])
+		fprintf(stderr, "bench-cuda-ckpt: driver-assisted mode: %s\n", res->asd_why);
+}
+
 /* ======== report ======== */
 
 static const char *mark(bool ok)
@@ -865,6 +1105,8 @@ static void medians(const struct opts *o, struct results *res)
 	res->floor_med = bench_median(res->floor, o->runs);
 	for (int s = 0; s < D_N && res->drv_runs; s++)
 		res->drv_med[s] = bench_median(res->drv[s], res->drv_runs);
+	for (int a = 0; a < A_N && res->asd_runs; a++)
+		res->asd_med[a] = bench_median(res->asd[a], res->asd_runs);
 }
 
 /* @v formatted, or "-" when there is no figure. */
@@ -932,29 +1174,60 @@ static void print_targets(const struct opts *o, const struct results *res)
 	       mark(rr > 0 && zr <= TARGET_ZERO_SHARE * rr));
 }
 
-static void print_side_by_side(const struct opts *o, const struct results *res)
+/* The driver-assisted mode against the driver's own checkpoint and restore, same run. */
+static void print_assisted_targets(const struct results *res)
 {
-	const double *rnd = res->med[K_RANDOM];
+	const double *asd = res->asd_med;
 	double dc = res->drv_med[D_LOCK] + res->drv_med[D_CKPT];
 	double dr = res->drv_med[D_RESTORE] + res->drv_med[D_UNLOCK];
-	bool drv = res->drv_runs > 0;
-	char a[32], b[32], title[64];
+	double want_ckpt = dc + TARGET_ASD_FLOOR * res->floor_med;
+	double want_restart = dr + TARGET_ASD_DECODE * asd[A_DECODE];
+	char f[64], w[64];
+
+	if (!res->asd_runs || !res->drv_runs)
+		return;
+	printf("\n%-40s %-12s %-36s %s\n", "driver mode target", "measured", "wanted", "");
+	snprintf(w, sizeof(w), "<= %.3f s = %.3f + %.1f x floor %.3f", want_ckpt, dc,
+		 TARGET_ASD_FLOOR, res->floor_med);
+	snprintf(f, sizeof(f), "%.3f s", asd[A_CKPT]);
+	printf("%-40s %-12s %-36s %s\n", "checkpoint <= driver's + 1.1 x floor", f, w,
+	       mark(asd[A_CKPT] <= want_ckpt));
+	snprintf(w, sizeof(w), "<= %.3f s = %.3f + %.1f x decode %.3f", want_restart, dr,
+		 TARGET_ASD_DECODE, asd[A_DECODE]);
+	snprintf(f, sizeof(f), "%.3f s", asd[A_RESTART]);
+	printf("%-40s %-12s %-36s %s\n", "restart <= driver's + 1.2 x decode", f, w,
+	       mark(asd[A_RESTART] <= want_restart));
+}
+
+static void print_side_by_side(const struct opts *o, const struct results *res)
+{
+	const double *rnd = res->med[K_RANDOM], *asd = res->asd_med;
+	double dc = res->drv_med[D_LOCK] + res->drv_med[D_CKPT];
+	double dr = res->drv_med[D_RESTORE] + res->drv_med[D_UNLOCK];
+	bool drv = res->drv_runs > 0, as = res->asd_runs > 0;
+	char a[32], b[32], c[32], title[64];
 
 	snprintf(title, sizeof(title), "%s of random device memory", size_str(a, sizeof(a),
 									       o->bytes));
-	printf("\n%-31s %14s %22s %22s\n", title, "selfckpt D2H", "selfckpt checkpoint",
-	       "cuCheckpointProcess");
-	printf("%-31s %14.3f %22.3f %22s\n", "checkpoint, s", rnd[M_D2H], rnd[M_CKPT],
-	       cell(a, sizeof(a), drv, "%.3f", dc));
-	printf("%-31s %14.2f %22.2f %22s\n", "checkpoint, GB/s", gbs(o->bytes, rnd[M_D2H]),
-	       gbs(o->bytes, rnd[M_CKPT]), cell(a, sizeof(a), drv, "%.2f", gbs(o->bytes, dc)));
-	printf("%-31s %14s %22.3f %22s\n", "restore, s", "-", rnd[M_RESTART],
-	       cell(a, sizeof(a), drv, "%.3f", dr));
-	printf("%-31s %14s %22.2f %22s\n", "restore, GB/s", "-", gbs(o->bytes, rnd[M_RESTART]),
-	       cell(a, sizeof(a), drv, "%.2f", gbs(o->bytes, dr)));
+	printf("\n%-31s %12s %21s %21s %21s\n", title, "selfckpt D2H", "selfckpt proxy mode",
+	       "cuCheckpointProcess", "selfckpt driver mode");
+	printf("%-31s %12.3f %21.3f %21s %21s\n", "checkpoint, s", rnd[M_D2H], rnd[M_CKPT],
+	       cell(a, sizeof(a), drv, "%.3f", dc), cell(b, sizeof(b), as, "%.3f", asd[A_CKPT]));
+	printf("%-31s %12.2f %21.2f %21s %21s\n", "checkpoint, GB/s", gbs(o->bytes, rnd[M_D2H]),
+	       gbs(o->bytes, rnd[M_CKPT]), cell(a, sizeof(a), drv, "%.2f", gbs(o->bytes, dc)),
+	       cell(b, sizeof(b), as, "%.2f", gbs(o->bytes, asd[A_CKPT])));
+	printf("%-31s %12s %21.3f %21s %21s\n", "restore, s", "-", rnd[M_RESTART],
+	       cell(a, sizeof(a), drv, "%.3f", dr), cell(b, sizeof(b), as, "%.3f", asd[A_RESTART]));
+	printf("%-31s %12s %21.2f %21s %21s\n", "restore, GB/s", "-", gbs(o->bytes, rnd[M_RESTART]),
+	       cell(a, sizeof(a), drv, "%.2f", gbs(o->bytes, dr)),
+	       cell(b, sizeof(b), as, "%.2f", gbs(o->bytes, asd[A_RESTART])));
+	printf("%-31s %12s %21.1f %21s %21s\n", "image, MiB", "-", rnd[M_IMAGE] / (1 << 20), "-",
+	       cell(b, sizeof(b), as, "%.1f", asd[A_IMAGE] / (1 << 20)));
 	snprintf(a, sizeof(a), "%u/%u", res->checked[K_RANDOM], o->runs);
 	snprintf(b, sizeof(b), "%u/%u", res->drv_checked, res->drv_runs);
-	printf("%-31s %14s %22s %22s\n", "restored data matches", "-", a, drv ? b : "-");
+	snprintf(c, sizeof(c), "%u/%u", res->asd_checked, res->asd_runs);
+	printf("%-31s %12s %21s %21s %21s\n", "restored data matches", "-", a, drv ? b : "-",
+	       as ? c : "-");
 	if (drv)
 		printf("cuCheckpointProcess: checkpoint = lock %.3f + checkpoint %.3f s (device "
 		       "memory into the target's\nhost memory); restore = restore %.3f + unlock "
@@ -964,6 +1237,10 @@ static void print_side_by_side(const struct opts *o, const struct results *res)
 	if (res->drv_why[0])
 		printf("cuCheckpointProcess: %s%s\n", drv ? "stopped early: " : "not measured: ",
 		       res->drv_why);
+	if (res->asd_why[0])
+		printf("driver mode: %s%s\n", as ? "stopped early: " : "not measured: ",
+		       res->asd_why);
+	print_assisted_targets(res);
 }
 
 static void print_notes(const struct opts *o)
@@ -996,9 +1273,12 @@ static void usage(FILE *f)
 		   "libcuda.so.1)\n"
 		   "  --module FILE     the kernels (default bench_kernels.fatbin next to this "
 		   "program)\n"
-		   "  --no-driver-ckpt  leave out the comparison with cuCheckpointProcess*\n"
+		   "  --no-driver-ckpt  leave out the driver's process checkpoint: "
+		   "cuCheckpointProcess* alone\n"
+		   "                    and selfckpt's driver-assisted mode\n"
 		   "Needs ../bin/selfckpt-restore and ../bin/selfckpt-gpu-proxy, and "
-		   "bench-cuda-native-target next\nto this program (make bench-cuda-progs).\n",
+		   "bench-cuda-native-target next\nto this program (make bench-cuda-progs); the "
+		   "driver-assisted mode also ../bin/selfckpt-run\nand ../bin/selfckpt-inspect.\n",
 		DEFAULT_GIB, DEFAULT_RUNS, SHM_DIR);
 }
 
@@ -1080,15 +1360,23 @@ static int find_programs(struct opts *o)
 	strcpy(o->self, self);
 	dir = dirname(self);
 	snprintf(o->restore, sizeof(o->restore), "%.4000s/../bin/selfckpt-restore", dir);
+	snprintf(o->run, sizeof(o->run), "%.4000s/../bin/selfckpt-run", dir);
+	snprintf(o->inspect, sizeof(o->inspect), "%.4000s/../bin/selfckpt-inspect", dir);
 	snprintf(proxy, sizeof(proxy), "%.4000s/../bin/selfckpt-gpu-proxy", dir);
 	snprintf(o->target, sizeof(o->target), "%.4000s/bench-cuda-native-target", dir);
 	if (!o->module[0])
 		snprintf(o->module, sizeof(o->module), "%.4000s/bench_kernels.fatbin", dir);
 	if (access(o->restore, X_OK) || (access(proxy, X_OK) && !getenv("SELFCKPT_PROXY")) ||
-	    access(o->module, R_OK) || (o->driver_ckpt && access(o->target, X_OK))) {
-		fprintf(stderr, "bench-cuda-ckpt: expected '%s', '%s', '%s'%s%s: build them with "
-				"make bench-cuda-progs\n", o->restore, proxy, o->module,
-			o->driver_ckpt ? " and " : "", o->driver_ckpt ? o->target : "");
+	    access(o->module, R_OK)) {
+		fprintf(stderr, "bench-cuda-ckpt: expected '%s', '%s' and '%s': build them with "
+				"make bench-cuda-progs\n", o->restore, proxy, o->module);
+		return -1;
+	}
+	if (o->driver_ckpt && (access(o->target, X_OK) || access(o->run, X_OK) ||
+			       access(o->inspect, X_OK))) {
+		fprintf(stderr, "bench-cuda-ckpt: expected '%s', '%s' and '%s' (or --no-driver-ckpt): "
+				"build them with make bench-cuda-progs tools\n", o->target, o->run,
+			o->inspect);
 		return -1;
 	}
 	return 0;
@@ -1190,10 +1478,17 @@ static int run_all(const struct opts *o, struct results *res)
 			return -1;
 	}
 	munmap(src, src_len);
-	if (o->driver_ckpt)
+	if (o->driver_ckpt) {
 		run_driver_ckpt(o, res);
-	else
+		if (res->drv_runs)
+			run_assisted(o, res);
+		else
+			snprintf(res->asd_why, sizeof(res->asd_why), "needs the driver's process "
+				 "checkpoint, which did not run");
+	} else {
 		snprintf(res->drv_why, sizeof(res->drv_why), "--no-driver-ckpt");
+		snprintf(res->asd_why, sizeof(res->asd_why), "--no-driver-ckpt");
+	}
 	return 0;
 }
 

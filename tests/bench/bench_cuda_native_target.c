@@ -11,6 +11,8 @@
  * holds), checksums it and prints "ready CHECKSUM". Then it reads commands on
  * its standard input, one a line, and answers each on its standard output:
  *
+ *   stamp    synchronise the context, then print "stamp NS", CLOCK_REALTIME
+ *            in nanoseconds (bench-cuda-ckpt times a restart up to this line)
  *   verify   checksum the device memory again: "ok CHECKSUM", or
  *            "bad CHECKSUM expected CHECKSUM"
  *   quit     exit 0 (so does the end of the input)
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 
@@ -44,6 +47,14 @@ static void check(CUresult res, const char *call, int line)
 	exit(1);
 }
 
+static long long realtime_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+
 static void serve(struct bench_gpu_data *d, uint64_t want)
 {
 	char line[64];
@@ -53,7 +64,10 @@ static void serve(struct bench_gpu_data *d, uint64_t want)
 
 		if (!strcmp(line, "quit\n"))
 			break;
-		if (strcmp(line, "verify\n")) {
+		if (!strcmp(line, "stamp\n")) {
+			CHECK(cuCtxSynchronize());
+			printf("stamp %lld\n", realtime_ns());
+		} else if (strcmp(line, "verify\n")) {
 			printf("unknown command\n");
 		} else {
 			CHECK(bench_gpu_checksum(d, &got));

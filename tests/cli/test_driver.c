@@ -256,6 +256,79 @@ Test(driver, checkpointed_with_the_drivers_help_and_restored, .timeout = 120)
 			  "the restore: exit %d, printed '%s': %s", status, out, err);
 }
 
+/* Whether this machine restores with the same ids (user namespaces); else the driver cannot. */
+static bool same_ids_here(const char *err, int status)
+{
+	if (!strstr(err, "comes back with new ids"))
+		return true;
+	cr_assert(status == 69 && strstr(err, "only into a process of the same id"),
+		  "restored with new ids: exit %d: %s", status, err);
+	return false;
+}
+
+/*
+ * Two devices; the program sees the first (CUDA_VISIBLE_DEVICES=0). Restored
+ * with the second, the driver is told that it takes the first one's place;
+ * restored with the first, it is told nothing.
+ */
+Test(driver, restored_onto_the_gpu_the_restorer_sees, .timeout = 120)
+{
+	char out[OUT_MAX], err[OUT_MAX], log[160], pairs[OUT_MAX];
+	struct stat st;
+	struct rt r;
+	int status;
+
+	cr_assert_eq(setenv("SOFTCUDA_DEVICES", "2", 1), 0);
+	cr_assert_eq(setenv("CUDA_VISIBLE_DEVICES", "0", 1), 0);
+	start(&r, "init");
+	snprintf(log, sizeof(log), "%s/pairs", r.t.dir);
+	cr_assert_eq(setenv("SOFTCUDA_CKPT_LOG", log, 1), 0);
+	mark(&r, "b");
+	cr_assert(appears(&r, "c"), "rtdriver did not load the driver");
+	checkpoint(&r, &st);
+	mark(&r, "d");
+	cr_assert_eq(wait_status(r.pid), 0, "the program did not go on: %s", r.t.err);
+	cr_assert_eq(access(log, F_OK), -1, "the checkpoint's own restore was remapped");
+
+	status = restore_with(&r, "CUDA_VISIBLE_DEVICES=1", out, err);
+	if (!same_ids_here(err, status))
+		return;
+	cr_assert(status == 0 && !strcmp(out, "devices 1\ndone\n"),
+		  "restored onto device 1: exit %d, printed '%s': %s", status, out, err);
+	slurp(log, pairs);
+	cr_assert_str_eq(pairs, "pair 0 1\n", "the driver was given the wrong GPU pairs");
+
+	status = restore_with(&r, "CUDA_VISIBLE_DEVICES=0", out, err);
+	cr_assert(status == 0 && !strcmp(out, "devices 1\ndone\n"),
+		  "restored onto device 0: exit %d, printed '%s': %s", status, out, err);
+	slurp(log, pairs);
+	cr_assert_str_eq(pairs, "pair 0 1\n", "the same GPU was remapped");
+}
+
+/* The program saw two devices; a restore that sees one is refused with exit 69, saying so. */
+Test(driver, restore_with_fewer_gpus_is_refused, .timeout = 120)
+{
+	char out[OUT_MAX], err[OUT_MAX];
+	struct stat st;
+	struct rt r;
+	int status;
+
+	cr_assert_eq(setenv("SOFTCUDA_DEVICES", "2", 1), 0);
+	start(&r, "init");
+	mark(&r, "b");
+	cr_assert(appears(&r, "c"), "rtdriver did not load the driver");
+	checkpoint(&r, &st);
+	mark(&r, "d");
+	cr_assert_eq(wait_status(r.pid), 0, "the program did not go on: %s", r.t.err);
+
+	status = restore_with(&r, "CUDA_VISIBLE_DEVICES=1", out, err);
+	if (!same_ids_here(err, status))
+		return;
+	cr_assert(status == 69 && strstr(err, "had 2 GPUs at its checkpoint; this restore "
+					       "sees 1"),
+		  "restored with one GPU of two: exit %d: %s", status, err);
+}
+
 Test(driver, failed_driver_checkpoint_refuses_and_unlocks, .timeout = 120)
 {
 	struct stat first, now;

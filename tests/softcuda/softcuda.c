@@ -12,6 +12,9 @@
  *   SOFTCUDA_FAIL          "cuFoo:N[,cuBar:M]": the Nth call of cuFoo fails
  *   SOFTCUDA_CRASH         "cuFoo:N[,...]": the Nth call of cuFoo aborts the process
  *   SOFTCUDA_VERBOSE       1: say on stderr why a call was refused
+ *   CUDA_VISIBLE_DEVICES   as the driver reads it: which of the devices the
+ *                          process sees, in which order ("1,0"); a device's
+ *                          UUID stays that of the device it is
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -245,8 +248,32 @@ static CUresult bad_config(const char *var)
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
+/* CUDA_VISIBLE_DEVICES: ordinals of the @devices, comma-separated; unset or empty: all. */
+static int parse_visible(unsigned long devices)
+{
+	const char *v = getenv("CUDA_VISIBLE_DEVICES");
+	char *end;
+	int n = 0;
+
+	if (!v || !*v) {
+		for (unsigned long i = 0; i < devices; i++)
+			sd.visible[n++] = (int)i;
+		return n;
+	}
+	for (const char *p = v; *p && n < SD_MAX_DEVICES; p = *end ? end + 1 : end) {
+		unsigned long d = strtoul(p, &end, 10);
+
+		if (end == p || d >= devices || (*end && *end != ','))
+			return -1;
+		sd.visible[n++] = (int)d;
+	}
+	return n;
+}
+
 static CUresult configure(void)
 {
+	int visible;
+
 	unsigned long devices, mib, base, shift;
 
 	sd.n_rules = 0;
@@ -266,9 +293,11 @@ static CUresult configure(void)
 		return bad_config("SOFTCUDA_FAIL");
 	if (parse_rules("SOFTCUDA_CRASH", 1))
 		return bad_config("SOFTCUDA_CRASH");
-	if (!devices)
+	if ((visible = parse_visible(devices)) < 0)
+		return bad_config("CUDA_VISIBLE_DEVICES");
+	if (!visible)
 		return CUDA_ERROR_NO_DEVICE;
-	sd.n_devices = (int)devices;
+	sd.n_devices = visible;
 	sd.total_mem = mib << 20;
 	sd.global_base = base;
 	sd.global_shift = shift;

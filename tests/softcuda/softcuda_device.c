@@ -67,7 +67,7 @@ static CUresult device_uuid(const char *func, CUuuid *uuid, CUdevice dev)
 	if (rc == CUDA_SUCCESS) {
 		memset(uuid->bytes, 0, sizeof(uuid->bytes));
 		memcpy(uuid->bytes, stem, sizeof(stem));
-		uuid->bytes[15] = (char)dev;
+		uuid->bytes[15] = (char)sd.visible[dev];
 	}
 	return sd_leave(rc);
 }

@@ -107,6 +107,7 @@ struct sd_state {
 	int initialised;
 	int verbose;
 	int n_devices;
+	int visible[SD_MAX_DEVICES]; /* device i is device visible[i] of SOFTCUDA_DEVICES */
 	int cc_major, cc_minor;
 	size_t total_mem;
 	uintptr_t global_base;

@@ -16,7 +16,10 @@
  * CUDA_ERROR_NOT_INITIALIZED, as the real driver did when a restore lost its
  * threads' names.
  * SOFTCUDA_CKPT_FAIL=lock|checkpoint|restore|unlock makes that step fail with
- * CUDA_ERROR_UNKNOWN.
+ * CUDA_ERROR_UNKNOWN. A restore's GPU pairs must each name a device of the
+ * software device as old and one the caller sees as new (else
+ * CUDA_ERROR_INVALID_DEVICE); SOFTCUDA_CKPT_LOG=FILE has them written there,
+ * one line each: "pair OLD NEW" (the devices' numbers).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -165,9 +168,58 @@ CUresult CUDAAPI cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointAr
 	return step(pid, LOCKED, CHECKPOINTED, "checkpoint");
 }
 
+/* The device a UUID of the software device names, or -1 (device_uuid() makes them). */
+static int uuid_device(const CUuuid *u)
+{
+	CUuuid want;
+
+	if (cuDeviceGetUuid_v2(&want, 0) != CUDA_SUCCESS ||
+	    memcmp(want.bytes, u->bytes, sizeof(want.bytes) - 1))
+		return -1;
+	return (unsigned char)u->bytes[15] < SD_MAX_DEVICES ? (unsigned char)u->bytes[15] : -1;
+}
+
+static bool visible_device(int d)
+{
+	for (int i = 0; i < sd.n_devices; i++)
+		if (sd.visible[i] == d)
+			return true;
+	return false;
+}
+
+/* The restore's GPU pairs: checked, and written to SOFTCUDA_CKPT_LOG. */
+static CUresult check_pairs(const CUcheckpointRestoreArgs *args)
+{
+	const char *log = getenv("SOFTCUDA_CKPT_LOG");
+	FILE *f = NULL;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!args || !args->gpuPairsCount)
+		return CUDA_SUCCESS;
+	if (!args->gpuPairs)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (log && *log && !(f = fopen(log, "ae")))
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	for (unsigned i = 0; i < args->gpuPairsCount && rc == CUDA_SUCCESS; i++) {
+		int old = uuid_device(&args->gpuPairs[i].oldUuid);
+		int now = uuid_device(&args->gpuPairs[i].newUuid);
+
+		if (old < 0 || now < 0 || !visible_device(now))
+			rc = CUDA_ERROR_INVALID_DEVICE;
+		else if (f)
+			fprintf(f, "pair %d %d\n", old, now);
+	}
+	if (f)
+		fclose(f);
+	return rc;
+}
+
 CUresult CUDAAPI cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args)
 {
-	(void)args;
+	CUresult rc = check_pairs(args);
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
 	if (pid > 0 && !driver_thread(pid))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	return step(pid, CHECKPOINTED, LOCKED, "restore");
