@@ -13,8 +13,8 @@
  *   SOFTCUDA_CRASH         "cuFoo:N[,...]": the Nth call of cuFoo aborts the process
  *   SOFTCUDA_VERBOSE       1: say on stderr why a call was refused
  *   CUDA_VISIBLE_DEVICES   as the driver reads it: which of the devices the
- *                          process sees, in which order ("1,0"); a device's
- *                          UUID stays that of the device it is
+ *                          process sees, in which order ("1,0"), up to the
+ *                          first entry that names none; a device keeps its UUID
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -248,7 +248,11 @@ static CUresult bad_config(const char *var)
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
-/* CUDA_VISIBLE_DEVICES: ordinals of the @devices, comma-separated; unset or empty: all. */
+/*
+ * CUDA_VISIBLE_DEVICES: ordinals of the @devices, comma-separated; unset or
+ * empty: all. As the driver reads it, the list ends at the first entry that
+ * names no device ("-1": none).
+ */
 static int parse_visible(unsigned long devices)
 {
 	const char *v = getenv("CUDA_VISIBLE_DEVICES");
@@ -261,10 +265,13 @@ static int parse_visible(unsigned long devices)
 		return n;
 	}
 	for (const char *p = v; *p && n < SD_MAX_DEVICES; p = *end ? end + 1 : end) {
-		unsigned long d = strtoul(p, &end, 10);
+		unsigned long d;
 
-		if (end == p || d >= devices || (*end && *end != ','))
-			return -1;
+		if (*p < '0' || *p > '9')
+			break;
+		d = strtoul(p, &end, 10);
+		if (d >= devices || (*end && *end != ','))
+			break;
 		sd.visible[n++] = (int)d;
 	}
 	return n;
@@ -293,8 +300,7 @@ static CUresult configure(void)
 		return bad_config("SOFTCUDA_FAIL");
 	if (parse_rules("SOFTCUDA_CRASH", 1))
 		return bad_config("SOFTCUDA_CRASH");
-	if ((visible = parse_visible(devices)) < 0)
-		return bad_config("CUDA_VISIBLE_DEVICES");
+	visible = devices ? parse_visible(devices) : 0;
 	if (!visible)
 		return CUDA_ERROR_NO_DEVICE;
 	sd.n_devices = visible;
