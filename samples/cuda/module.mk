@@ -91,17 +91,32 @@ gpu-test-soft: all cuda-samples cuda-soft-samples
 
 # Runtime API samples (samples/cuda/rt/): nvcc's default static cudart, and -cudart shared.
 # They load the driver themselves: checkpointed in the driver-assisted mode.
-RT_SAMPLE_NAMES := rtloop selfcall
+# rtmixed also calls the Driver API (its module, launches and a buffer), so it
+# links the driver (RT_SAMPLE_LIBS) and embeds its kernels' fatbin.
+RT_SAMPLE_NAMES := rtloop selfcall rtmixed
 RT_SAMPLES := $(RT_SAMPLE_NAMES:%=$(CUDA_SAMPLE_DIR)/%) $(RT_SAMPLE_NAMES:%=$(CUDA_SAMPLE_DIR)/%-shared)
 RT_NVFLAGS := -O2 -fmad=false $(CUDA_ARCHS)
+RT_SAMPLE_LIBS :=
 .PHONY: cuda-rt-samples
 cuda-samples: cuda-rt-samples
 cuda-rt-samples: $(RT_SAMPLES)
 
+$(CUDA_SAMPLE_DIR)/rtmixed.fatbin: samples/cuda/rt/rtmixed_kernels.cu samples/cuda/module.mk \
+		| cuda-toolkit
+	$(Q)mkdir -p $(@D)
+	$(call quiet,NVCC,$<)$(NVCC) $(CUDA_SAMPLE_NVFLAGS) $(CUDA_ARCHS) -o $@ $<
+
+$(CUDA_SAMPLE_DIR)/rtmixed-fatbin.o: samples/cuda/embed.S $(CUDA_SAMPLE_DIR)/rtmixed.fatbin
+	$(call quiet,AS,$@)$(CC) -c -DFATBIN='"$(CUDA_SAMPLE_DIR)/rtmixed.fatbin"' -o $@ $<
+RT_MIXED := $(CUDA_SAMPLE_DIR)/rtmixed $(CUDA_SAMPLE_DIR)/rtmixed-shared
+$(RT_MIXED): $(CUDA_SAMPLE_DIR)/rtmixed-fatbin.o
+$(RT_MIXED): RT_SAMPLE_LIBS := $(CUDA_SAMPLE_DRIVER)
+
 $(CUDA_SAMPLE_DIR)/%: samples/cuda/rt/%.cu samples/cuda/module.mk | cuda-toolkit
 	$(Q)mkdir -p $(@D)
-	$(call quiet,NVCC,$<)$(NVCC) $(RT_NVFLAGS) -o $@ $< -ldl
+	$(call quiet,NVCC,$<)$(NVCC) $(RT_NVFLAGS) -o $@ $(filter %.cu %.o,$^) $(RT_SAMPLE_LIBS) -ldl
 
 $(CUDA_SAMPLE_DIR)/%-shared: samples/cuda/rt/%.cu samples/cuda/module.mk | cuda-toolkit
 	$(Q)mkdir -p $(@D)
-	$(call quiet,NVCC,$<)$(NVCC) $(RT_NVFLAGS) -cudart shared -o $@ $< -ldl
+	$(call quiet,NVCC,$<)$(NVCC) $(RT_NVFLAGS) -cudart shared -o $@ $(filter %.cu %.o,$^) \
+		$(RT_SAMPLE_LIBS) -ldl

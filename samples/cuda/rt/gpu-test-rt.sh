@@ -7,7 +7,11 @@
 #   sh samples/cuda/rt/gpu-test-rt.sh BUILD
 #
 # For rtloop, rtloop-shared and rtloop-mt (rtloop with four threads that each
-# use the GPU every iteration), under selfckpt-run:
+# use the GPU every iteration), and rtmixed and rtmixed-shared (the Driver API
+# loads the module, launches the kernels and owns a buffer, on the Runtime
+# API's memory and streams), under selfckpt-run (the rtmixed ones with
+# --cuda=driver, so that their Driver API calls reach the driver, not
+# selfckpt's GPU proxy):
 #   ref          an uninterrupted run, without selfckpt: the reference
 #   save-at      selfckpt_save() after iteration K: the run goes on, prints the reference
 #   inspect      selfckpt-inspect says that image is of the driver-assisted mode
@@ -32,7 +36,8 @@ limit=${GPU_TEST_TIMEOUT:-60}
 save_at=$((iters * 2 / 5))
 tmp=$(mktemp -d /tmp/sc-gpu-rt-XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-for f in "$run" "$restore" "$build/bin/selfckpt-driver-ckpt" "$bin/rtloop" "$bin/rtloop-shared"; do
+for f in "$run" "$restore" "$build/bin/selfckpt-driver-ckpt" "$build/lib/libselfckpt-driver.so.1" \
+	"$bin/rtloop" "$bin/rtloop-shared" "$bin/rtmixed" "$bin/rtmixed-shared"; do
 	[ -x "$f" ] || { echo "gpu-test-rt: missing $f (make cuda-samples)" >&2; exit 2; }
 done
 passed=0 failed=0
@@ -81,7 +86,7 @@ restored() { # CASE IMAGE [ENV=VALUE]
 case_save_at() {
 	d=$w/save
 	mkdir -p "$d"
-	timeout -k 5 "$limit" "$run" --dir "$d" -- "$bin/$prog" $opts --iters "$iters" \
+	timeout -k 5 "$limit" "$run" $run_opts --dir "$d" -- "$bin/$prog" $opts --iters "$iters" \
 		--sleep-ms "$sleep_ms" --save-at "$save_at" "$d/save.img" < /dev/null \
 		> "$d/out" 2> "$d/err"
 	st=$?
@@ -104,7 +109,7 @@ case_save_at() {
 case_signal() { # SIG
 	d=$w/$1
 	mkdir -p "$d"
-	"$run" --dir "$d" -- "$bin/$prog" $opts --iters "$iters" --sleep-ms "$sleep_ms" \
+	"$run" $run_opts --dir "$d" -- "$bin/$prog" $opts --iters "$iters" --sleep-ms "$sleep_ms" \
 		< /dev/null > "$d/run.out" 2> "$d/run.err" &
 	pid=$!
 	wait_until has_lines "$d/run.out" 5
@@ -133,12 +138,14 @@ case_again() {
 	[ -e "$d/latest" ] && restored restore-again "$d/latest"
 }
 
-echo "gpu-test-rt: rtloop, rtloop-shared, rtloop-mt in the driver-assisted mode:" \
-	"$iters iterations, saved after $save_at"
-for entry in rtloop rtloop-shared rtloop-mt; do
+echo "gpu-test-rt: rtloop, rtloop-shared, rtloop-mt, rtmixed, rtmixed-shared in the" \
+	"driver-assisted mode: $iters iterations, saved after $save_at"
+for entry in rtloop rtloop-shared rtloop-mt rtmixed rtmixed-shared; do
 	prog=${entry%-mt}
 	opts=
+	run_opts=
 	[ "$prog" != "$entry" ] && opts="--threads 4"
+	case $prog in rtmixed*) run_opts=--cuda=driver ;; esac
 	w=$tmp/$entry
 	mkdir -p "$w"
 	ref=$w/ref.out
