@@ -22,6 +22,12 @@
 #   new-ids      the save-at image restored with new ids (SELFCKPT_NEW_IDS=1): the
 #                driver restores only into the same process id, so the restart
 #                must stop with exit 69 and say so, not hang or crash
+#   other-gpu    where nvidia-smi lists two GPUs or more and CUDA_VISIBLE_DEVICES
+#                is unset: saved at iteration K with CUDA_VISIBLE_DEVICES=0,
+#                restored with CUDA_VISIBLE_DEVICES=1; the driver must be told
+#                that the second GPU takes the first one's place (gpu-pairs)
+#   fewer-gpus   there too: saved seeing both GPUs, restored seeing one: exit 69,
+#                saying how many GPUs the restore needs
 #
 # Environment: GPU_TEST_ITERS (30), GPU_TEST_SLEEP_MS (60), GPU_TEST_TIMEOUT (60).
 # Exit status: 0 when every case passed, 1 otherwise, 2 when something is missing.
@@ -41,6 +47,7 @@ for f in "$run" "$restore" "$build/bin/selfckpt-driver-ckpt" "$build/lib/libself
 	[ -x "$f" ] || { echo "gpu-test-rt: missing $f (make cuda-samples)" >&2; exit 2; }
 done
 passed=0 failed=0
+gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')
 
 result() { # CASE PASS|FAIL [WHY [LOG]]
 	printf '%-16s %-14s %s\n' "$entry" "$1" "$2" >> "$tmp/results"
@@ -121,6 +128,30 @@ case_signal() { # SIG
 	restored "sig$1" "$d/latest"
 }
 
+case_other_gpu() {
+	d=$w/other
+	mkdir -p "$d"
+	CUDA_VISIBLE_DEVICES=0 timeout -k 5 "$limit" "$run" $run_opts --dir "$d" -- "$bin/$prog" \
+		$opts --iters "$iters" --sleep-ms 0 --save-at "$save_at" "$d/save.img" \
+		< /dev/null > "$d/out" 2> "$d/err" ||
+		{ result other-gpu FAIL "the run on GPU 0 failed" "$d/err"; return; }
+	if restored other-gpu "$d/save.img" CUDA_VISIBLE_DEVICES=1 SELFCKPT_LOG_LEVEL=debug; then
+		grep -q 'GPU 0 of process [0-9]*: [0-9a-f]* now [0-9a-f]*' "$w/other-gpu.err" &&
+			result gpu-pairs PASS || result gpu-pairs FAIL \
+			"the driver was not told of the other GPU" "$w/other-gpu.err"
+	fi
+	timeout -k 5 "$limit" "$run" $run_opts --dir "$d" -- "$bin/$prog" $opts \
+		--iters "$iters" --sleep-ms 0 --save-at "$save_at" "$d/both.img" \
+		< /dev/null > "$d/both.out" 2> "$d/both.err" ||
+		{ result fewer-gpus FAIL "the run on every GPU failed" "$d/both.err"; return; }
+	CUDA_VISIBLE_DEVICES=1 timeout -k 5 "$limit" "$restore" "$d/both.img" < /dev/null \
+		> "$w/fewer.out" 2> "$w/fewer.err"
+	st=$?
+	[ $st -eq 69 ] && grep -q 'this restore sees 1' "$w/fewer.err" &&
+		result fewer-gpus PASS || result fewer-gpus FAIL "exit $st, not 69 with the reason" \
+		"$w/fewer.err"
+}
+
 case_again() {
 	d=$w/USR2
 	[ -e "$d/latest" ] || { result again FAIL "no image"; return; }
@@ -156,9 +187,11 @@ for entry in rtloop rtloop-shared rtloop-mt rtmixed rtmixed-shared; do
 	case_signal USR1
 	case_signal USR2
 	case_again
+	[ "$gpus" -ge 2 ] && [ -z "${CUDA_VISIBLE_DEVICES+set}" ] && case_other_gpu
 done
 echo
 printf '%-16s %-14s %s\n' sample case result
 cat "$tmp/results"
+[ "$gpus" -ge 2 ] || echo "gpu-test-rt: one GPU visible: no other-gpu case"
 echo "gpu-test-rt: $passed passed, $failed failed"
 [ $failed -eq 0 ]
