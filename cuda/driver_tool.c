@@ -140,18 +140,16 @@ static CUresult save(void)
 	return done("checkpoint", drv.checkpoint(pid, &a), t0);
 }
 
-static void uuid_str(const CUuuid *u, char *out)
-{
-	for (int i = 0; i < 16; i++)
-		sprintf(out + 2 * i, "%02x", (unsigned char)u->bytes[i]);
-}
+/* CUDA_VISIBLE_DEVICES as the restore gave it: read before this tool lists every GPU. */
+static const char *restore_visible;
 
-/* The GPUs this tool sees, in ordinal order, into @gpus; their number, or -1. */
-static int visible_gpus(CUuuid *gpus, int cap)
+/* Every GPU of the machine, in the driver's order, into @gpus; their number, or -1. */
+static int machine_gpus(CUuuid *gpus, int cap)
 {
 	CUresult r;
 	int n = 0;
 
+	unsetenv("CUDA_VISIBLE_DEVICES"); /* before cuInit(), which reads it */
 	if ((r = drv.init(0)) != CUDA_SUCCESS || (r = drv.device_count(&n)) != CUDA_SUCCESS) {
 		fprintf(stderr, "selfckpt-driver-ckpt: cannot list the GPUs: %s\n", result_name(r));
 		return -1;
@@ -169,35 +167,131 @@ static int visible_gpus(CUuuid *gpus, int cap)
 	return n < cap ? n : cap;
 }
 
+/* "GPU-8f4022ba-e0cb-...", as nvidia-smi and CUDA_VISIBLE_DEVICES write a GPU's UUID. */
+static void uuid_name(const CUuuid *u, char *out)
+{
+	char *p = out + sprintf(out, "GPU-");
+
+	for (int i = 0; i < 16; i++)
+		p += sprintf(p, "%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "",
+			     (unsigned char)u->bytes[i]);
+}
+
+/* One entry of CUDA_VISIBLE_DEVICES (@len bytes): an ordinal or a UUID's prefix; -1: neither. */
+static int visible_entry(const char *e, size_t len, const CUuuid *all, int n)
+{
+	char name[64];
+	int found = -1;
+
+	if (len && e[0] >= '0' && e[0] <= '9') {
+		char *end;
+		long k = strtol(e, &end, 10);
+
+		return (size_t)(end - e) == len && k < n ? (int)k : -1;
+	}
+	if (len <= 4 || strncmp(e, "GPU-", 4))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		uuid_name(&all[i], name);
+		if (!strncmp(name, e, len)) {
+			if (found >= 0)
+				return -1; /* a prefix of two */
+			found = i;
+		}
+	}
+	return found;
+}
+
 /*
- * The process's GPU k onto the GPU k this tool sees, where they differ. Fewer
- * GPUs than the process had: the restore is refused, naming what is missing.
- * Return: the number of pairs (0: same GPUs, nothing to remap), or -1.
+ * The GPUs the restore was given, in order, as indices into @all: every one
+ * without CUDA_VISIBLE_DEVICES, else its entries up to the first that names
+ * none, as the driver reads it.
+ */
+static int chosen_gpus(const CUuuid *all, int n, int *idx)
+{
+	const char *v = restore_visible;
+	int k = 0;
+
+	if (!v || !*v) {
+		for (int i = 0; i < n; i++)
+			idx[i] = i;
+		return n;
+	}
+	while (*v && k < n) {
+		size_t len = strcspn(v, ",");
+		int d = visible_entry(v, len, all, n);
+
+		if (d < 0)
+			break;
+		idx[k++] = d;
+		v += len + (v[len] == ',');
+	}
+	return k;
+}
+
+static int index_of(const CUuuid *u, const CUuuid *all, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!memcmp(u, &all[i], sizeof(*u)))
+			return i;
+	return -1;
+}
+
+static void add_pair(CUcheckpointGpuPair *pairs, int *k, const CUuuid *from, const CUuuid *to)
+{
+	char a[48], b[48];
+
+	pairs[*k].oldUuid = *from;
+	pairs[(*k)++].newUuid = *to;
+	uuid_name(from, a);
+	uuid_name(to, b);
+	if (timed)
+		fprintf(stderr, "selfckpt-driver-ckpt: GPU %s of process %d: now %s\n", a, pid, b);
+}
+
+/*
+ * The process's GPU k goes onto the k-th GPU the restore was given. On the
+ * machine the process ran on, the driver wants every GPU it checkpointed in
+ * the map: the GPUs the process did not see take, in order, the places left
+ * free, so that the map is a permutation of the machine's GPUs. Fewer GPUs
+ * than the process had: refused, naming what is missing.
+ * Return: the number of pairs (0: the same GPUs, nothing to remap), or -1.
  */
 static int pair_gpus(CUcheckpointGpuPair *pairs)
 {
-	static CUuuid now_gpus[GPUS_MAX];
-	int n = visible_gpus(now_gpus, GPUS_MAX), k = 0;
-	char a[33], b[33];
+	static CUuuid all[GPUS_MAX];
+	int n = machine_gpus(all, GPUS_MAX), chosen[GPUS_MAX], k = 0, m, same = 1, here = 1;
+	bool taken[GPUS_MAX] = { false }, used[GPUS_MAX] = { false };
 
 	if (n < 0)
 		return -1;
-	if (n < old_n) {
+	m = chosen_gpus(all, n, chosen);
+	if (m < old_n) {
 		fprintf(stderr, "selfckpt-driver-ckpt: process %d had %d GPU%s at its checkpoint; "
 			"this restore sees %d: give it as many (CUDA_VISIBLE_DEVICES)\n", pid, old_n,
-			old_n == 1 ? "" : "s", n);
+			old_n == 1 ? "" : "s", m);
 		return -1;
 	}
 	for (int i = 0; i < old_n; i++) {
-		if (!memcmp(&old_gpus[i], &now_gpus[i], sizeof(CUuuid)))
+		int o = index_of(&old_gpus[i], all, n);
+
+		same &= o == chosen[i];
+		here &= o >= 0;
+		if (o >= 0)
+			used[o] = true;
+		taken[chosen[i]] = true;
+	}
+	if (same)
+		return 0;
+	for (int i = 0; i < old_n; i++)
+		add_pair(pairs, &k, &old_gpus[i], &all[chosen[i]]);
+	for (int o = 0, t = 0; here && o < n; o++) { /* the GPUs the process did not see */
+		if (used[o])
 			continue;
-		pairs[k].oldUuid = old_gpus[i];
-		pairs[k++].newUuid = now_gpus[i];
-		uuid_str(&old_gpus[i], a);
-		uuid_str(&now_gpus[i], b);
-		if (timed)
-			fprintf(stderr, "selfckpt-driver-ckpt: GPU %d of process %d: %s now %s\n", i,
-				pid, a, b);
+		while (t < n && taken[t])
+			t++;
+		if (t < n)
+			add_pair(pairs, &k, &all[o], &all[t++]);
 	}
 	return k;
 }
@@ -348,6 +442,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	timed = level && (!strcmp(level, "debug") || !strcmp(level, "4"));
+	if (getenv("CUDA_VISIBLE_DEVICES"))
+		restore_visible = strdup(getenv("CUDA_VISIBLE_DEVICES"));
 	load();
 	return run(argv[2], (unsigned)timeout_ms) == CUDA_SUCCESS ? 0 : EXIT_DRIVER;
 }

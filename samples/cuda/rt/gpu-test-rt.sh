@@ -136,7 +136,7 @@ case_other_gpu() {
 		< /dev/null > "$d/out" 2> "$d/err" ||
 		{ result other-gpu FAIL "the run on GPU 0 failed" "$d/err"; return; }
 	if restored other-gpu "$d/save.img" CUDA_VISIBLE_DEVICES=1 SELFCKPT_LOG_LEVEL=debug; then
-		grep -q 'GPU 0 of process [0-9]*: [0-9a-f]* now [0-9a-f]*' "$w/other-gpu.err" &&
+		grep -q 'GPU GPU-[0-9a-f-]* of process [0-9]*: now GPU-' "$w/other-gpu.err" &&
 			result gpu-pairs PASS || result gpu-pairs FAIL \
 			"the driver was not told of the other GPU" "$w/other-gpu.err"
 	fi
