@@ -58,6 +58,8 @@ struct sc_thread_state {
 	uint64_t sigmask;           /* blocked signals once resumed */
 	uint64_t pending;           /* thread-directed pending signals */
 	int parked;                 /* set by the thread itself in the stop handler */
+	int held;                   /* at a restart, waits for sc_threads_release_held();
+				     * in the image's memory, not in its thread record */
 };
 
 #define SC_THREAD_COORDINATOR 0x1u /* made the checkpoint; the loader resumes it */
@@ -152,6 +154,7 @@ struct sc_stopped {
 	int stopped;       /* futex: threads parked in the handler */
 	int gen;           /* futex: bumped to release the parked threads */
 	int restored;      /* 1 while the threads resume from an image */
+	int hold;          /* futex: 1 while SC_THREAD_HELD threads wait at a restart */
 	int stop_signal;   /* the signal that stops a thread */
 	struct sc_pending_sig pending[SC_MAX_PENDING]; /* taken off the queues at the stop */
 	int n_pending;

@@ -36,6 +36,19 @@ struct sc_hooks {
 	void (*safe_point_done)(void);
 };
 
+/**
+ * sc_threads_hold_at_restart() - from frozen(): at a restart from this image,
+ * the stopped threads for which @hold(tid) is true stay stopped after the
+ * others resume, until sc_threads_release_held(); the process that made the
+ * image is not affected. For a program whose threads must not run before
+ * restored() has rebuilt what they use (the CUDA driver's GPU state).
+ * Raw code, as frozen(): @hold must be too.
+ */
+void sc_threads_hold_at_restart(int (*hold)(int tid));
+
+/** sc_threads_release_held() - let the threads held at a restart go on. */
+void sc_threads_release_held(void);
+
 /** sc_hooks_set() - install @h (one set; a later call replaces it). */
 void sc_hooks_set(const struct sc_hooks *h);
 

@@ -87,6 +87,9 @@ void sc_stop_handler(int sig, siginfo_t *si, void *ucv)
 	sc_futex_wake(&sc_stopped.stopped, 1);
 	while (load(&sc_stopped.gen) == gen)
 		sc_futex_wait(&sc_stopped.gen, gen);
+	/* At a restart, a thread marked held waits until the restored() hook lets it go. */
+	while (load(&sc_stopped.restored) && load(&t->held) && load(&sc_stopped.hold))
+		sc_futex_wait(&sc_stopped.hold, 1);
 	/* Released, here or in a process restored from an image: its signals wait again. */
 	sc_pending_requeue(slot);
 }
@@ -116,6 +119,7 @@ static int signal_thread(int tid)
 		return -E2BIG_; /* more threads than SC_MAX_THREADS: the caller says so */
 	sc_stopped.threads[slot].tid = tid;
 	sc_stopped.threads[slot].parked = 0;
+	sc_stopped.threads[slot].held = 0;
 	sc_stopped.n++;
 	si.si_signo = sc_stopped.stop_signal;
 	si.si_code = SI_QUEUE_CODE;
@@ -347,6 +351,7 @@ int sc_threads_stop(void)
 	sc_stopped.n = 0;
 	sc_stopped.stopped = 0;
 	sc_stopped.restored = 0;
+	sc_stopped.hold = 0;
 	sc_stopped.self = 0;
 	sc_stopped.n_pending = 0;
 	sc_stopped.blocking_tid = 0;
@@ -369,6 +374,21 @@ int sc_threads_stop(void)
 	} while (r > 0);
 	sc_sys1(SYS_close, dirfd);
 	return r;
+}
+
+void sc_threads_hold_at_restart(int (*hold)(int tid))
+{
+	for (int i = 0; i < sc_stopped.n; i++)
+		if (i != sc_stopped.self && sc_stopped.threads[i].tid &&
+		    hold(sc_stopped.threads[i].tid))
+			sc_stopped.threads[i].held = 1;
+	__atomic_store_n(&sc_stopped.hold, 1, __ATOMIC_RELEASE);
+}
+
+void sc_threads_release_held(void)
+{
+	__atomic_store_n(&sc_stopped.hold, 0, __ATOMIC_RELEASE);
+	sc_futex_wake(&sc_stopped.hold, 0x7fffffff);
 }
 
 void sc_threads_release(void)

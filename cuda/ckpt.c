@@ -121,6 +121,7 @@ static int prepare(void)
 /* Raw: every other thread is stopped, possibly inside malloc. */
 static void frozen(void)
 {
+	sc_cu_driver_frozen();
 	if (ck.host_copy)
 		memcpy(ck.host_copy, (char *)sc_cu.base + SC_CH_HEAP_OFF, ck.host_len);
 }

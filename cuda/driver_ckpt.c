@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/sc_hooks.h"
 #include "cuda/cuda_image.h"
 #include "cuda/cuda_internal.h"
 #include "cuda/driver_mode.h"
@@ -132,6 +133,26 @@ static void names_restore(void)
 			       strerror(errno));
 		close(fd);
 	}
+}
+
+/*
+ * A thread of the program, not one of the driver's (named cuda...): held at a
+ * restart until the driver has restored the GPU state. Measured (H100, driver
+ * 580): a call into the driver before then, from a thread that woke at once
+ * (its read returned), crashed the restored process in libcuda. Raw code.
+ */
+static int program_thread(int tid)
+{
+	for (size_t i = 0; i < named_n; i++)
+		if (named[i].tid == tid)
+			return strncmp(named[i].name, "cuda", 4) != 0;
+	return 1;
+}
+
+void sc_cu_driver_frozen(void)
+{
+	if (in_image)
+		sc_threads_hold_at_restart(program_thread);
 }
 
 enum sc_cu_mode sc_cu_mode(void)
@@ -245,8 +266,10 @@ int sc_cu_driver_restored(void)
 	double t0 = sc_log_seconds();
 
 	in_image = false; /* that was the image's checkpoint, not the next one's */
-	if (!held)
+	if (!held) {
+		sc_threads_release_held();
 		return 0;
+	}
 	held = false;
 	/*
 	 * Measured (H100, driver 580): restored with new ids, the driver's restore
@@ -265,5 +288,6 @@ int sc_cu_driver_restored(void)
 			      "the restored process %d", (int)getpid());
 	sc_log(SC_LOG_DEBUG, "restart: the driver restored the GPU state and unlocked in %.3f s",
 	       sc_log_seconds() - t0);
+	sc_threads_release_held(); /* the program's threads: the GPU is theirs again */
 	return 0;
 }

@@ -82,6 +82,13 @@ int sc_cu_driver_resume_on(pid_t pid, const struct sc_cu_gpus *gpus);
  */
 void sc_cu_driver_done(void);
 
+/**
+ * sc_cu_driver_frozen() - in the frozen hook of a checkpoint whose image holds
+ * the driver's checkpoint: at a restart from it, the program's threads wait
+ * until sc_cu_driver_restored() has had the driver restore the GPU state.
+ */
+void sc_cu_driver_frozen(void);
+
 struct sc_writer;
 
 /**

@@ -16,7 +16,10 @@
  * CUDA_ERROR_NOT_INITIALIZED, as the real driver did when a restore lost its
  * threads' names.
  * SOFTCUDA_CKPT_FAIL=lock|checkpoint|restore|unlock makes that step fail with
- * CUDA_ERROR_UNKNOWN. A restore's GPU pairs must each name a device of the
+ * CUDA_ERROR_UNKNOWN. A call into the driver by a process whose GPU state the
+ * checkpoint holds aborts it, as the real driver crashed such a process (a
+ * thread of a restored program that called it before the driver's restore).
+ * A restore's GPU pairs must each name a device of the
  * software device as old and one the caller sees as new (else
  * CUDA_ERROR_INVALID_DEVICE); SOFTCUDA_CKPT_LOG=FILE has them written there,
  * one line each: "pair OLD NEW" (the devices' numbers).
@@ -239,6 +242,19 @@ static void *driver_thread_main(void *arg)
 	return NULL;
 }
 
+/* This process's own state memfd: at the same number in a restored process. */
+static int own_state = -1;
+
+void sd_procckpt_enter(const char *func);
+void sd_procckpt_enter(const char *func)
+{
+	if (own_state >= 0 && state_get(own_state) == CHECKPOINTED) {
+		fprintf(stderr, "softcuda: %s called in a process whose GPU state the driver's "
+			"checkpoint holds: the real driver crashes here\n", func);
+		abort();
+	}
+}
+
 /* The state memfd, and the driver's own thread, named as the real driver names it. */
 __attribute__((constructor)) static void start_driver(void)
 {
@@ -247,6 +263,8 @@ __attribute__((constructor)) static void start_driver(void)
 
 	if (fd >= 0 && pwrite(fd, &running, sizeof(running), 0) != (ssize_t)sizeof(running))
 		close(fd); /* no state: this process's checkpoint is refused */
+	else
+		own_state = fd;
 	if (pthread_create(&t, NULL, driver_thread_main, NULL) == 0) {
 		pthread_setname_np(t, THREAD_NAME);
 		pthread_detach(t);
