@@ -29,7 +29,8 @@
 #   fewer-gpus   there too: saved seeing both GPUs, restored seeing one: exit 69,
 #                saying how many GPUs the restore needs
 #
-# Environment: GPU_TEST_ITERS (30), GPU_TEST_SLEEP_MS (60), GPU_TEST_TIMEOUT (60).
+# Environment: GPU_TEST_ITERS (30), GPU_TEST_SLEEP_MS (60), GPU_TEST_TIMEOUT (60),
+# GPU_TEST_RT_PROGRAMS (which of the programs above, all by default).
 # Exit status: 0 when every case passed, 1 otherwise, 2 when something is missing.
 set -u
 build=$(cd "${1:?usage: gpu-test-rt.sh BUILD}" 2> /dev/null && pwd) || exit 2
@@ -171,7 +172,7 @@ case_again() {
 
 echo "gpu-test-rt: rtloop, rtloop-shared, rtloop-mt, rtmixed, rtmixed-shared in the" \
 	"driver-assisted mode: $iters iterations, saved after $save_at"
-for entry in rtloop rtloop-shared rtloop-mt rtmixed rtmixed-shared; do
+for entry in ${GPU_TEST_RT_PROGRAMS:-rtloop rtloop-shared rtloop-mt rtmixed rtmixed-shared}; do
 	prog=${entry%-mt}
 	opts=
 	run_opts=
