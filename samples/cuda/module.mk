@@ -112,11 +112,13 @@ RT_MIXED := $(CUDA_SAMPLE_DIR)/rtmixed $(CUDA_SAMPLE_DIR)/rtmixed-shared
 $(RT_MIXED): $(CUDA_SAMPLE_DIR)/rtmixed-fatbin.o
 $(RT_MIXED): RT_SAMPLE_LIBS := $(CUDA_SAMPLE_DRIVER)
 
-$(CUDA_SAMPLE_DIR)/%: samples/cuda/rt/%.cu samples/cuda/module.mk | cuda-toolkit
+$(CUDA_SAMPLE_DIR)/%: samples/cuda/rt/%.cu samples/cuda/rt/rt_common.h samples/cuda/module.mk \
+		| cuda-toolkit
 	$(Q)mkdir -p $(@D)
 	$(call quiet,NVCC,$<)$(NVCC) $(RT_NVFLAGS) -o $@ $(filter %.cu %.o,$^) $(RT_SAMPLE_LIBS) -ldl
 
-$(CUDA_SAMPLE_DIR)/%-shared: samples/cuda/rt/%.cu samples/cuda/module.mk | cuda-toolkit
+$(CUDA_SAMPLE_DIR)/%-shared: samples/cuda/rt/%.cu samples/cuda/rt/rt_common.h \
+		samples/cuda/module.mk | cuda-toolkit
 	$(Q)mkdir -p $(@D)
 	$(call quiet,NVCC,$<)$(NVCC) $(RT_NVFLAGS) -cudart shared -o $@ $(filter %.cu %.o,$^) \
 		$(RT_SAMPLE_LIBS) -ldl

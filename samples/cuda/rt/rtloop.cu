@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "rt_common.h"
+
 #define CHECK(call) check((call), #call, __LINE__)
 
 static void check(cudaError_t e, const char *call, int line)
@@ -37,35 +39,6 @@ __global__ void step(uint32_t *a, size_t n, uint32_t i)
 {
 	for (size_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x)
 		a[j] = a[j] * 2654435761u + (uint32_t)j * (i + 1) + 12345u;
-}
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)p;
-
-	for (size_t k = 0; k < n; k++)
-		h = (h ^ b[k]) * 0x100000001b3ull;
-	return h;
-}
-
-static void checkpoint(const char *path)
-{
-	int (*save)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "selfckpt_save");
-	int ret;
-
-	if (!save) {
-		fprintf(stderr, "rtloop: --save-at needs selfckpt (run under selfckpt-run)\n");
-		exit(64);
-	}
-	ret = save(path);
-	if (ret == 1)
-		fprintf(stderr, "saved\n");
-	else if (ret == 2)
-		fprintf(stderr, "restored\n");
-	else {
-		fprintf(stderr, "rtloop: cannot checkpoint into '%s': %d\n", path, ret);
-		exit(1);
-	}
 }
 
 /* One thread's share of the work: its streams, event, memory and pinned buffer. */
@@ -129,14 +102,6 @@ static void *worker(void *arg)
 	}
 }
 
-static void pause_ms(unsigned ms)
-{
-	struct timespec left = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&left, &left) < 0 && errno == EINTR)
-		;
-}
-
 int main(int argc, char **argv)
 {
 	long iters = 50, save_at = 0, mib = 64, threads = 1;
@@ -192,7 +157,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		total = fnv(total, &sum, sizeof(sum));
 		if (i == save_at)
-			checkpoint(save_path);
+			checkpoint("rtloop", save_path);
 		pause_ms(sleep_ms);
 	}
 	team.iter = 0;

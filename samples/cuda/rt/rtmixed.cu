@@ -26,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "rt_common.h"
+
 #define CHECK(call) check((call), #call, __LINE__)
 
 /* embed.S: the fatbin of rtmixed_kernels.cu, linked in */
@@ -56,35 +58,6 @@ static void check(CUresult r, const char *call, int line)
 			name = "an error the driver does not name";
 		fprintf(stderr, "rtmixed: %s failed at %s:%d: %s (%d)\n", call, source(), line,
 			name, (int)r);
-		exit(1);
-	}
-}
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)p;
-
-	for (size_t k = 0; k < n; k++)
-		h = (h ^ b[k]) * 0x100000001b3ull;
-	return h;
-}
-
-static void checkpoint(const char *path)
-{
-	int (*save)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "selfckpt_save");
-	int ret;
-
-	if (!save) {
-		fprintf(stderr, "rtmixed: --save-at needs selfckpt (run under selfckpt-run)\n");
-		exit(64);
-	}
-	ret = save(path);
-	if (ret == 1)
-		fprintf(stderr, "saved\n");
-	else if (ret == 2)
-		fprintf(stderr, "restored\n");
-	else {
-		fprintf(stderr, "rtmixed: cannot checkpoint into '%s': %d\n", path, ret);
 		exit(1);
 	}
 }
@@ -183,14 +156,6 @@ static void mixed_free(struct mixed *m)
 	CHECK(cudaFree(m->dev));
 }
 
-static void pause_ms(unsigned ms)
-{
-	struct timespec left = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&left, &left) < 0 && errno == EINTR)
-		;
-}
-
 int main(int argc, char **argv)
 {
 	long iters = 50, save_at = 0, mib = 64;
@@ -230,7 +195,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		total = fnv(total, &sum, sizeof(sum));
 		if (i == save_at)
-			checkpoint(save_path);
+			checkpoint("rtmixed", save_path);
 		pause_ms(sleep_ms);
 	}
 	printf("done %016llx\n", (unsigned long long)total);
