@@ -25,6 +25,7 @@
 #include "core/sc_core.h"
 #include "core/sc_handoff.h"
 #include "cuda/cuda_internal.h"
+#include "cuda/driver_mode.h"
 #include "format/sc_log.h"
 
 #define CHANNEL_ADDR 0x6f0000000000ull /* free in any usual layout; see README */
@@ -359,6 +360,7 @@ CUresult sc_cu_start(void)
 	if (create_channel(env_u64("SELFCKPT_CUDA_CHANNEL", CHANNEL_ADDR),
 			   SC_CH_HEAP_OFF + pinned, false) < 0)
 		return CUDA_ERROR_OPERATING_SYSTEM;
+	sc_cu_driver_warn_mixed();
 	return start_proxy();
 }
 

@@ -187,6 +187,21 @@ static unsigned lock_timeout_ms(void)
 	return (unsigned)ms;
 }
 
+void sc_cu_driver_warn_mixed(void)
+{
+	static bool said;
+	struct sc_cu_driver_seen s;
+
+	if (said || !sc_cu_driver_seen(&s) || !s.initialised)
+		return;
+	said = true;
+	sc_log(SC_LOG_WARN, "this program calls the CUDA Driver API through selfckpt's GPU proxy, "
+	       "and the CUDA driver '%s' runs in it too (the CUDA Runtime or a CUDA library "
+	       "loaded it): the two share no memory, streams or contexts, so a pointer or stream "
+	       "of one is not valid in the other; run it with selfckpt-run --cuda=driver, which "
+	       "gives every call to the driver", s.path);
+}
+
 static int refuse(const struct sc_cu_driver_seen *s, const char *why)
 {
 	return sc_err(SELFCKPT_EDRIVER,
@@ -207,6 +222,8 @@ int sc_cu_driver_prepare(void)
 
 	if (!sc_cu_driver_seen(&s))
 		return 0;
+	if (sc_cu.started)
+		sc_cu_driver_warn_mixed();
 	if (sc_cu_mode() == SC_CU_MODE_PROXY)
 		return refuse(&s, "SELFCKPT_CUDA=proxy forbids the driver's process checkpoint "
 			      "(use auto or driver)");

@@ -83,6 +83,13 @@ int sc_cu_driver_resume_on(pid_t pid, const struct sc_cu_gpus *gpus);
 void sc_cu_driver_done(void);
 
 /**
+ * sc_cu_driver_warn_mixed() - once: where the driver itself is initialised in
+ * a process whose own Driver API calls the GPU proxy serves, say that the two
+ * share nothing and that --cuda=driver gives every call to the driver.
+ */
+void sc_cu_driver_warn_mixed(void);
+
+/**
  * sc_cu_driver_frozen() - in the frozen hook of a checkpoint whose image holds
  * the driver's checkpoint: at a restart from it, the program's threads wait
  * until sc_cu_driver_restored() has had the driver restore the GPU state.

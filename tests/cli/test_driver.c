@@ -378,13 +378,15 @@ Test(driver, static_link_sees_the_driver, .timeout = 30)
 	cr_assert_neq(access(image, F_OK), 0, "an image was written");
 }
 
-/* rtdriver-linked under selfckpt-run with @cuda_opt, checkpointed: what the image says of its mode. */
-static void linked_mode(const char *cuda_opt, const char *want)
+/*
+ * rtdriver-linked @mode under selfckpt-run with @cuda_opt, checkpointed: what
+ * the image says of its mode; selfckpt-run's standard error into @err.
+ */
+static void linked_run(const char *mode, const char *cuda_opt, const char *want, char *err)
 {
 	char tool[PATH_MAX], prog[PATH_MAX], lib[PATH_MAX], dir[96], out[OUT_MAX], insp[PATH_MAX];
 	const char *argv[] = { build_path(tool, "bin/selfckpt-run"), cuda_opt, "--dir", dir, "--",
-			       build_path(prog, "tests/progs/rtdriver-linked"), "linked", NULL,
-			       NULL };
+			       build_path(prog, "tests/progs/rtdriver-linked"), mode, NULL, NULL };
 	const char *inspect[] = { build_path(insp, "bin/selfckpt-inspect"), NULL, NULL };
 	struct stat st;
 	struct rt r;
@@ -410,6 +412,16 @@ static void linked_mode(const char *cuda_opt, const char *want)
 	cr_assert_eq(wait_status(spawn(inspect, r.out, "/dev/null")), 0);
 	slurp(r.out, out);
 	cr_assert(strstr(out, want), "the image is not of the mode '%s':\n%s", want, out);
+	slurp(r.err, err);
+}
+
+static void linked_mode(const char *cuda_opt, const char *want)
+{
+	char err[OUT_MAX];
+
+	linked_run("linked", cuda_opt, want, err);
+	cr_assert_null(strstr(err, "--cuda=driver"), "a warning for a program that does not mix "
+		       "the APIs: %s", err);
 }
 
 /*
@@ -425,4 +437,20 @@ Test(driver, linked_program_proxy_by_default, .timeout = 120)
 Test(driver, linked_program_driver_assisted_with_cuda_driver, .timeout = 120)
 {
 	linked_mode("--cuda=driver", "CUDA mode     driver-assisted");
+}
+
+/*
+ * A -lcuda program that also initialises the driver itself (as the Runtime
+ * would) under the default mode: its own calls reach the GPU proxy, so it is
+ * told, once, that the two share nothing and that --cuda=driver is the cure.
+ */
+Test(driver, mixed_program_is_told_to_use_cuda_driver, .timeout = 120)
+{
+	char err[OUT_MAX];
+	const char *w = "runs in it too";
+
+	linked_run("mixed", "--cuda=auto", "CUDA mode", err);
+	cr_assert(strstr(err, w) && strstr(err, "selfckpt-run --cuda=driver"),
+		  "no warning: %s", err);
+	cr_assert_null(strstr(strstr(err, w) + 1, w), "said more than once: %s", err);
 }

@@ -5,12 +5,15 @@
  * and knows nothing of selfckpt. tests/cli/test_driver.c runs it under
  * selfckpt-run with the software device as libcuda.so.1.
  *
- *   rtdriver init|load|linked DIR
+ *   rtdriver init|load|linked|mixed DIR
  *
  * "linked" is for the build linked with libcuda.so.1 (rtdriver-linked): it
  * calls cuInit() and the rest as a -lcuda program does, through whichever
  * library the dynamic linker finds them in first (selfckpt's preloaded
  * entry points, or the driver's), and initialises the driver like "init".
+ * "mixed" (also rtdriver-linked) first initialises the driver it loads itself,
+ * as the CUDA Runtime would, then goes on like "linked": a program that mixes
+ * both APIs.
  *
  * The test steers it through files in DIR: it creates DIR/a and waits for
  * DIR/b (a checkpoint before the driver is loaded); loads the driver, and
@@ -88,8 +91,8 @@ int main(int argc, char **argv)
 	bool init;
 
 	if (argc != 3 || (strcmp(argv[1], "init") && strcmp(argv[1], "load") &&
-			  strcmp(argv[1], "linked"))) {
-		fprintf(stderr, "usage: rtdriver init|load|linked DIR\n");
+			  strcmp(argv[1], "linked") && strcmp(argv[1], "mixed"))) {
+		fprintf(stderr, "usage: rtdriver init|load|linked|mixed DIR\n");
 		return 64;
 	}
 	init = strcmp(argv[1], "load") != 0;
@@ -98,7 +101,16 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	mark("a");
 	await("b");
-	if (!strcmp(argv[1], "linked"))
+	if (!strcmp(argv[1], "mixed")) { /* the driver itself, as cudart loads it */
+		void *own = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+
+		if (!own) {
+			fprintf(stderr, "rtdriver: dlopen(libcuda.so.1): %s\n", dlerror());
+			return 3;
+		}
+		check("the driver's own cuInit", ((cu_int_fn)need(own, "cuInit"))(0));
+	}
+	if (!strcmp(argv[1], "linked") || !strcmp(argv[1], "mixed"))
 		h = RTLD_DEFAULT; /* a null pointer: the global scope */
 	else if (!(h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))) {
 		fprintf(stderr, "rtdriver: dlopen(libcuda.so.1): %s\n", dlerror());
