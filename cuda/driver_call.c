@@ -100,22 +100,10 @@ int sc_cu_driver_call(const char *action, pid_t pid, unsigned timeout_ms)
 	return run_tool(argv, environ);
 }
 
-/* Hex, 32 digits, as selfckpt-driver-ckpt reads a GPU's UUID. */
-static void uuid_hex(const unsigned char *u, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (int i = 0; i < SC_CU_UUID_LEN; i++) {
-		out[2 * i] = digits[u[i] >> 4];
-		out[2 * i + 1] = digits[u[i] & 15];
-	}
-	out[2 * SC_CU_UUID_LEN] = '\0';
-}
-
 int sc_cu_driver_resume_on(pid_t pid, const struct sc_cu_gpus *gpus)
 {
 	/* Static: a restart runs once, on one thread, and the stack is small there. */
-	static char path[PATH_MAX], pid_s[16], hex[SC_CU_GPUS_MAX][2 * SC_CU_UUID_LEN + 1];
+	static char path[PATH_MAX], pid_s[16], names[SC_CU_GPUS_MAX][SC_CU_UUID_NAME_LEN];
 	static char *argv[4 + SC_CU_GPUS_MAX + 1];
 	char **env;
 	unsigned n = gpus->n < SC_CU_GPUS_MAX ? gpus->n : SC_CU_GPUS_MAX;
@@ -130,8 +118,8 @@ int sc_cu_driver_resume_on(pid_t pid, const struct sc_cu_gpus *gpus)
 	argv[2] = "resume";
 	argv[3] = "0";
 	for (unsigned i = 0; i < n; i++) {
-		uuid_hex(gpus->uuid[i], hex[i]);
-		argv[4 + i] = hex[i];
+		sc_cu_uuid_name(gpus->uuid[i], names[i]);
+		argv[4 + i] = names[i];
 	}
 	argv[4 + n] = NULL;
 	if (!(env = sc_cu_tool_environment()))

@@ -187,19 +187,27 @@ static unsigned lock_timeout_ms(void)
 	return (unsigned)ms;
 }
 
-void sc_cu_driver_warn_mixed(void)
+/* Once, where the driver @s saw is initialised: see sc_cu_driver_warn_mixed(). */
+static void warn_mixed(const struct sc_cu_driver_seen *s)
 {
 	static bool said;
-	struct sc_cu_driver_seen s;
 
-	if (said || !sc_cu_driver_seen(&s) || !s.initialised)
+	if (said || !s->initialised)
 		return;
 	said = true;
 	sc_log(SC_LOG_WARN, "this program calls the CUDA Driver API through selfckpt's GPU proxy, "
 	       "and the CUDA driver '%s' runs in it too (the CUDA Runtime or a CUDA library "
 	       "loaded it): the two share no memory, streams or contexts, so a pointer or stream "
 	       "of one is not valid in the other; run it with selfckpt-run --cuda=driver, which "
-	       "gives every call to the driver", s.path);
+	       "gives every call to the driver", s->path);
+}
+
+void sc_cu_driver_warn_mixed(void)
+{
+	struct sc_cu_driver_seen s;
+
+	sc_cu_driver_seen(&s);
+	warn_mixed(&s);
 }
 
 static int refuse(const struct sc_cu_driver_seen *s, const char *why)
@@ -223,7 +231,7 @@ int sc_cu_driver_prepare(void)
 	if (!sc_cu_driver_seen(&s))
 		return 0;
 	if (sc_cu.started)
-		sc_cu_driver_warn_mixed();
+		warn_mixed(&s);
 	if (sc_cu_mode() == SC_CU_MODE_PROXY)
 		return refuse(&s, "SELFCKPT_CUDA=proxy forbids the driver's process checkpoint "
 			      "(use auto or driver)");

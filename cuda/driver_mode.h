@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "cuda/gpu_uuid.h"
+
 /* The name by which cudart and the CUDA libraries load the driver. */
 #define SC_CU_DRIVER_SONAME "libcuda.so.1"
 
@@ -23,10 +25,7 @@ enum sc_cu_mode {
 	SC_CU_MODE_PROXY,  /* never the driver's: a driver in use refuses the checkpoint */
 };
 
-/* The GPUs a process's driver shows, by UUID, at most this many. */
-#define SC_CU_GPUS_MAX 64
-#define SC_CU_UUID_LEN 16
-
+/* The GPUs a process's driver shows, by UUID, in ordinal order. */
 struct sc_cu_gpus {
 	unsigned n;
 	unsigned char uuid[SC_CU_GPUS_MAX][SC_CU_UUID_LEN];

@@ -76,7 +76,7 @@ static unsigned count_device_maps(void)
 	return n;
 }
 
-/* The GPUs the program's driver shows, in ordinal order: a restart may put others in their place. */
+/* The GPUs the program's driver shows, in ordinal order: a restart may put others there. */
 static void ask_gpus(void *h, struct sc_cu_gpus *g)
 {
 	CUresult (*count)(int *n);

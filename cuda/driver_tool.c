@@ -8,10 +8,11 @@
  *                                                      restore, then unlock
  *   selfckpt-driver-ckpt PID state|tid|lock|unlock|save|restore
  *
- * resume with UUIDs (32 hex digits each: the GPUs the process's driver showed
- * at its checkpoint, in ordinal order) restores the process onto the GPUs this
- * tool sees, in the same order: the restorer's CUDA_VISIBLE_DEVICES chooses
- * them. Where they are the same GPUs, nothing is remapped.
+ * resume with UUIDs (GPU-8f4022ba-..., as nvidia-smi writes them: the GPUs
+ * the process's driver showed at its checkpoint, in ordinal order) restores
+ * the process onto the GPUs this tool sees, in the same order: the
+ * restorer's CUDA_VISIBLE_DEVICES chooses them. Where they are the same GPUs,
+ * nothing is remapped.
  *
  * The library runs it at a checkpoint and at a restart of a process whose
  * driver it cannot ask itself: the driver's process checkpoint is made from
@@ -33,6 +34,8 @@
 
 #include <cuda.h>
 
+#include "cuda/gpu_uuid.h"
+
 #define EXIT_USAGE 64
 #define EXIT_DRIVER 69
 
@@ -51,8 +54,7 @@ static struct {
 } drv;
 
 /* The GPUs of the process at its checkpoint, in ordinal order (resume's UUIDs). */
-#define GPUS_MAX 64
-static CUuuid old_gpus[GPUS_MAX];
+static CUuuid old_gpus[SC_CU_GPUS_MAX];
 static int old_n;
 
 static int pid;
@@ -170,17 +172,13 @@ static int machine_gpus(CUuuid *gpus, int cap)
 /* "GPU-8f4022ba-e0cb-...", as nvidia-smi and CUDA_VISIBLE_DEVICES write a GPU's UUID. */
 static void uuid_name(const CUuuid *u, char *out)
 {
-	char *p = out + sprintf(out, "GPU-");
-
-	for (int i = 0; i < 16; i++)
-		p += sprintf(p, "%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "",
-			     (unsigned char)u->bytes[i]);
+	sc_cu_uuid_name((const unsigned char *)u->bytes, out);
 }
 
 /* One entry of CUDA_VISIBLE_DEVICES (@len bytes): an ordinal or a UUID's prefix; -1: neither. */
 static int visible_entry(const char *e, size_t len, const CUuuid *all, int n)
 {
-	char name[64];
+	char name[SC_CU_UUID_NAME_LEN];
 	int found = -1;
 
 	if (len && e[0] >= '0' && e[0] <= '9') {
@@ -239,14 +237,15 @@ static int index_of(const CUuuid *u, const CUuuid *all, int n)
 
 static void add_pair(CUcheckpointGpuPair *pairs, int *k, const CUuuid *from, const CUuuid *to)
 {
-	char a[48], b[48];
+	char a[SC_CU_UUID_NAME_LEN], b[SC_CU_UUID_NAME_LEN];
 
 	pairs[*k].oldUuid = *from;
 	pairs[(*k)++].newUuid = *to;
+	if (!timed)
+		return;
 	uuid_name(from, a);
 	uuid_name(to, b);
-	if (timed)
-		fprintf(stderr, "selfckpt-driver-ckpt: GPU %s of process %d: now %s\n", a, pid, b);
+	fprintf(stderr, "selfckpt-driver-ckpt: GPU %s of process %d: now %s\n", a, pid, b);
 }
 
 /*
@@ -259,9 +258,10 @@ static void add_pair(CUcheckpointGpuPair *pairs, int *k, const CUuuid *from, con
  */
 static int pair_gpus(CUcheckpointGpuPair *pairs)
 {
-	static CUuuid all[GPUS_MAX];
-	int n = machine_gpus(all, GPUS_MAX), chosen[GPUS_MAX], k = 0, m, same = 1, here = 1;
-	bool taken[GPUS_MAX] = { false }, used[GPUS_MAX] = { false };
+	static CUuuid all[SC_CU_GPUS_MAX];
+	int n = machine_gpus(all, SC_CU_GPUS_MAX), chosen[SC_CU_GPUS_MAX];
+	int k = 0, m, same = 1, here = 1;
+	bool taken[SC_CU_GPUS_MAX] = { false }, used[SC_CU_GPUS_MAX] = { false };
 
 	if (n < 0)
 		return -1;
@@ -298,7 +298,7 @@ static int pair_gpus(CUcheckpointGpuPair *pairs)
 
 static CUresult restore(void)
 {
-	static CUcheckpointGpuPair pairs[GPUS_MAX];
+	static CUcheckpointGpuPair pairs[SC_CU_GPUS_MAX];
 	CUcheckpointRestoreArgs a = { 0 };
 	int n = old_n ? pair_gpus(pairs) : 0;
 	double t0;
@@ -374,33 +374,6 @@ static CUresult run(const char *verb, unsigned timeout_ms)
 	exit(EXIT_USAGE);
 }
 
-/* A GPU's UUID from 32 hex digits (dashes allowed); -1 when it is none. */
-static int parse_uuid(const char *s, CUuuid *u)
-{
-	int k = 0;
-
-	for (; *s && k < 32; s++) {
-		int v;
-
-		if (*s == '-')
-			continue;
-		if (*s >= '0' && *s <= '9')
-			v = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			v = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			v = *s - 'A' + 10;
-		else
-			return -1;
-		if (k % 2)
-			u->bytes[k / 2] = (char)((unsigned char)u->bytes[k / 2] | v);
-		else
-			u->bytes[k / 2] = (char)(v << 4);
-		k++;
-	}
-	return k == 32 && !*s ? 0 : -1;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: selfckpt-driver-ckpt PID checkpoint|resume|state|tid|lock|save|"
@@ -422,13 +395,13 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (argc - 4 > GPUS_MAX) {
-		fprintf(stderr, "selfckpt-driver-ckpt: at most %d GPUs\n", GPUS_MAX);
+	if (argc - 4 > SC_CU_GPUS_MAX) {
+		fprintf(stderr, "selfckpt-driver-ckpt: at most %d GPUs\n", SC_CU_GPUS_MAX);
 		return EXIT_USAGE;
 	}
 	for (int i = 4; i < argc; i++)
-		if (parse_uuid(argv[i], &old_gpus[old_n++]) < 0) {
-			fprintf(stderr, "selfckpt-driver-ckpt: '%s' is no GPU UUID (32 hex "
+		if (sc_cu_uuid_parse(argv[i], (unsigned char *)old_gpus[old_n++].bytes) < 0) {
+			fprintf(stderr, "selfckpt-driver-ckpt: '%s' is no GPU UUID (GPU- and 32 hex "
 				"digits)\n", argv[i]);
 			return EXIT_USAGE;
 		}

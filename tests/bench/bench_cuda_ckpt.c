@@ -408,16 +408,18 @@ static int spawn(char *const argv[], int in_fd, int *out_fd, pid_t *pid, int64_t
 }
 
 /*
- * Run @argv to its end: its output (until every holder of the pipe, the GPU
- * proxy too, is gone) into @out, its status into *@status.
+ * Run @argv to its end, its standard input from @in_fd (-1: /dev/null): its
+ * output (until every holder of the pipe, the GPU proxy too, is gone) into
+ * @out, its status into *@status.
  */
-static int run_child(char *const argv[], char *out, size_t cap, int *status, int64_t *start_ns)
+static int run_child(char *const argv[], int in_fd, char *out, size_t cap, int *status,
+		     int64_t *start_ns)
 {
 	size_t len = 0;
 	int fd, err;
 	pid_t pid;
 
-	if ((err = spawn(argv, -1, &fd, &pid, start_ns)) < 0)
+	if ((err = spawn(argv, in_fd, &fd, &pid, start_ns)) < 0)
 		return err;
 	child_pgid = pid;
 	err = read_until(fd, out, cap, &len, false);
@@ -452,7 +454,7 @@ static int run_subject(const struct opts *o, int kind, double *m, uint64_t *sum)
 
 	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)o->bytes);
 	unlink(image_path);
-	err = run_child(argv, out, sizeof(out), &status, NULL);
+	err = run_child(argv, -1, out, sizeof(out), &status, NULL);
 	describe_status(st, sizeof(st), status);
 	if (err < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ||
 	    sscanf(out, "saved %lf %lf %llx", &m[M_CKPT], &m[M_D2H], &s) != 3) {
@@ -478,7 +480,7 @@ static int run_restore(const struct opts *o, int kind, double *secs, bool *data_
 	int status = 0, err;
 	int64_t t0;
 
-	err = run_child(argv, out, sizeof(out), &status, &t0);
+	err = run_child(argv, -1, out, sizeof(out), &status, &t0);
 	describe_status(st, sizeof(st), status);
 	*data_ok = strstr(out, "\ncheck ok ") != NULL;
 	bad = strstr(out, "\ncheck bad ");
@@ -767,25 +769,31 @@ static int start_target(char *const argv[], struct target *t, uint64_t *sum, cha
 	return 0;
 }
 
-/*
- * "quit", and the end of its output within STOP_MS; a target the driver left
- * locked or checkpointed (@failed) would block in its first CUDA call: killed.
- */
-static void stop_target(struct target *t, bool failed)
+/* How a target is ended. */
+enum stop_how {
+	STOP_QUIT,  /* asked to, with "quit" */
+	STOP_KILL,  /* at once: one the driver left locked or checkpointed would block */
+	STOP_AWAIT, /* it ends by itself (selfckpt-run --exit-after-save) */
+};
+
+/* The target ended @how, and the end of its output within STOP_MS: its wait status. */
+static int stop_target(struct target *t, enum stop_how how)
 {
 	struct pollfd p = { .fd = t->out, .events = POLLIN };
 	char buf[256];
+	int status = 0;
 
-	if (failed || write(t->in, "quit\n", 5) != 5)
+	if (how == STOP_KILL || (how == STOP_QUIT && write(t->in, "quit\n", 5) != 5))
 		kill(-t->pid, SIGKILL);
 	close(t->in);
 	while (poll(&p, 1, STOP_MS) > 0 && read(t->out, buf, sizeof(buf)) > 0)
 		;
 	kill(-t->pid, SIGKILL); /* gone by now, unless stuck */
-	while (waitpid(t->pid, NULL, 0) < 0 && errno == EINTR)
+	while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	close(t->out);
 	target_pgid = 0;
+	return status;
 }
 
 /* Its device memory checksummed again: true when it matches. */
@@ -868,7 +876,7 @@ static void run_driver_ckpt(const struct opts *o, struct results *res)
 		fprintf(stderr, "bench-cuda-ckpt: driver checkpoint: %s\n", res->drv_why);
 out:
 	if (t.pid > 0)
-		stop_target(&t, res->drv_why[0] != 0);
+		stop_target(&t, res->drv_why[0] ? STOP_KILL : STOP_QUIT);
 	if (a.dl)
 		dlclose(a.dl);
 }
@@ -901,29 +909,6 @@ static void remove_assisted_image(void)
 	unlink(latest);
 }
 
-/* The exit of a target that checkpointed itself with --exit-after-save. */
-static int wait_saved_target(struct target *t, char *why, size_t n)
-{
-	struct pollfd p = { .fd = t->out, .events = POLLIN };
-	char buf[256], st[64];
-	int status = 0;
-
-	close(t->in);
-	while (poll(&p, 1, TIMEOUT_MS) > 0 && read(t->out, buf, sizeof(buf)) > 0)
-		;
-	kill(-t->pid, SIGKILL); /* gone by now, unless stuck */
-	while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	close(t->out);
-	target_pgid = 0;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_AFTER_SAVE)
-		return 0;
-	describe_status(st, sizeof(st), status);
-	snprintf(why, n, "the checkpointed target ended with %s, not exit status %d", st,
-		 EXIT_AFTER_SAVE);
-	return -EIO;
-}
-
 /* Until DIR/latest exists: 1 ms polls, while the target lives. */
 static int wait_for_latest(pid_t pid, char *why, size_t n)
 {
@@ -933,7 +918,7 @@ static int wait_for_latest(pid_t pid, char *why, size_t n)
 
 	tmp_file(latest, sizeof(latest), "latest");
 	while (lstat(latest, &st) < 0) {
-		if (kill(pid, 0) < 0 || waitpid(pid, NULL, WNOHANG) == pid) {
+		if (waitpid(pid, NULL, WNOHANG) != 0) { /* ended, or no child of ours */
 			snprintf(why, n, "the target ended without an image");
 			return -EIO;
 		}
@@ -953,36 +938,42 @@ static int wait_for_latest(pid_t pid, char *why, size_t n)
  */
 static int assisted_checkpoint(const struct opts *o, struct results *res, double *m)
 {
-	char bytes[32], *why = res->asd_why;
+	char bytes[32], st[64], *why = res->asd_why;
 	char *argv[] = { (char *)o->run, "--cuda", "driver", "--dir", tmp_dir, "--exit-after-save",
 			 "--", (char *)o->target, bytes, (char *)o->module, NULL };
 	struct target t = { .in = -1, .out = -1 };
 	size_t n = sizeof(res->asd_why);
 	uint64_t sum = 0;
 	double t0;
-	int err;
+	int err, status;
 
 	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)o->bytes);
 	remove_assisted_image();
 	if ((err = start_target(argv, &t, &sum, why, n)) < 0) {
 		if (t.pid > 0)
-			stop_target(&t, true);
+			stop_target(&t, STOP_KILL);
 		return err;
 	}
 	if (sum != res->sum) {
 		snprintf(why, n, "the target's data differ from the subject's (%016llx, not %016llx)",
 			 (unsigned long long)sum, (unsigned long long)res->sum);
-		stop_target(&t, true);
+		stop_target(&t, STOP_KILL);
 		return -EIO;
 	}
 	t0 = now();
 	kill(t.pid, SIGUSR2);
 	if ((err = wait_for_latest(t.pid, why, n)) < 0) {
-		stop_target(&t, true);
+		stop_target(&t, STOP_KILL);
 		return err;
 	}
 	m[A_CKPT] = now() - t0;
-	return wait_saved_target(&t, why, n);
+	status = stop_target(&t, STOP_AWAIT);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_AFTER_SAVE)
+		return 0;
+	describe_status(st, sizeof(st), status);
+	snprintf(why, n, "the checkpointed target ended with %s, not exit status %d", st,
+		 EXIT_AFTER_SAVE);
+	return -EIO;
 }
 
 /* selfckpt-inspect --verify IMAGE: every chunk decoded; it must say driver-assisted. */
@@ -997,7 +988,7 @@ static int assisted_decode(const struct opts *o, struct results *res, double *m)
 	tmp_file(latest, sizeof(latest), "latest");
 	if (stat(latest, &sb) == 0)
 		m[A_IMAGE] = (double)sb.st_size;
-	err = run_child(argv, out, sizeof(out), &status, &t0);
+	err = run_child(argv, -1, out, sizeof(out), &status, &t0);
 	m[A_DECODE] = (double)(clock_ns(CLOCK_REALTIME) - t0) * 1e-9;
 	if (err < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ||
 	    !strstr(out, "driver-assisted")) {
@@ -1022,10 +1013,8 @@ static int assisted_restart(const struct opts *o, struct results *res, double *m
 	char *argv[] = { (char *)o->restore, latest, NULL };
 	long long stamp = 0;
 	unsigned long long got = 0;
-	int p[2], fd, status = 0, err;
-	size_t len = 0;
+	int p[2], status = 0, err;
 	int64_t t0;
-	pid_t pid;
 
 	tmp_file(latest, sizeof(latest), "latest");
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -1037,18 +1026,8 @@ static int assisted_restart(const struct opts *o, struct results *res, double *m
 	}
 	close(p[1]);
 	gpu_settle();
-	err = spawn(argv, p[0], &fd, &pid, &t0);
+	err = run_child(argv, p[0], out, sizeof(out), &status, &t0);
 	close(p[0]);
-	if (err < 0)
-		return err;
-	child_pgid = pid;
-	err = read_until(fd, out, sizeof(out), &len, false);
-	close(fd);
-	if (err < 0)
-		kill(-pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	child_pgid = 0;
 	if (err < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ||
 	    sscanf(out, "stamp %lld\n%*s %llx", &stamp, &got) != 2) {
 		describe_status(st, sizeof(st), status);

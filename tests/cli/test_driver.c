@@ -223,6 +223,17 @@ static int restore_with(struct rt *r, const char *env, char *out, char *err)
 	return st;
 }
 
+/* Whether this machine restores with the same ids (user namespaces); where not, the restart
+ * must have stopped with exit 69, saying that the driver restores only into the same id. */
+static bool same_ids_here(const char *err, int status)
+{
+	if (!strstr(err, "comes back with new ids"))
+		return true;
+	cr_assert(status == 69 && strstr(err, "only into a process of the same id"),
+		  "restored with new ids: exit %d: %s", status, err);
+	return false;
+}
+
 Test(driver, checkpointed_with_the_drivers_help_and_restored, .timeout = 120)
 {
 	char out[OUT_MAX], err[OUT_MAX];
@@ -248,22 +259,9 @@ Test(driver, checkpointed_with_the_drivers_help_and_restored, .timeout = 120)
 		  "restored with new ids: exit %d: %s", status, err);
 
 	status = restore_with(&r, "", out, err);
-	if (strstr(err, "comes back with new ids")) /* no user namespaces here */
-		cr_assert(status == 69 && strstr(err, "only into a process of the same id"),
-			  "restored with new ids: exit %d: %s", status, err);
-	else
+	if (same_ids_here(err, status))
 		cr_assert(status == 0 && !strcmp(out, "devices 1\ndone\n"),
 			  "the restore: exit %d, printed '%s': %s", status, out, err);
-}
-
-/* Whether this machine restores with the same ids (user namespaces); else the driver cannot. */
-static bool same_ids_here(const char *err, int status)
-{
-	if (!strstr(err, "comes back with new ids"))
-		return true;
-	cr_assert(status == 69 && strstr(err, "only into a process of the same id"),
-		  "restored with new ids: exit %d: %s", status, err);
-	return false;
 }
 
 /*

@@ -152,9 +152,6 @@ static CUresult rules_apply(const char *func)
  * Every call but the few that work before cuInit() starts here: on success
  * the device lock is held until sd_leave().
  */
-/* The process checkpoint's check (softcuda_procckpt.c), in the driver stand-in only. */
-__attribute__((weak)) void sd_procckpt_enter(const char *func);
-
 CUresult sd_enter(const char *func)
 {
 	CUresult rc;

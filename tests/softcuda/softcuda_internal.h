@@ -126,6 +126,13 @@ extern struct sd_state sd;
 /* softcuda.c: entry, exit, objects, configuration. */
 CUresult sd_enter(const char *func);
 CUresult sd_leave(CUresult rc);
+
+/*
+ * softcuda_procckpt.c, in the stand-in for a driver the program loads itself
+ * only (weak: absent elsewhere): sd_enter() asks it first; it aborts a call
+ * made while the driver's process checkpoint holds the GPU state.
+ */
+__attribute__((weak)) void sd_procckpt_enter(const char *func);
 void sd_lock(void);
 void sd_unlock(void);
 void sd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

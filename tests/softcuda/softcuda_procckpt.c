@@ -245,7 +245,6 @@ static void *driver_thread_main(void *arg)
 /* This process's own state memfd: at the same number in a restored process. */
 static int own_state = -1;
 
-void sd_procckpt_enter(const char *func);
 void sd_procckpt_enter(const char *func)
 {
 	if (own_state >= 0 && state_get(own_state) == CHECKPOINTED) {
