@@ -295,6 +295,18 @@ static int restore_descriptors(const struct image *im, const struct plan *p)
 	return err ? err : sc_locks_restore(im->locks, im->n_locks);
 }
 
+/* /proc/self/loginuid's text into @now (ended): its length, or <= 0 where it cannot be read. */
+static ssize_t read_loginuid(char now[16])
+{
+	int fd = open("/proc/self/loginuid", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, now, 15);
+
+	if (fd >= 0)
+		close(fd);
+	now[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
 /*
  * The audit login uid, where this process's differs. Setting one that is
  * not set needs no privilege; changing one that is needs CAP_AUDIT_CONTROL:
@@ -302,12 +314,10 @@ static int restore_descriptors(const struct image *im, const struct plan *p)
  */
 void sc_loginuid_restore(const struct sc_peek *pr)
 {
-	char now[16] = "", want[16];
-	int fd = open("/proc/self/loginuid", O_RDONLY | O_CLOEXEC), len;
-	ssize_t n = fd < 0 ? -1 : read(fd, now, sizeof(now) - 1);
+	char now[16], want[16];
+	ssize_t n = read_loginuid(now);
+	int fd, len;
 
-	if (fd >= 0)
-		close(fd);
 	if (!(pr->attrs & SC_ATTR_LOGINUID) || n <= 0 ||
 	    (uint32_t)strtoul(now, NULL, 10) == pr->loginuid)
 		return;
@@ -323,13 +333,9 @@ void sc_loginuid_restore(const struct sc_peek *pr)
 /* This process's audit login uid as it reads it now; 4294967295 where unknown. */
 static uint32_t loginuid_now(void)
 {
-	char now[16] = "";
-	int fd = open("/proc/self/loginuid", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, now, sizeof(now) - 1);
+	char now[16];
 
-	if (fd >= 0)
-		close(fd);
-	return n > 0 ? (uint32_t)strtoul(now, NULL, 10) : 4294967295u;
+	return read_loginuid(now) > 0 ? (uint32_t)strtoul(now, NULL, 10) : 4294967295u;
 }
 
 /*

@@ -312,7 +312,7 @@ static int plan_sysv(const struct image *im, struct mapping *m, struct plan *p)
 	const struct sc_sysv_obj *o = sc_image_segment_of(im, s->inode);
 	uint64_t flags = 0;
 
-	if ((s->vmflags & SC_VMF_KNOWN) ? !(s->vmflags & SC_VMF_MAYWRITE) : !(s->prot & PROT_WRITE))
+	if (!sc_seg_shared_writable(s))
 		flags |= SHM_RDONLY;
 	if (s->prot & PROT_EXEC)
 		flags |= SHM_EXEC;

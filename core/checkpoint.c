@@ -352,6 +352,16 @@ struct background {
 	struct sc_frozen fz;
 };
 
+/* What the preparations hold; each part is free already where its preparation did not run. */
+static void frozen_free(struct sc_frozen *fz)
+{
+	sc_fds_frozen_free(&fz->fds);
+	sc_shared_free(&fz->shared);
+	sc_timers_frozen_free(&fz->timers);
+	sc_sysv_frozen_free(&fz->sysv);
+	sc_vmflags_free(&fz->vmflags);
+}
+
 static void *write_in_background(void *arg)
 {
 	struct background *bg = arg;
@@ -362,11 +372,7 @@ static void *write_in_background(void *arg)
 		       selfckpt_strerror(err));
 	sc_copier_stop(); /* first: the snapshot's exit then frees the buffers */
 	sc_snapshot_kill(bg->fz.child);
-	sc_fds_frozen_free(&bg->fz.fds);
-	sc_shared_free(&bg->fz.shared);
-	sc_timers_frozen_free(&bg->fz.timers);
-	sc_sysv_frozen_free(&bg->fz.sysv);
-	sc_vmflags_free(&bg->fz.vmflags);
+	frozen_free(&bg->fz);
 	free(bg->path);
 	free(bg);
 	if (hooks.done)
@@ -449,12 +455,10 @@ static void end_hold(const struct sc_exit_after *ex, const char *path, pid_t chi
 		kill(child, SIGKILL); /* the snapshot would outlive the process */
 		_exit(ex->status);
 	}
-	if (held) {
-		let_go();
-	} else {
-		sc_pending_requeue(sc_stopped.self);
-		sc_pending_requeue(SC_PENDING_PROCESS);
-	}
+	if (held)
+		sc_threads_release(); /* else the watchdog let them go already */
+	sc_pending_requeue(sc_stopped.self);
+	sc_pending_requeue(SC_PENDING_PROCESS);
 	if (!err && !held)
 		sc_log(SC_LOG_WARN, "a stopped thread held what writing the image needed for more "
 		       "than %d s, so the program's threads went on before the image was complete: "
@@ -476,34 +480,20 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 		err = sc_stop_handler_install();
 	if (!err)
 		err = sc_fds_prepare(&fz.fds);
-	if (!err && (err = sc_shared_prepare(&fz.shared)) < 0)
-		sc_fds_frozen_free(&fz.fds);
-	if (!err && (err = sc_sysv_prepare(&fz.sysv)) < 0) {
-		sc_fds_frozen_free(&fz.fds);
-		sc_shared_free(&fz.shared);
-	}
-	if (!err && (err = sc_timers_prepare(&fz.timers)) < 0) {
-		sc_sysv_frozen_free(&fz.sysv);
-		sc_fds_frozen_free(&fz.fds);
-		sc_shared_free(&fz.shared);
-	}
+	if (!err)
+		err = sc_shared_prepare(&fz.shared);
+	if (!err)
+		err = sc_sysv_prepare(&fz.sysv);
+	if (!err)
+		err = sc_timers_prepare(&fz.timers);
 	/* before the memory settings: the CUDA driver's checkpoint drops its mappings */
-	if (!err && hooks.prepare && (err = hooks.prepare()) < 0) {
-		sc_fds_frozen_free(&fz.fds);
-		sc_shared_free(&fz.shared);
-		sc_timers_frozen_free(&fz.timers);
-	sc_sysv_frozen_free(&fz.sysv);
-	}
+	if (!err && hooks.prepare)
+		err = hooks.prepare();
 	/* late: the closer to the stop, the fewer settings can change in between */
-	if (!err && (err = sc_vmflags_read(0, SC_VMF_FORK_LOST, &fz.vmflags)) < 0) {
-		sc_fds_frozen_free(&fz.fds);
-		sc_shared_free(&fz.shared);
-		sc_timers_frozen_free(&fz.timers);
-	sc_sysv_frozen_free(&fz.sysv);
-		if (hooks.done)
-			hooks.done(err); /* prepare() succeeded: undo what it holds */
-	}
+	if (!err && (err = sc_vmflags_read(0, SC_VMF_FORK_LOST, &fz.vmflags)) < 0 && hooks.done)
+		hooks.done(err); /* prepare() succeeded: undo what it holds */
 	if (err) {
+		frozen_free(&fz);
 		checkpoint_end();
 		return err;
 	}
@@ -520,11 +510,8 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	err = freeze(&fz, ex != NULL);
 	if (err == 1) {
 		sc_fds_restarted(&fz.fds);
-		sc_fds_frozen_free(&fz.fds);
-		sc_shared_forget(&fz.shared);
-		sc_timers_frozen_free(&fz.timers);
-	sc_sysv_frozen_free(&fz.sysv);
-		sc_vmflags_free(&fz.vmflags);
+		sc_shared_forget(&fz.shared); /* its stage was no part of the image: not unmapped */
+		frozen_free(&fz);
 		return restarted();
 	}
 	t2 = sc_log_seconds();
@@ -546,11 +533,7 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	 */
 	sc_copier_stop();
 	sc_snapshot_kill(fz.child);
-	sc_fds_frozen_free(&fz.fds);
-	sc_shared_free(&fz.shared);
-	sc_timers_frozen_free(&fz.timers);
-	sc_sysv_frozen_free(&fz.sysv);
-	sc_vmflags_free(&fz.vmflags);
+	frozen_free(&fz);
 	sc_log(SC_LOG_DEBUG, "checkpoint: shared memory set up in %.3f s, snapshot taken in "
 	       "%.3f s, image in %.3f s, snapshot and shared memory released in %.3f s",
 	       t1 - t0, t2 - t1, t3 - t2, sc_log_seconds() - t3);

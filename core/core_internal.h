@@ -70,6 +70,8 @@ __attribute__((noreturn)) void sc_ctx_resume(const struct sc_ctx *ctx, int value
 long sc_clone_frozen(void);
 /* A raw thread on @stack running fn(arg), which never returns: its id, or -errno. */
 long sc_raw_thread(unsigned long flags, uint64_t stack, int *tid, void (*fn)(void *), void *arg);
+/* A thread of our own: VM|FS|FILES|SIGHAND|THREAD|SYSVSEM|PARENT_SETTID|CHILD_CLEARTID */
+#define SC_RAW_THREAD_CLONE 0x350f00ul
 
 /*
  * copier_rt.c - the snapshot process copies its own memory for the checkpoint.

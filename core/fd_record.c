@@ -15,7 +15,6 @@
 #define FD_META_FIXED 88u
 #define FD_META_FIXED_1_1 80u /* before the seals */
 #define FD_META_FIXED_1_0 72u /* before the description id */
-#define READ_STEP (1u << 20)
 
 _Static_assert(sizeof(size_t) == sizeof(uint64_t), "x86-64: raw_len fits a size_t");
 
@@ -85,40 +84,6 @@ static int check_meta(struct sc_reader *r, const struct sc_record *rec)
 	return 0;
 }
 
-/*
- * The payload, in steps: the buffer grows only as verified bytes arrive, so a
- * false raw_len costs no more memory than the image holds (R-SAFE-2).
- */
-static int read_payload(struct sc_reader *r, const struct sc_record *rec, struct sc_fd *out)
-{
-	size_t cap = 0;
-
-	while (out->data_len < rec->raw_len) {
-		size_t step = rec->raw_len - out->data_len < READ_STEP ?
-			      (size_t)(rec->raw_len - out->data_len) : READ_STEP;
-		int err;
-
-		if (out->data_len + step > cap) {
-			size_t want = cap ? 2 * cap : step;
-			void *grown;
-
-			if (want > rec->raw_len)
-				want = (size_t)rec->raw_len;
-			grown = realloc(out->data, want);
-			if (!grown)
-				return sc_err(ENOMEM, "out of memory reading fd record %u of '%s'",
-					      rec->seq, sc_reader_name(r));
-			out->data = grown;
-			cap = want;
-		}
-		err = sc_reader_read(r, (char *)out->data + out->data_len, step);
-		if (err)
-			return err;
-		out->data_len += step;
-	}
-	return 0;
-}
-
 /* The item list of an object's record (R-TYP-14), the error naming the record. */
 static int check_state(struct sc_reader *r, const struct sc_record *rec, const struct sc_fd *f)
 {
@@ -167,7 +132,7 @@ int sc_fd_read_record(struct sc_reader *r, const struct sc_record *rec, struct s
 	if (!out->path)
 		return sc_err(ENOMEM, "out of memory reading fd record %u of '%s'", rec->seq,
 			      sc_reader_name(r));
-	err = read_payload(r, rec, out);
+	err = sc_reader_read_all(r, rec, &out->data, &out->data_len);
 	if (!err)
 		err = check_state(r, rec, out);
 	if (err) {

@@ -261,7 +261,7 @@ static int put_queue(struct sc_state_out *o, const struct sc_fd *f, bool stream,
 	const uint8_t *p = (const uint8_t *)f->data + sizeof(struct sc_sock_frozen);
 	const uint8_t *end = (const uint8_t *)f->data + f->data_len;
 	size_t total = 0, run = 0;
-	uint8_t *all;
+	uint8_t *all = NULL; /* a stream's runs of bytes are joined here */
 	int err = 0;
 
 	if (!pieces_whole(p, end))
@@ -269,8 +269,7 @@ static int put_queue(struct sc_state_out *o, const struct sc_fd *f, bool stream,
 	for (const uint8_t *q = p; q < end; q += piece_size(q))
 		total += sc_get_le32(q);
 	*bytes = total;
-	all = malloc(total ? total : 1);
-	if (!all)
+	if (stream && total && !(all = malloc(total)))
 		return -ENOMEM;
 	for (const uint8_t *q = p; q < end && !err; q += piece_size(q)) {
 		uint32_t len = sc_get_le32(q);
@@ -444,13 +443,14 @@ int sc_fd_socket_collect(struct sc_fd *f, const struct sc_fds_frozen *z, const i
 	const struct in_flight m = { z, skip, n_skip };
 	struct sc_sock_frozen s;
 	struct sc_state_out o = { 0 };
+	const char *refused;
 	int err;
 
 	if (f->kind != SC_FD_SOCKET || f->data_len < sizeof(s))
 		return 0;
 	memcpy(&s, f->data, sizeof(s));
-	if (rights_refused(&s))
-		return refuse(f, rights_refused(&s));
+	if ((refused = rights_refused(&s)))
+		return refuse(f, refused);
 	if (s.queue_err)
 		return sc_err(-s.queue_err, "cannot read the queue of descriptor %d (%s): %s",
 			      f->fd, f->path, strerror(-s.queue_err));

@@ -37,9 +37,6 @@ static int64_t hold_stall_ns;
 static char io_buf[512];
 static uint8_t hold_stack[HOLD_STACK] __attribute__((aligned(64)));
 
-/* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM|PARENT_SETTID|CHILD_CLEARTID */
-#define HOLD_CLONE 0x350f00ul
-
 static int64_t monotonic_ns(void)
 {
 	struct timespec t;
@@ -114,7 +111,7 @@ long sc_hold_start(int64_t stall_ns)
 	__atomic_store_n(&hold_state, HOLDING, __ATOMIC_RELEASE);
 	/* it takes none of the program's signals: blocked before it starts */
 	sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8);
-	tid = sc_raw_thread(HOLD_CLONE, (uint64_t)(uintptr_t)(hold_stack + HOLD_STACK), &hold_tid,
+	tid = sc_raw_thread(SC_RAW_THREAD_CLONE, (uint64_t)(uintptr_t)(hold_stack + HOLD_STACK), &hold_tid,
 			    watch, NULL);
 	sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
 	if (tid < 0)

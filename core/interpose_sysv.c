@@ -64,11 +64,9 @@ static int noted_get(uint32_t kind, const struct call *c, key_t key, int flg)
 		if (id < 0 && errno == EEXIST)
 			errno = saved;
 	}
-	if (id < 0 && may_open(key, flg)) {
+	if (id < 0) { /* an object that was there already, or one of IPC_PRIVATE */
 		id = get(c, key, flg);
-		created = false;
-	} else if (id < 0) {
-		id = get(c, key, flg);
+		created = !may_open(key, flg);
 	}
 	if (id >= 0)
 		sc_sysv_note(kind, id, (int32_t)key, created);

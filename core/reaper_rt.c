@@ -21,9 +21,6 @@
 int sc_reaper_tid;
 static uint8_t reaper_stack[REAPER_STACK] __attribute__((aligned(64)));
 
-/* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM|PARENT_SETTID|CHILD_CLEARTID */
-#define REAPER_CLONE 0x350f00ul
-
 __attribute__((noreturn)) static void reap(void *child)
 {
 	while (sc_sys4(SYS_wait4, (long)(intptr_t)child, 0, __WALL, 0) == -EINTR)
@@ -34,6 +31,6 @@ __attribute__((noreturn)) static void reap(void *child)
 
 long sc_reaper_start(pid_t child)
 {
-	return sc_raw_thread(REAPER_CLONE, (uint64_t)(uintptr_t)(reaper_stack + REAPER_STACK),
+	return sc_raw_thread(SC_RAW_THREAD_CLONE, (uint64_t)(uintptr_t)(reaper_stack + REAPER_STACK),
 			     &sc_reaper_tid, reap, (void *)(intptr_t)child);
 }

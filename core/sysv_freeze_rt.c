@@ -25,15 +25,10 @@
 #define ENOMSG_ 42
 #define EINVAL_ 22
 #define EIDRM_ 43
+#define E2BIG_ 7
 
 _Static_assert(sizeof(struct shmid_ds) <= 128 && sizeof(struct semid_ds) <= 128 &&
 	       sizeof(struct msqid_ds) <= 128, "an *id_ds fits a slot");
-
-static void copy_bytes(uint8_t *d, const uint8_t *s, uint64_t n)
-{
-	while (n--)
-		*d++ = *s++;
-}
 
 /* A segment's bytes, through a read-only attach of our own that goes at once. */
 static long copy_segment(struct sc_sysv_slot *s, uint64_t size)
@@ -42,7 +37,7 @@ static long copy_segment(struct sc_sysv_slot *s, uint64_t size)
 
 	if (at < 0 && at > -4096)
 		return at;
-	copy_bytes(s->buf, (const uint8_t *)at, size);
+	sc_copy_bytes((uint64_t)(uintptr_t)s->buf, (uint64_t)at, size);
 	sc_sys1(SYS_shmdt, at);
 	s->used = size;
 	return 0;
@@ -56,7 +51,7 @@ static long freeze_shm(struct sc_sysv_slot *s)
 	if (r < 0 || !s->copy)
 		return r;
 	if (ds->shm_segsz > s->cap)
-		return -7; /* -E2BIG */
+		return -E2BIG_;
 	return copy_segment(s, ds->shm_segsz);
 }
 

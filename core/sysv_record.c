@@ -17,7 +17,6 @@
 #define SEM_ENTRY 8u
 #define MSG_ENTRY 16u
 #define SC_SEMVMX 32767u /* SEMVMX */
-#define READ_STEP (1u << 20)
 
 const char *sc_sysv_kind_name(uint32_t kind)
 {
@@ -165,38 +164,6 @@ static int read_entries(struct sc_reader *r, const struct sc_record *rec, const 
 	return 0;
 }
 
-/*
- * The payload, in steps: the buffer grows only as verified bytes arrive, so a
- * false raw_len costs no more memory than the image holds (R-SAFE-2).
- */
-static int read_payload(struct sc_reader *r, const struct sc_record *rec, struct sc_sysv_obj *o)
-{
-	size_t cap = 0;
-
-	while (o->data_len < rec->raw_len) {
-		size_t step = rec->raw_len - o->data_len < READ_STEP ?
-			      (size_t)(rec->raw_len - o->data_len) : READ_STEP;
-		int err;
-
-		if (o->data_len + step > cap) {
-			size_t want = cap ? 2 * cap : step;
-			void *grown;
-
-			if (want > rec->raw_len)
-				want = (size_t)rec->raw_len;
-			if (!(grown = realloc(o->data, want)))
-				return sc_err(ENOMEM, "out of memory reading sysv-ipc record %u of "
-					      "'%s'", rec->seq, sc_reader_name(r));
-			o->data = grown;
-			cap = want;
-		}
-		if ((err = sc_reader_read(r, o->data + o->data_len, step)))
-			return err;
-		o->data_len += step;
-	}
-	return 0;
-}
-
 int sc_sysv_read(struct sc_reader *r, const struct sc_record *rec, struct sc_sysv_obj *o)
 {
 	const uint8_t *m = rec->meta;
@@ -217,8 +184,14 @@ int sc_sysv_read(struct sc_reader *r, const struct sc_record *rec, struct sc_sys
 				   .size = sc_get_le64(m + 32) };
 	/* the entries end the meta: a newer minor may grow the fixed part (R-VER-9) */
 	err = read_entries(r, rec, m + rec->meta_len - entry_size(o->kind) * o->count, o);
-	if (!err)
-		err = read_payload(r, rec, o);
+	if (!err) {
+		void *data = NULL;
+		size_t len = 0;
+
+		err = sc_reader_read_all(r, rec, &data, &len);
+		o->data = data;
+		o->data_len = len;
+	}
 	if (err)
 		sc_sysv_obj_release(o);
 	return err;

@@ -345,6 +345,38 @@ int sc_reader_read(struct sc_reader *r, void *dst, size_t n)
 	return sc_reader_read_pieces(r, &one, 1);
 }
 
+#define READ_ALL_STEP (1u << 20)
+
+int sc_reader_read_all(struct sc_reader *r, const struct sc_record *rec, void **data,
+		       size_t *len)
+{
+	size_t cap = 0;
+
+	while (*len < rec->raw_len) {
+		size_t step = rec->raw_len - *len < READ_ALL_STEP ? (size_t)(rec->raw_len - *len)
+								   : READ_ALL_STEP;
+		int err;
+
+		if (*len + step > cap) {
+			size_t want = cap ? 2 * cap : step;
+			void *grown;
+
+			if (want > rec->raw_len)
+				want = (size_t)rec->raw_len;
+			if (!(grown = realloc(*data, want)))
+				return sc_err(ENOMEM, "out of memory reading %s record %u of '%s'",
+					      sc_record_type_name(rec->type), rec->seq,
+					      sc_reader_name(r));
+			*data = grown;
+			cap = want;
+		}
+		if ((err = sc_reader_read(r, (char *)*data + *len, step)))
+			return err;
+		*len += step;
+	}
+	return 0;
+}
+
 int sc_reader_read_pieces(struct sc_reader *r, const struct sc_piece *pieces, size_t n)
 {
 	uint64_t total = 0;

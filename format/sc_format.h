@@ -316,6 +316,17 @@ int sc_reader_next(struct sc_reader *r, struct sc_record *rec);
  */
 int sc_reader_read(struct sc_reader *r, void *dst, size_t n);
 
+/**
+ * sc_reader_read_all() - the whole payload of the current record @rec into a
+ * buffer of its own, *@data (realloc'd; the caller frees it), *@len bytes
+ * (both 0/NULL before the call). Read in steps, the buffer growing only as
+ * verified bytes arrive, so that a false raw_len costs no more memory than the
+ * image holds (R-SAFE-2).
+ * Return: 0, -ENOMEM reported, or a negative error as sc_reader_read().
+ */
+int sc_reader_read_all(struct sc_reader *r, const struct sc_record *rec, void **data,
+		       size_t *len);
+
 /* One destination of a scattered payload read. */
 struct sc_piece {
 	void *dst;
