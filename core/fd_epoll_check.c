@@ -53,14 +53,6 @@ static int holder(pid_t snap, const struct sc_fd *fds, size_t n, const struct sc
 	return -1;
 }
 
-static const struct sc_fd *find_fd(const struct sc_fd *fds, size_t n, int fd)
-{
-	for (size_t i = 0; i < n; i++)
-		if (fds[i].fd == fd)
-			return &fds[i];
-	return NULL;
-}
-
 /* How many watches before item @pos of @ep also have number @tfd: the kernel's toff. */
 static uint32_t earlier_with(const struct sc_fd *ep, size_t pos, int tfd)
 {
@@ -99,7 +91,7 @@ static int rewrite(pid_t snap, const struct sc_fd *fds, size_t n, const struct s
 		}
 		tfd = (int)sc_get_le32(it.value);
 		ino = sc_get_le64(it.value + 16);
-		t = find_fd(fds, n, tfd);
+		t = sc_fds_find(fds, n, tfd);
 		if (t && t->inode == ino) {
 			sc_state_put(o, it.tag, it.value, it.len);
 			here = pos;
@@ -131,7 +123,7 @@ static bool all_direct(const struct sc_fd *fds, size_t n, const struct sc_fd *ep
 
 		if (it.tag != SC_EPOLL_TARGET || it.len != EPOLL_TARGET_LEN)
 			continue;
-		t = find_fd(fds, n, (int)sc_get_le32(it.value));
+		t = sc_fds_find(fds, n, (int)sc_get_le32(it.value));
 		if (!t || t->inode != sc_get_le64(it.value + 16))
 			return false;
 	}

@@ -142,3 +142,11 @@ int sc_fd_read_record(struct sc_reader *r, const struct sc_record *rec, struct s
 	}
 	return err;
 }
+
+const struct sc_fd *sc_fds_find(const struct sc_fd *fds, size_t n, int fd)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i].fd == fd)
+			return &fds[i];
+	return NULL;
+}

@@ -728,15 +728,6 @@ int sc_fd_sockets_restore(const struct sc_fd *fds, size_t n, int min)
 	return err;
 }
 
-/* The record of @fds whose number is @fd, or NULL. */
-static const struct sc_fd *record_at(const struct sc_fd *fds, size_t n, int fd)
-{
-	for (size_t i = 0; i < n; i++)
-		if (fds[i].fd == fd)
-			return &fds[i];
-	return NULL;
-}
-
 static int check_one(const struct sc_fd *fds, size_t n, const struct sc_fd *f)
 {
 	struct sc_state_item it;
@@ -754,7 +745,7 @@ static int check_one(const struct sc_fd *fds, size_t n, const struct sc_fd *f)
 		for (uint32_t k = 0; k + 4 <= it.len; k += 4) {
 			uint32_t fd = sc_get_le32(it.value + k);
 
-			if (fd > INT32_MAX || !record_at(fds, n, (int)fd))
+			if (fd > INT32_MAX || !sc_fds_find(fds, n, (int)fd))
 				return sc_err(SELFCKPT_EUSAGE, "descriptor %d (%s) has a message in "
 					      "its queue that carries descriptor %u, which the "
 					      "image does not hold", f->fd, f->path, fd);

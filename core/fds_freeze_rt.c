@@ -129,9 +129,7 @@ static long fd_slots_now(struct sc_fds_frozen *z)
 			continue;
 		for (p += k; *p == ' ' || *p == '\t'; p++)
 			;
-		for (r = 0; *p >= '0' && *p <= '9'; p++)
-			r = r * 10 + (*p - '0');
-		return r;
+		return (long)sc_parse_dec(&p);
 	}
 	return -EIO_;
 }

@@ -64,13 +64,9 @@ static uint64_t io_bytes(void)
 		if ((p[0] != 'r' && p[0] != 'w') || p[1] != 'c' || p[2] != 'h' || p[3] != 'a' ||
 		    p[4] != 'r' || p[5] != ':')
 			continue;
-		uint64_t v = 0;
-
 		for (p += 6; *p == ' '; p++)
 			;
-		for (; *p >= '0' && *p <= '9'; p++)
-			v = v * 10 + (uint64_t)(*p - '0');
-		sum += v;
+		sum += sc_parse_dec(&p);
 		if (!*p)
 			break;
 	}

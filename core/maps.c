@@ -182,8 +182,10 @@ static int classify(struct sc_vma *v, char *path)
 		 * deleted /anon_hugepage. A private mapping of /dev/zero is
 		 * plain anonymous memory that keeps the path.
 		 */
-		if (strcmp(path, "/dev/zero") == 0 ||
-		    (deleted && (has_prefix(path, "/SYSV") || strcmp(path, "/anon_hugepage") == 0)))
+		if (deleted && has_prefix(path, "/SYSV"))
+			v->flags |= SC_VMA_SYSV;
+		if (strcmp(path, "/dev/zero") == 0 || (v->flags & SC_VMA_SYSV) ||
+		    (deleted && strcmp(path, "/anon_hugepage") == 0))
 			v->kind = SC_VMA_ANON;
 		else if (deleted)
 			v->kind = SC_VMA_DELETED;

@@ -31,6 +31,8 @@ enum sc_vma_kind {
 
 #define SC_VMA_SHARED 0x1u /* 's' in maps: MAP_SHARED */
 #define SC_VMA_HELD 0x2u   /* a memfd or removed file a descriptor holds (set by a checkpoint) */
+#define SC_VMA_SYSV 0x4u   /* an attach of a System V shared memory segment: a deleted
+			    * /SYSV<key>, whose inode is the segment's id */
 
 struct sc_vma {
 	uint64_t start, end; /* [start, end) */
@@ -43,6 +45,12 @@ struct sc_vma {
 	char *path;          /* file path or [name], " (deleted)" removed; "" for anon */
 	uint32_t vmflags;    /* SC_VMF_* of the segment records, where a checkpoint set them */
 };
+
+/* Is @v an attach of System V shared memory segment @id? */
+static inline bool sc_vma_attaches(const struct sc_vma *v, int32_t id)
+{
+	return (v->flags & SC_VMA_SYSV) && v->inode == (uint64_t)id;
+}
 
 /**
  * sc_maps_read() - parse /proc/<pid>/maps (pid 0: /proc/self/maps).

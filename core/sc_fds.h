@@ -112,6 +112,9 @@ void sc_fds_free(struct sc_fd *fds, size_t n);
 /** sc_fd_write_record() - write @f as one SC_REC_FD record (meta and saved contents). */
 int sc_fd_write_record(struct sc_writer *w, const struct sc_fd *f);
 
+/** sc_fds_find() - the record of descriptor number @fd among @fds, or NULL. */
+const struct sc_fd *sc_fds_find(const struct sc_fd *fds, size_t n, int fd);
+
 /**
  * sc_fd_read_record() - decode the SC_REC_FD record the reader stands on.
  * Checks the meta (sizes, reserved fields, kind) as spec §9.6 requires.

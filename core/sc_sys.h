@@ -146,6 +146,16 @@ static inline uint64_t sc_parse_hex(const char **p)
 	}
 }
 
+/* Decimal digits at *@p, which moves past them: their value (0 where there are none). */
+static inline uint64_t sc_parse_dec(const char **p)
+{
+	uint64_t v = 0;
+
+	for (; **p >= '0' && **p <= '9'; (*p)++)
+		v = v * 10 + (uint64_t)(**p - '0');
+	return v;
+}
+
 /* rep movsb: fast strings on every x86-64 CPU that has ERMS, and no libc. */
 static inline void sc_copy_bytes(uint64_t dst, uint64_t src, uint64_t len)
 {

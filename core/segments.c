@@ -102,7 +102,7 @@ static uint8_t classify(const struct sc_vma *v, enum sc_page_state st, bool embe
 		return st == SC_PAGE_PRESENT ? TO_READ : SC_RUN_FILE;
 	default:
 		/* a System V segment's bytes are its sysv-ipc record's, whole (R-SEG-8) */
-		if (shared && !strncmp(v->path, "/SYSV", 5))
+		if (shared && (v->flags & SC_VMA_SYSV))
 			return SC_RUN_FILE;
 		if (shared)
 			return TO_READ; /* shared memory: another process may have written it */
@@ -333,7 +333,7 @@ static uint32_t segment_flags(const struct sc_vma *v, bool embed)
 	if (v->flags & SC_VMA_HELD)
 		f |= SC_SEG_HELD;
 	/* its inode is the segment's id, which a restore attaches again (sysv_collect.c) */
-	if ((v->flags & SC_VMA_SHARED) && v->kind == SC_VMA_ANON && !strncmp(v->path, "/SYSV", 5))
+	if ((v->flags & SC_VMA_SHARED) && (v->flags & SC_VMA_SYSV))
 		f |= SC_SEG_SYSV;
 	return f;
 }
@@ -452,7 +452,7 @@ static uint64_t instant_source(const struct pipeline *pl, const struct sc_vma *v
 	uint64_t copy;
 
 	if (!(v->flags & SC_VMA_SHARED) || (v->flags & SC_VMA_HELD) ||
-	    (v->kind == SC_VMA_FILE && !keep_shared) || !strncmp(v->path, "/SYSV", 5))
+	    (v->kind == SC_VMA_FILE && !keep_shared) || (v->flags & SC_VMA_SYSV))
 		return v->start; /* (a held file's pages are not read: its descriptor has them) */
 	copy = sc_shared_copy_of(pl->shared, v->start, v->end);
 	if (!copy)

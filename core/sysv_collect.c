@@ -36,8 +36,7 @@ static int32_t key_of_attach(const struct sc_sysv_slot *s, const struct sc_vma *
 	unsigned key;
 
 	for (size_t i = 0; i < n; i++)
-		if (!strncmp(v[i].path, "/SYSV", 5) && v[i].inode == (uint64_t)s->id &&
-		    sscanf(v[i].path + 5, "%8x", &key) == 1)
+		if (sc_vma_attaches(&v[i], s->id) && sscanf(v[i].path + 5, "%8x", &key) == 1)
 			return (int32_t)key;
 	return 0;
 }
@@ -50,7 +49,7 @@ static int count_attaches(const struct sc_sysv_slot *s, const struct sc_vma *v, 
 
 	*attaches = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (strncmp(v[i].path, "/SYSV", 5) || v[i].inode != (uint64_t)s->id)
+		if (!sc_vma_attaches(&v[i], s->id))
 			continue;
 		if (v[i].offset || v[i].end - v[i].start != len)
 			return sc_err(SELFCKPT_EHOST, "System V shared memory segment %d is "
@@ -251,8 +250,7 @@ static int check_late(const struct sc_sysv_frozen *z, const struct sc_vma *v, si
 		if (!known[i].kind || !has_slot(z, known[i].kind, known[i].id))
 			return late(known[i].kind, known[i].id);
 	for (size_t i = 0; i < n; i++)
-		if (!strncmp(v[i].path, "/SYSV", 5) &&
-		    !has_slot(z, SC_SYSV_SHM, (int32_t)v[i].inode))
+		if ((v[i].flags & SC_VMA_SYSV) && !has_slot(z, SC_SYSV_SHM, (int32_t)v[i].inode))
 			return late(SC_SYSV_SHM, (long long)v[i].inode);
 	return late_segment(z);
 }

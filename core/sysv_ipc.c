@@ -127,7 +127,7 @@ static int make_room(struct sc_sysv_slot *s, uint64_t shm_size)
 static bool attached_now(const struct sc_vma *v, size_t n, int32_t id)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!strncmp(v[i].path, "/SYSV", 5) && v[i].inode == (uint64_t)id)
+		if (sc_vma_attaches(&v[i], id))
 			return true;
 	return false;
 }
