@@ -425,6 +425,57 @@ static int open_exe(const struct image *im, struct plan *p)
 	return moved >= 0 ? moved : -1;
 }
 
+/* The guard pages of @m's runs, for the restorer to put back (format 1.5). */
+static int note_guards(struct plan *p, const struct mapping *m, uint64_t page)
+{
+	for (size_t w = 0; w < m->n_win; w++)
+		for (uint32_t i = 0; i < m->win[w].seg.n_runs; i++) {
+			const struct sc_run *run = &m->win[w].seg.runs[i];
+			struct sc_range *v;
+
+			if (run->kind != SC_RUN_GUARD)
+				continue;
+			if (p->n_guards == p->cap_guards) {
+				size_t cap = p->cap_guards ? 2 * p->cap_guards : 64;
+
+				if (!(v = realloc(p->guards, cap * sizeof(*v))))
+					return sc_err(ENOMEM, "out of memory planning the restore");
+				p->guards = v;
+				p->cap_guards = cap;
+			}
+			p->guards[p->n_guards++] = (struct sc_range){
+				m->win[w].seg.start + run->first * page, (uint64_t)run->count * page
+			};
+		}
+	return 0;
+}
+
+/*
+ * Guard pages come back only where the kernel makes them (Linux 6.13+): asked
+ * now, on a page of our own, so that a kernel without them refuses the image
+ * before anything changed, not after the point of no return.
+ */
+static int guards_possible(const struct image *im, const struct plan *p)
+{
+	void *m;
+	int r;
+
+	if (!p->n_guards)
+		return 0;
+	m = mmap(NULL, (size_t)im->page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
+	if (m == MAP_FAILED)
+		return sc_err(errno, "cannot map a page: %s", strerror(errno));
+	r = madvise(m, (size_t)im->page, 102 /* MADV_GUARD_INSTALL */) < 0 ? errno : 0;
+	munmap(m, (size_t)im->page);
+	if (r)
+		return sc_err(SELFCKPT_EHOST, "'%s' has guard pages (MADV_GUARD_INSTALL, at "
+			      "0x%llx first) and this kernel cannot make them (%s; Linux 6.13 or "
+			      "later can): the program would not fault where it did", im->path,
+			      (unsigned long long)p->guards[0].start, strerror(r));
+	return 0;
+}
+
 int sc_plan_build(struct image *im, struct plan *p)
 {
 	struct sc_vma *own;
@@ -448,7 +499,10 @@ int sc_plan_build(struct image *im, struct plan *p)
 		return err;
 	p->vdso_temp = sc_plan_take(p, im->proc.vdso_block_len);
 	for (size_t i = 0; i < im->n_maps && !err; i++)
-		err = plan_mapping(im, &im->maps[i], p);
+		if (!(err = plan_mapping(im, &im->maps[i], p)))
+			err = note_guards(p, &im->maps[i], im->page);
+	if (!err) /* before any content is read: refused at once */
+		err = guards_possible(im, p);
 	p->exe_fd = err ? -1 : open_exe(im, p);
 	return err;
 }
@@ -544,57 +598,6 @@ static int fill_window(struct image *im, struct plan *p, const struct mapping *m
 	return 0;
 }
 
-/* The guard pages of @m's runs, for the restorer to put back (format 1.5). */
-static int note_guards(struct plan *p, const struct mapping *m, uint64_t page)
-{
-	for (size_t w = 0; w < m->n_win; w++)
-		for (uint32_t i = 0; i < m->win[w].seg.n_runs; i++) {
-			const struct sc_run *run = &m->win[w].seg.runs[i];
-			struct sc_range *v;
-
-			if (run->kind != SC_RUN_GUARD)
-				continue;
-			if (p->n_guards == p->cap_guards) {
-				size_t cap = p->cap_guards ? 2 * p->cap_guards : 64;
-
-				if (!(v = realloc(p->guards, cap * sizeof(*v))))
-					return sc_err(ENOMEM, "out of memory planning the restore");
-				p->guards = v;
-				p->cap_guards = cap;
-			}
-			p->guards[p->n_guards++] = (struct sc_range){
-				m->win[w].seg.start + run->first * page, (uint64_t)run->count * page
-			};
-		}
-	return 0;
-}
-
-/*
- * Guard pages come back only where the kernel makes them (Linux 6.13+): asked
- * now, on a page of our own, so that a kernel without them refuses the image
- * before anything changed, not after the point of no return.
- */
-static int guards_possible(const struct image *im, const struct plan *p)
-{
-	void *m;
-	int r;
-
-	if (!p->n_guards)
-		return 0;
-	m = mmap(NULL, (size_t)im->page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		 0);
-	if (m == MAP_FAILED)
-		return sc_err(errno, "cannot map a page: %s", strerror(errno));
-	r = madvise(m, (size_t)im->page, 102 /* MADV_GUARD_INSTALL */) < 0 ? errno : 0;
-	munmap(m, (size_t)im->page);
-	if (r)
-		return sc_err(SELFCKPT_EHOST, "'%s' has guard pages (MADV_GUARD_INSTALL, at "
-			      "0x%llx first) and this kernel cannot make them (%s; Linux 6.13 or "
-			      "later can): the program would not fault where it did", im->path,
-			      (unsigned long long)p->guards[0].start, strerror(r));
-	return 0;
-}
-
 /*
  * The decoding threads start only now. Planning moves the backing files'
  * descriptors above the image's, which grows the descriptor table, and a
@@ -612,8 +615,6 @@ int sc_plan_fill(struct image *im, struct plan *p, unsigned threads)
 		bool memfd = (((m->win[0].seg.flags & SC_SEG_SHARED) &&
 			      !(m->win[0].seg.flags & SC_SEG_FILE)) || m->remade) && m->fd >= 0;
 
-		if ((err = note_guards(p, m, im->page)) < 0)
-			return err;
 		if (!m->premap) {
 			/* nothing staged; zeroed file pages still need their copies */
 			for (size_t w = 0; w < m->n_win && m->staged_copy; w++)
@@ -631,5 +632,5 @@ int sc_plan_fill(struct image *im, struct plan *p, unsigned threads)
 			m->premap = 0;
 		}
 	}
-	return guards_possible(im, p);
+	return 0;
 }
