@@ -91,12 +91,31 @@ restored() { # CASE IMAGE [ENV=VALUE]
 		result "$c" FAIL "output differs from the reference" "$w/$c.out"
 }
 
+# saved_run IMAGE OUT ERR SLEEP_MS [ENV=VALUE...]: the program under
+# selfckpt-run, which saves IMAGE after iteration $save_at; its exit status
+saved_run() {
+	img=$1 out=$2 err=$3 ms=$4
+	shift 4
+	env "$@" timeout -k 5 "$limit" "$run" $run_opts --dir "$(dirname "$img")" -- \
+		"$bin/$prog" $opts --iters "$iters" --sleep-ms "$ms" --save-at "$save_at" "$img" \
+		< /dev/null > "$out" 2> "$err"
+}
+
+# refused CASE IMAGE WHY [ENV=VALUE...]: the restore of IMAGE must stop with
+# exit 69 and say WHY
+refused() {
+	c=$1 img=$2 why=$3
+	shift 3
+	env "$@" timeout -k 5 "$limit" "$restore" "$img" < /dev/null > "$w/$c.out" 2> "$w/$c.err"
+	st=$?
+	[ $st -eq 69 ] && grep -q "$why" "$w/$c.err" && result "$c" PASS ||
+		result "$c" FAIL "exit $st, not 69 with the reason" "$w/$c.err"
+}
+
 case_save_at() {
 	d=$w/save
 	mkdir -p "$d"
-	timeout -k 5 "$limit" "$run" $run_opts --dir "$d" -- "$bin/$prog" $opts --iters "$iters" \
-		--sleep-ms "$sleep_ms" --save-at "$save_at" "$d/save.img" < /dev/null \
-		> "$d/out" 2> "$d/err"
+	saved_run "$d/save.img" "$d/out" "$d/err" "$sleep_ms"
 	st=$?
 	[ $st -eq 0 ] && grep -qx saved "$d/err" && cmp -s "$d/out" "$ref" &&
 		result save-at PASS ||
@@ -106,12 +125,7 @@ case_save_at() {
 		result inspect FAIL "selfckpt-inspect does not say driver-assisted" "$d/inspect"
 	restored restore-1 "$d/save.img"
 	restored restore-2 "$d/save.img"
-	SELFCKPT_NEW_IDS=1 timeout -k 5 "$limit" "$restore" "$d/save.img" < /dev/null \
-		> "$w/new-ids.out" 2> "$w/new-ids.err"
-	st=$?
-	[ $st -eq 69 ] && grep -q 'only into a process of the same id' "$w/new-ids.err" &&
-		result new-ids PASS || result new-ids FAIL "exit $st, not 69 with the reason" \
-		"$w/new-ids.err"
+	refused new-ids "$d/save.img" 'only into a process of the same id' SELFCKPT_NEW_IDS=1
 }
 
 case_signal() { # SIG
@@ -132,25 +146,16 @@ case_signal() { # SIG
 case_other_gpu() {
 	d=$w/other
 	mkdir -p "$d"
-	CUDA_VISIBLE_DEVICES=0 timeout -k 5 "$limit" "$run" $run_opts --dir "$d" -- "$bin/$prog" \
-		$opts --iters "$iters" --sleep-ms 0 --save-at "$save_at" "$d/save.img" \
-		< /dev/null > "$d/out" 2> "$d/err" ||
+	saved_run "$d/save.img" "$d/out" "$d/err" 0 CUDA_VISIBLE_DEVICES=0 ||
 		{ result other-gpu FAIL "the run on GPU 0 failed" "$d/err"; return; }
 	if restored other-gpu "$d/save.img" CUDA_VISIBLE_DEVICES=1 SELFCKPT_LOG_LEVEL=debug; then
 		grep -q 'GPU GPU-[0-9a-f-]* of process [0-9]*: now GPU-' "$w/other-gpu.err" &&
 			result gpu-pairs PASS || result gpu-pairs FAIL \
 			"the driver was not told of the other GPU" "$w/other-gpu.err"
 	fi
-	timeout -k 5 "$limit" "$run" $run_opts --dir "$d" -- "$bin/$prog" $opts \
-		--iters "$iters" --sleep-ms 0 --save-at "$save_at" "$d/both.img" \
-		< /dev/null > "$d/both.out" 2> "$d/both.err" ||
+	saved_run "$d/both.img" "$d/both.out" "$d/both.err" 0 ||
 		{ result fewer-gpus FAIL "the run on every GPU failed" "$d/both.err"; return; }
-	CUDA_VISIBLE_DEVICES=1 timeout -k 5 "$limit" "$restore" "$d/both.img" < /dev/null \
-		> "$w/fewer.out" 2> "$w/fewer.err"
-	st=$?
-	[ $st -eq 69 ] && grep -q 'this restore sees 1' "$w/fewer.err" &&
-		result fewer-gpus PASS || result fewer-gpus FAIL "exit $st, not 69 with the reason" \
-		"$w/fewer.err"
+	refused fewer-gpus "$d/both.img" 'this restore sees 1' CUDA_VISIBLE_DEVICES=1
 }
 
 case_again() {
