@@ -72,15 +72,17 @@ static void __attribute__((noreturn)) exit_like_signal(int sig)
 	_exit(128 + sig);
 }
 
-static int write_file(const char *path, const char *text)
+int sc_write_knob(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t w;
 
 	if (fd < 0)
 		return -errno;
-	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	w = write(fd, text, strlen(text));
+	w = w < 0 ? -errno : w == (ssize_t)strlen(text) ? 0 : -EIO;
 	close(fd);
-	return ok ? 0 : -EPERM;
+	return (int)w;
 }
 
 #define ALL_IDS "0 0 4294967295\n"
@@ -106,10 +108,10 @@ static pid_t start_mapper(int *go)
 		if (read(p[0], &c, 1) != 1)
 			_exit(1);
 		snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)self);
-		if (write_file(path, ALL_IDS) < 0)
+		if (sc_write_knob(path, ALL_IDS) < 0)
 			_exit(1);
 		snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)self);
-		_exit(write_file(path, ALL_IDS) < 0 ? 2 : 0);
+		_exit(sc_write_knob(path, ALL_IDS) < 0 ? 2 : 0);
 	}
 	close(p[0]);
 	if (helper < 0) {
@@ -159,11 +161,11 @@ static int enter_namespaces(bool ipc)
 	if (mapped == 0)
 		return 0;
 	snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
-	if (mapped == 2 && write_file("/proc/self/uid_map", map) < 0)
+	if (mapped == 2 && sc_write_knob("/proc/self/uid_map", map) < 0)
 		return -EPERM;
-	write_file("/proc/self/setgroups", "deny");
+	sc_write_knob("/proc/self/setgroups", "deny");
 	snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
-	return write_file("/proc/self/gid_map", map);
+	return sc_write_knob("/proc/self/gid_map", map);
 }
 
 /* The kernel's count of this process's threads (/proc/self/stat, field 20), or -errno. */

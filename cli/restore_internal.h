@@ -136,6 +136,9 @@ const struct sc_sysv_obj *sc_image_segment_of(const struct image *im, uint64_t i
 int sc_image_verify_start(struct image *im);
 int sc_image_verify_finish(struct image *im);
 
+/** restore_ids.c: sc_write_knob() - write @text to the /proc file @path: 0 or -errno. */
+int sc_write_knob(const char *path, const char *text);
+
 /**
  * sc_image_held_by() - [R-SEG-7] the descriptor record of @im that comes back
  * as the file the segment @s maps (a memfd or removed file, same device and

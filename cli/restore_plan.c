@@ -318,8 +318,9 @@ static int plan_sysv(const struct image *im, struct mapping *m, struct plan *p)
 		flags |= SHM_EXEC;
 	if (o->flags & SC_SYSV_RMID)
 		flags |= SC_SHMAT_RMID;
-	m->fd = o->id;
-	return add_op(p, m, SC_OP_SHMAT, flags, s->prot);
+	add_op(p, m, SC_OP_SHMAT, flags, s->prot);
+	p->ops[p->n_ops - 1].fd = o->id; /* the op's segment id; the mapping has no descriptor */
+	return 0;
 }
 
 /* Decide the operation for @m and stage room for its content. */

@@ -30,15 +30,9 @@
 static int write_number(const char *path, long long v)
 {
 	char text[32];
-	int fd = open(path, O_WRONLY | O_CLOEXEC), n = snprintf(text, sizeof(text), "%lld", v);
-	int ok;
 
-	if (fd < 0)
-		return -errno;
-	ok = write(fd, text, (size_t)n) == n;
-	n = errno;
-	close(fd);
-	return ok ? 0 : -n;
+	snprintf(text, sizeof(text), "%lld", v);
+	return sc_write_knob(path, text);
 }
 
 static int failed(const struct sc_sysv_obj *o, const char *what, int err)
@@ -121,8 +115,9 @@ static int fill_sem(const struct sc_sysv_obj *o)
 static int fill_msg(const struct sc_sysv_obj *o)
 {
 	struct msqid_ds ds;
-	uint64_t at = 0, limit = o->size > o->data_len ? o->size : o->data_len;
+	uint64_t at = 0, limit = o->size > o->data_len ? o->size : o->data_len, longest = 0;
 	struct { long type; char text[]; } *m;
+	int err = 0;
 
 	if (msgctl(o->id, IPC_STAT, &ds) < 0)
 		return failed(o, "reading it", errno);
@@ -132,19 +127,19 @@ static int fill_msg(const struct sc_sysv_obj *o)
 		if (msgctl(o->id, IPC_SET, &ds) < 0)
 			return failed(o, "raising its limit", errno);
 	}
-	for (uint32_t i = 0; i < o->count; i++) {
-		if (!(m = malloc(sizeof(*m) + o->msgs[i].len + 1)))
-			return sc_err(ENOMEM, "out of memory restoring a message queue");
+	for (uint32_t i = 0; i < o->count; i++)
+		longest = o->msgs[i].len > longest ? o->msgs[i].len : longest;
+	if (!(m = malloc(sizeof(*m) + longest + 1)))
+		return sc_err(ENOMEM, "out of memory restoring a message queue");
+	for (uint32_t i = 0; i < o->count && !err; i++) {
 		m->type = (long)o->msgs[i].type;
 		memcpy(m->text, o->data + at, o->msgs[i].len);
 		at += o->msgs[i].len;
-		if (msgsnd(o->id, m, o->msgs[i].len, IPC_NOWAIT) < 0) {
-			free(m);
-			return failed(o, "queueing a message", errno);
-		}
-		free(m);
+		if (msgsnd(o->id, m, o->msgs[i].len, IPC_NOWAIT) < 0)
+			err = failed(o, "queueing a message", errno);
 	}
-	return 0;
+	free(m);
+	return err;
 }
 
 /* Owner, mode and (a queue) limit as they were: last, as they may lock us out. */
