@@ -195,29 +195,69 @@ static int shut_down(int fd, const struct sc_fd *f, const struct sock *s, bool l
 }
 
 /*
+ * One message of @f's queue, @q, carrying the descriptors @rights names (or
+ * none), through @w: to @to's address when given, else to @w's peer.
+ */
+static int send_message(int w, const struct sc_fd *f, const struct sock *to,
+			const struct sc_state_item *q, const struct sc_state_item *rights)
+{
+	union {
+		char buf[CMSG_SPACE(4 * SC_RIGHTS_MAX)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { (void *)(uintptr_t)q->value, q->len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_name = to ? (void *)(uintptr_t)to->name : NULL,
+			      .msg_namelen = to ? to->name_len : 0 };
+	uint32_t k = rights ? rights->len / 4 : 0;
+
+	if (k) {
+		struct cmsghdr *c = (struct cmsghdr *)ctl.buf;
+
+		memset(&ctl, 0, sizeof(ctl));
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(4 * k);
+		for (uint32_t i = 0; i < k; i++)
+			((int *)CMSG_DATA(c))[i] = (int)sc_get_le32(rights->value + 4 * i);
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = CMSG_SPACE(4 * k);
+	}
+	if (sendmsg(w, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)q->len)
+		return sc_err(errno ? errno : EIO, "cannot queue again the %u bytes (and %u "
+			      "descriptors) that descriptor %d (%s) had to read: %s", q->len, k,
+			      f->fd, f->path, strerror(errno));
+	return 0;
+}
+
+/* @f's whole queue through @w (to @to, as send_message()), each message with its descriptors. */
+static int send_all(int w, const struct sc_fd *f, const struct sock *to)
+{
+	struct sc_state_item it, rights;
+	bool have = false;
+	size_t pos = 0;
+	int r, err = 0;
+
+	while (!err && (r = sc_state_next(f, &pos, &it)) > 0) {
+		if (it.tag == SC_SOCK_RIGHTS) {
+			rights = it;
+			have = true;
+		} else if (it.tag == SC_SOCK_QUEUE) {
+			err = send_message(w, f, to, &it, have ? &rights : NULL);
+			have = false;
+		}
+	}
+	return err ? err : r;
+}
+
+/*
  * Send @f's queued messages through @writer, so that @f's socket reads them
  * again: to @to when given (a datagram socket reached by its address), else
  * to @writer's peer. A queue with descriptors in flight waits.
  */
 static int send_queue_to(int writer, const struct sc_fd *f, const struct sock *to)
 {
-	struct sc_state_item it;
-	size_t pos = 0;
-	int r;
-
-	if (carries_rights(f))
-		return send_later(writer, f, to);
-	while ((r = sc_state_next(f, &pos, &it)) > 0) {
-		if (it.tag != SC_SOCK_QUEUE)
-			continue;
-		if (sendto(writer, it.value, it.len, MSG_NOSIGNAL | MSG_DONTWAIT,
-			   to ? (const struct sockaddr *)to->name : NULL,
-			   to ? to->name_len : 0) != (ssize_t)it.len)
-			return sc_err(errno ? errno : EIO, "cannot queue again the %u bytes that "
-				      "descriptor %d (%s) had to read: %s", it.len, f->fd, f->path,
-				      strerror(errno));
-	}
-	return r;
+	return carries_rights(f) ? send_later(writer, f, to) : send_all(writer, f, to);
 }
 
 static int send_queue(int writer, const struct sc_fd *f)
@@ -765,57 +805,6 @@ int sc_fd_sockets_check(const struct sc_fd *fds, size_t n)
 	return 0;
 }
 
-/* One message of @f's queue, @q, carrying the descriptors @rights names, through @w. */
-static int send_rights(int w, const struct sc_fd *f, const struct sc_state_item *q,
-		       const struct sc_state_item *rights)
-{
-	union {
-		char buf[CMSG_SPACE(4 * SC_RIGHTS_MAX)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { (void *)(uintptr_t)q->value, q->len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	uint32_t k = rights ? rights->len / 4 : 0;
-
-	if (k) {
-		struct cmsghdr *c = (struct cmsghdr *)ctl.buf;
-
-		memset(&ctl, 0, sizeof(ctl));
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(4 * k);
-		for (uint32_t i = 0; i < k; i++)
-			((int *)CMSG_DATA(c))[i] = (int)sc_get_le32(rights->value + 4 * i);
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = CMSG_SPACE(4 * k);
-	}
-	if (sendmsg(w, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)q->len)
-		return sc_err(errno ? errno : EIO, "cannot queue again the %u bytes and %u "
-			      "descriptors that descriptor %d (%s) had to read: %s", q->len, k,
-			      f->fd, f->path, strerror(errno));
-	return 0;
-}
-
-/* @f's whole queue through @w, each message with the descriptors it carried. */
-static int send_all(int w, const struct sc_fd *f)
-{
-	struct sc_state_item it, rights;
-	bool have = false;
-	size_t pos = 0;
-	int r, err = 0;
-
-	while (!err && (r = sc_state_next(f, &pos, &it)) > 0) {
-		if (it.tag == SC_SOCK_RIGHTS) {
-			rights = it;
-			have = true;
-		} else if (it.tag == SC_SOCK_QUEUE) {
-			err = send_rights(w, f, &it, have ? &rights : NULL);
-			have = false;
-		}
-	}
-	return err ? err : r;
-}
-
 static void close_in_flight(const struct sc_fd *fds, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -833,7 +822,7 @@ int sc_fd_sockets_send_rights(const struct sc_fd *fds, size_t n)
 
 		if (l->writer >= 0) {
 			if (!err)
-				err = send_all(l->writer, l->f);
+				err = send_all(l->writer, l->f, NULL); /* connected already */
 			close(l->writer);
 		}
 	}
