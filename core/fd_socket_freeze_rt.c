@@ -98,15 +98,18 @@ static void read_facts(int fd, struct sc_sock_frozen *s)
 {
 	unsigned len;
 
-	s->domain = get_int(fd, SOL_SOCKET, SO_DOMAIN);
+	len = SC_SOCK_ADDR_MAX;
+	s->name_len = sc_sys3(SYS_getsockname, fd, (long)s->name, (long)&len) < 0 ? 0 : len;
+	/* the name starts with the family, bound or not: a getsockopt() spared */
+	s->domain = s->name_len >= sizeof(sa_family_t) ? ((const struct sockaddr *)s->name)->sa_family
+						       : get_int(fd, SOL_SOCKET, SO_DOMAIN);
 	s->type = get_int(fd, SOL_SOCKET, SO_TYPE);
-	s->protocol = get_int(fd, SOL_SOCKET, SO_PROTOCOL);
+	/* a unix socket's protocol is 0, always */
+	s->protocol = s->domain == AF_UNIX ? 0 : get_int(fd, SOL_SOCKET, SO_PROTOCOL);
 	s->listening = get_int(fd, SOL_SOCKET, SO_ACCEPTCONN) == 1;
 	s->sndbuf = get_int(fd, SOL_SOCKET, SO_SNDBUF);
 	s->rcvbuf = get_int(fd, SOL_SOCKET, SO_RCVBUF);
 	s->reuseaddr = get_int(fd, SOL_SOCKET, SO_REUSEADDR) == 1;
-	len = SC_SOCK_ADDR_MAX;
-	s->name_len = sc_sys3(SYS_getsockname, fd, (long)s->name, (long)&len) < 0 ? 0 : len;
 	len = SC_SOCK_ADDR_MAX;
 	s->peer_len = sc_sys3(SYS_getpeername, fd, (long)s->peer, (long)&len) < 0 ? 0 : len;
 	if (s->name_len > SC_SOCK_ADDR_MAX)
@@ -267,16 +270,38 @@ static long put_message(struct sc_fds_frozen *z, int64_t at, int64_t *len, long 
  * datagram at its end is not kept: a peek cannot tell it from an empty
  * queue, unless it carries descriptors).
  */
+/*
+ * Is the queue of @fd, whose peek offset is @old, empty? Most are: where the
+ * offset is off (-1, as sockets start), one peek tells, before the offset
+ * is set and put back.
+ */
+static int queue_empty(struct sc_fds_frozen *z, int fd, int old, struct sc_sock_frozen *s)
+{
+	struct rights r;
+	long n;
+
+	if (old >= 0)
+		return 0; /* a peek would start at the offset: it cannot tell */
+	n = peek(fd, z->scratch, DATA_SIZE(z), z->scratch + DATA_SIZE(z), &r, s);
+	close_rights(&r); /* peeked again, with the offset, to be kept */
+	return n == 0 && !r.n;
+}
+
 static int copy_queue(struct sc_fds_frozen *z, int fd, int64_t at, struct sc_sock_frozen *s,
 		      int64_t *len)
 {
-	int old = get_int(fd, SOL_SOCKET, SO_PEEK_OFF), zero = 0;
+	int old, zero = 0;
 	struct rights r;
 	long n, w = 0;
 
-	if (s->listening || sc_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_PEEK_OFF, (long)&zero,
-				    sizeof(zero)) < 0)
-		return 0; /* a listening socket, or one that cannot peek further: nothing kept */
+	if (s->listening)
+		return 0; /* a listening socket's queue is of connections: not kept */
+	old = get_int(fd, SOL_SOCKET, SO_PEEK_OFF);
+	if (queue_empty(z, fd, old, s))
+		return 0;
+	s->rights_err = 0; /* the first peek's rights are peeked again */
+	if (sc_sys5(SYS_setsockopt, fd, SOL_SOCKET, SO_PEEK_OFF, (long)&zero, sizeof(zero)) < 0)
+		return 0; /* a socket that cannot peek further: nothing kept */
 	while ((n = peek(fd, z->scratch, DATA_SIZE(z), z->scratch + DATA_SIZE(z), &r, s)) > 0 ||
 	       (n == 0 && r.n)) {
 		w = put_message(z, at, len, n, &r, s);

@@ -50,6 +50,7 @@ struct sc_fd_instant {
 enum { SC_ANON_EVENTFD = 1, SC_ANON_TIMERFD, SC_ANON_SIGNALFD, SC_ANON_EPOLL, SC_ANON_INOTIFY };
 
 #define SC_LOCKED_MAX 64 /* inodes with locks noted at the freeze; more: every file is read */
+#define SC_LOCKS_BY_FDINFO_MAX 64 /* files: up to this many, each one's fdinfo tells its locks */
 
 struct sc_fds_frozen {
 	struct sc_fd_instant *fds; /* prepared with room for cap entries */
@@ -85,7 +86,7 @@ struct sc_fds_frozen {
 	int err_fd;                /* the descriptor it concerns, or -1 */
 	int err_what;              /* which step failed (SC_FREEZE_*) */
 	uint64_t locked[SC_LOCKED_MAX]; /* inodes /proc/locks names (of any owner) */
-	int n_locked;              /* SC_LOCKED_MAX + 1: too many to note */
+	int n_locked;              /* SC_LOCKED_MAX + 1: too many to note; -1: not read */
 };
 
 enum {
@@ -116,12 +117,28 @@ void sc_fds_frozen_free(struct sc_fds_frozen *z);
  * failure is kept in z->err for the writer to report.
  */
 void sc_fds_freeze(struct sc_fds_frozen *z);
+/* fds_locks_rt.c: raw, as sc_fds_freeze() */
 /**
- * sc_fds_freeze_locks() - note the inodes of every lock on the system
- * (/proc/locks), then copy the fdinfo of each descriptor of a locked file,
- * which lists the locks of that open file description (fds_locks_rt.c).
+ * sc_fds_freeze_locked_inodes() - where the table holds many files, note the
+ * inodes of every lock on the system (/proc/locks) in z->locked; where it
+ * holds few, note that each file's fdinfo will tell (z->n_locked = -1).
+ */
+void sc_fds_freeze_locked_inodes(struct sc_fds_frozen *z);
+/** sc_fds_freeze_unlocked() - Is it known that the inode @ino has no lock and no lease? */
+int sc_fds_freeze_unlocked(const struct sc_fds_frozen *z, uint64_t ino);
+/**
+ * sc_fds_freeze_locks() - copy the fdinfo of each open file description of
+ * a file that may be locked, which lists its locks; those that list none are
+ * not noted.
  */
 void sc_fds_freeze_locks(struct sc_fds_frozen *z);
+/* fd_share_rt.c: raw, as sc_fds_freeze() */
+/**
+ * sc_fds_find_shared() - set each descriptor's share to the index of the
+ * first descriptor of its open file description. Needs the kinds of objects
+ * (their fdinfo read) and sc_fds_freeze_locked_inodes().
+ */
+void sc_fds_find_shared(struct sc_fds_frozen *z);
 /* fds_freeze_rt.c: copy @d's fdinfo into d->locks (a failure is kept in z->err). */
 void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d);
 /**

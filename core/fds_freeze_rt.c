@@ -21,18 +21,15 @@
  * The snapshot holds them; the process closes them with its copies.
  */
 #include <fcntl.h>
-#include <linux/kcmp.h>
 #include <sys/stat.h>
 
 #include "core/fd_socket.h"
 #include "core/sc_sys.h"
 
-#define EPERM_ 1
 #define EIO_ 5
 #define E2BIG_ 7
 #define EAGAIN_ 11
 #define ESPIPE_ 29
-#define ENOSYS_ 38
 #define FIONREAD_ 0x541B
 #define MFD_CLOEXEC_ 1u
 #define SPLICE_F_NONBLOCK_ 2u
@@ -88,8 +85,13 @@ static int read_one(struct sc_fd_instant *d, int fd)
 	d->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
 	d->mode = st.st_mode;
 	d->nlink = (uint32_t)st.st_nlink;
-	d->status = (int32_t)sc_sys2(SYS_fcntl, fd, F_GETFL);
 	d->fd_flags = (int32_t)sc_sys2(SYS_fcntl, fd, F_GETFD);
+	if (!(st.st_mode & S_IFMT)) {
+		d->status = 0; /* an object without a file: its fdinfo, read next, tells */
+		d->pos = 0;
+		return d->fd_flags < 0 ? d->fd_flags : 0;
+	}
+	d->status = (int32_t)sc_sys2(SYS_fcntl, fd, F_GETFL);
 	/* a pipe, FIFO or socket has no position: the kernel's lseek() says ESPIPE, always */
 	d->pos = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ? -ESPIPE_
 							      : sc_sys3(SYS_lseek, fd, 0, SEEK_CUR);
@@ -184,155 +186,6 @@ static void list_all(struct sc_fds_frozen *z)
 	if (n < 0)
 		fail(z, (int)n, SC_FREEZE_LIST, -1);
 	sc_sys1(SYS_close, dir);
-}
-
-/*
- * Do descriptors @a and @b share one open file description? kcmp() says so
- * without touching either; where it is refused (seccomp without
- * CAP_SYS_PTRACE), flip O_NONBLOCK on @a and see whether @b follows, then
- * flip it back. Every thread is stopped, so nobody in this process sees the
- * flip; it is done only for descriptors of the same file.
- */
-static int kcmp_refused;
-
-static int same_description(int pid, int a, int b)
-{
-	long r, sa, sb, after;
-
-	if (!kcmp_refused) {
-		r = sc_sys5(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
-		if (r >= 0)
-			return r == 0;
-		if (r == -EPERM_ || r == -ENOSYS_)
-			kcmp_refused = 1;
-		else
-			return 0;
-	}
-	sa = sc_sys2(SYS_fcntl, a, F_GETFL);
-	sb = sc_sys2(SYS_fcntl, b, F_GETFL);
-	if (sa < 0 || sb < 0 || sc_sys3(SYS_fcntl, a, F_SETFL, sa ^ O_NONBLOCK) < 0)
-		return 0;
-	after = sc_sys2(SYS_fcntl, b, F_GETFL);
-	sc_sys3(SYS_fcntl, a, F_SETFL, sa);
-	return after >= 0 && ((after ^ sb) & O_NONBLOCK); /* @b changed with @a */
-}
-
-/*
- * kcmp() also orders open file descriptions (1: less, 2: greater): sorted by
- * file, then by description, the descriptors that share one are neighbours,
- * found in n log n comparisons rather than n^2 (10,000 eventfds share one
- * anon inode). Return: <0, 0 or >0; 3 where kcmp() fails.
- */
-static int compare(const struct sc_fds_frozen *z, int pid, int32_t a, int32_t b)
-{
-	const struct sc_fd_instant *x = &z->fds[a], *y = &z->fds[b];
-	long r;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	if (x->anon_kind != y->anon_kind)
-		return x->anon_kind < y->anon_kind ? -1 : 1;
-	if (x->anon_id >= 0 && y->anon_id >= 0)
-		return x->anon_id < y->anon_id ? -1 : x->anon_id > y->anon_id;
-	r = sc_sys5(SYS_kcmp, pid, pid, KCMP_FILE, x->fd, y->fd);
-	return r == 0 ? 0 : r == 1 ? -1 : r == 2 ? 1 : 3;
-}
-
-/* Heapsort of z->order by compare(); 0, or -1 where kcmp() failed on the way. */
-static int sift(struct sc_fds_frozen *z, int pid, int root, int end)
-{
-	int32_t *o = z->order;
-
-	for (int child; (child = 2 * root + 1) < end; root = child) {
-		int c;
-
-		if (child + 1 < end) {
-			c = compare(z, pid, o[child], o[child + 1]);
-			if (c == 3)
-				return -1;
-			child += c < 0;
-		}
-		c = compare(z, pid, o[root], o[child]);
-		if (c == 3)
-			return -1;
-		if (c >= 0)
-			return 0;
-		int32_t t = o[root];
-
-		o[root] = o[child];
-		o[child] = t;
-	}
-	return 0;
-}
-
-static int sort_by_description(struct sc_fds_frozen *z, int pid)
-{
-	int32_t *o = z->order;
-
-	for (int i = 0; i < z->n; i++)
-		o[i] = i;
-	for (int i = z->n / 2 - 1; i >= 0; i--)
-		if (sift(z, pid, i, z->n))
-			return -1;
-	for (int end = z->n - 1; end > 0; end--) {
-		int32_t t = o[0];
-
-		o[0] = o[end];
-		o[end] = t;
-		if (sift(z, pid, 0, end))
-			return -1;
-	}
-	return 0;
-}
-
-/* Neighbours that compare equal share a description: each points at the lowest of its run. */
-static int shared_by_kcmp(struct sc_fds_frozen *z, int pid)
-{
-	int32_t *o = z->order;
-
-	if (kcmp_refused || sort_by_description(z, pid))
-		return -1;
-	for (int i = 0; i < z->n; i++)
-		z->fds[i].share = i;
-	for (int i = 0, run = 0; i < z->n; i++) {
-		if (i && compare(z, pid, o[i - 1], o[i]) != 0)
-			run = i;
-		for (int j = run; j < i; j++) /* runs are short: a few dup()s at most */
-			if (o[j] < z->fds[o[i]].share)
-				z->fds[o[i]].share = o[j];
-		for (int j = run; j < i; j++)
-			if (z->fds[o[i]].share < z->fds[o[j]].share)
-				z->fds[o[j]].share = z->fds[o[i]].share;
-	}
-	return 0;
-}
-
-static void find_shared(struct sc_fds_frozen *z)
-{
-	int pid = (int)sc_sys0(SYS_getpid);
-
-	if (shared_by_kcmp(z, pid) == 0)
-		return;
-	/* kcmp() refused (seccomp): compared pair by pair, by the O_NONBLOCK flip */
-
-	for (int i = 0; i < z->n; i++) {
-		struct sc_fd_instant *d = &z->fds[i];
-
-		d->share = i;
-		for (int j = 0; j < i; j++) {
-			const struct sc_fd_instant *e = &z->fds[j];
-
-			if (e->share == j && e->dev == d->dev && e->ino == d->ino &&
-			    e->anon_kind == d->anon_kind &&
-			    (e->anon_id < 0 || d->anon_id < 0 ? same_description(pid, e->fd, d->fd)
-							       : e->anon_id == d->anon_id)) {
-				d->share = j;
-				break;
-			}
-		}
-	}
 }
 
 /* A descriptor @d can be read through: itself, or a second open of its file. */
@@ -521,8 +374,31 @@ static int has_line(const char *t, long n, const char *key, const char **value)
 	return 0;
 }
 
-/* The kind of object, and an eventfd's id, that the fdinfo @t (@n bytes) tells. */
-static void note_object(struct sc_fd_instant *d, const char *t, long n)
+/* The number after @key in the @n bytes at @t, in @base; -1 where there is none. */
+static int64_t number_of(const char *t, long n, const char *key, int base)
+{
+	const char *v;
+	int64_t x = 0;
+
+	if (!has_line(t, n, key, &v))
+		return -1;
+	while (v < t + n && (*v == ' ' || *v == '\t'))
+		v++;
+	if (v == t + n || *v < '0' || *v > '0' + base - 1)
+		return -1;
+	while (v < t + n && *v >= '0' && *v <= '0' + base - 1)
+		x = x * base + (*v++ - '0');
+	return x;
+}
+
+/*
+ * What the fdinfo @t (@n bytes, its start) of an object without a file
+ * tells: its kind, an eventfd's id, and its status flags, which fdinfo gives
+ * with O_CLOEXEC added where the descriptor has FD_CLOEXEC (F_GETFD tells
+ * that): the fcntl(F_GETFL) that read_one() spared. Return: 0, or -EIO where
+ * they are not there.
+ */
+static int note_object(struct sc_fd_instant *d, const char *t, long n)
 {
 	static const struct {
 		const char *line;
@@ -533,21 +409,17 @@ static void note_object(struct sc_fd_instant *d, const char *t, long n)
 		{ "inotify wd:", SC_ANON_INOTIFY },
 	};
 	const char *v;
+	int64_t flags = number_of(t, n, "flags:", 8);
 
 	for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !d->anon_kind; k++)
 		if (has_line(t, n, kinds[k].line, &v))
 			d->anon_kind = kinds[k].kind;
-	if (d->anon_kind == SC_ANON_EVENTFD && has_line(t, n, "eventfd-id:", &v)) {
-		int64_t id = 0;
-
-		while (v < t + n && (*v == ' ' || *v == '\t'))
-			v++;
-		if (v < t + n && *v >= '0' && *v <= '9') {
-			while (v < t + n && *v >= '0' && *v <= '9')
-				id = id * 10 + (*v++ - '0');
-			d->anon_id = id;
-		}
-	}
+	if (d->anon_kind == SC_ANON_EVENTFD)
+		d->anon_id = number_of(t, n, "eventfd-id:", 10);
+	if (flags < 0)
+		return -EIO_;
+	d->status = (int32_t)(flags & ~(int64_t)O_CLOEXEC);
+	return 0;
 }
 
 static void copy_fdinfo_to(struct sc_fds_frozen *z, struct sc_fd_instant *d, int32_t *held,
@@ -555,28 +427,40 @@ static void copy_fdinfo_to(struct sc_fds_frozen *z, struct sc_fd_instant *d, int
 {
 	long its[4], in, r = 0, w = held_fd(z);
 	int64_t at = z->held_end, len = 0;
+	int object = held == &d->held, locks = 0;
+	const char *v;
 
 	/*
 	 * A periodic timerfd counts the periods that passed since it fired only
 	 * when asked: timerfd_gettime() brings its count of expirations up to
 	 * date without reading them (on any other object it fails, harmlessly).
 	 */
-	sc_sys2(SYS_timerfd_gettime, d->fd, (long)its);
+	if (object)
+		sc_sys2(SYS_timerfd_gettime, d->fd, (long)its);
 	in = w < 0 ? w : open_fdinfo(z, d->fd);
+	w = 0; /* a failure to make z->held is in @in */
 	while (in >= 0 && (r = sc_sys3(SYS_read, in, (long)z->scratch, z->scratch_size)) > 0) {
-		if (held == &d->held)
-			note_object(d, z->scratch, r);
-		w = sc_fds_freeze_put(z, at + len, z->scratch, r);
+		if (object && !len && note_object(d, z->scratch, r) < 0)
+			w = -EIO_;
+		locks = locks || has_line(z->scratch, r, "lock:", &v);
+		if (!w)
+			w = sc_fds_freeze_put(z, at + len, z->scratch, r);
 		if (w < 0)
 			break;
 		len += r;
+		if (r < z->scratch_size)
+			break; /* fdinfo is one seq_file record: a short read is its end */
 	}
 	if (in >= 0)
 		sc_sys1(SYS_close, in);
+	if (!w && !len)
+		w = -EIO_; /* every fdinfo has lines: its end came too early */
 	if (in < 0 || r < 0 || w < 0) {
 		fail(z, in < 0 ? (int)in : r < 0 ? (int)r : (int)w, SC_FREEZE_COPY_FDINFO, d->fd);
 		return;
 	}
+	if (!object && !locks)
+		return; /* a file without locks: nothing to note (its bytes stay, unused) */
 	*held = z->held;
 	*held_off = at;
 	*held_len = len;
@@ -595,7 +479,7 @@ void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d
 /*
  * The fdinfo of each object without a file of [@from, @to), read before the
  * descriptors that share a description are found: it tells their kinds
- * (find_shared() compares only those alike).
+ * (sc_fds_find_shared() compares only those alike).
  */
 static void read_objects(struct sc_fds_frozen *z, int from, int to)
 {
@@ -644,14 +528,15 @@ void sc_fds_freeze(struct sc_fds_frozen *z)
 	if (z->err)
 		return;
 	read_objects(z, 0, z->n);
-	find_shared(z);
+	sc_fds_freeze_locked_inodes(z);
+	sc_fds_find_shared(z);
 	/* each round looks at what the last one's peeks installed (descriptions in flight) */
 	for (int done = 0, end; done < z->n && !z->err; done = end) {
 		end = z->n;
 		copy_contents(z, done, end);
 		if (z->n > end) {
 			read_objects(z, end, z->n);
-			find_shared(z);
+			sc_fds_find_shared(z);
 		}
 	}
 	sc_fds_freeze_locks(z);
@@ -678,7 +563,7 @@ int sc_fds_freeze_add(struct sc_fds_frozen *z, int fd)
 		return (int)r;
 	}
 	z->fds[z->n].in_flight = 1;
-	z->fds[z->n].share = z->n; /* until find_shared() runs again */
+	z->fds[z->n].share = z->n; /* until sc_fds_find_shared() runs again */
 	z->n++;
 	return 0;
 }
