@@ -52,8 +52,9 @@ bool sc_fd_object_kind(int kind);
 
 /**
  * sc_fd_object_restore() - re-create the object of @f with its state, as a
- * new descriptor numbered @min or above with @f's status flags; an epoll
- * instance's targets must already be at their numbers.
+ * new descriptor with @f's status flags: on @f's number, where it landed
+ * there, else numbered @min or above (sc_fd_settle()); an epoll instance's
+ * targets must already be at their numbers.
  * Return: the new descriptor, or a negative error (reported).
  */
 int sc_fd_object_restore(const struct sc_fd *f, int min);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/fd_objects.h"
+#include "core/fd_place.h"
 #include "format/sc_log.h"
 
 #ifndef TFD_IOC_SET_TICKS
@@ -389,11 +390,9 @@ int sc_fd_object_restore(const struct sc_fd *f, int min)
 
 	if (fd < 0)
 		return fd;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, min);
-	close(fd);
+	nfd = sc_fd_settle(fd, min, f);
 	if (nfd < 0)
-		return sc_err(errno, "cannot move the object of descriptor %d to %d or above: %s",
-			      f->fd, min, strerror(errno));
+		return nfd;
 	if (fcntl(nfd, F_SETFL, f->open_flags & OBJECT_STATUS) < 0) {
 		int err = sc_err(errno, "cannot set the flags of descriptor %d (%s): %s", f->fd,
 				 f->path, strerror(errno));

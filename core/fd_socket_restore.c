@@ -586,6 +586,12 @@ static int make_pair(const struct sc_fd *a, const struct sc_fd *b, const struct 
 		close(p[1]);
 		return err;
 	}
+	/* off any number still to be restored (@a's, say) before @a's end takes its own */
+	p[1] = sc_fd_keep_above(p[1], min, b);
+	if (p[1] < 0) {
+		close(p[0]);
+		return p[1];
+	}
 	err = finish(p[0], a, min);
 	if (err) {
 		close(p[1]);

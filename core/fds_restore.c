@@ -5,9 +5,12 @@
  * Stage contract: runs in the restorer (stage 1, ordinary libc), before it
  * becomes the restored program. The caller has moved its own descriptors above
  * every recorded number (sc_fd_move_above()); descriptors 0, 1 and 2 stay the
- * restorer's. Every descriptor made here is first kept above the highest
- * recorded number, so it never lands on a number still to be restored, and
- * is then dup3()ed onto its own number, which must be free.
+ * restorer's. The sockets come first, then the other descriptors in the
+ * order of their numbers, each made where it lands if that is its own number
+ * (the numbers of the descriptors made later are held meanwhile: fd_place.c),
+ * else kept above the highest recorded number, so that it never sits on a
+ * number still to be restored, and then dup3()ed onto its own, which must be
+ * free; the epoll instances last, once what they watch is back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,53 +37,9 @@
 /* Never re-create or truncate a file; the close-on-exec bit is set at the end. */
 #define REOPEN_DROP (O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY | O_CLOEXEC | O_TMPFILE)
 
-int sc_fd_move_above(int fd, int min)
-{
-	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, min);
-
-	if (nfd < 0)
-		return -errno;
-	close(fd);
-	return nfd;
-}
-
 static int reopen_flags(const struct sc_fd *f)
 {
 	return (f->open_flags & ~REOPEN_DROP) | O_CLOEXEC | O_NOCTTY;
-}
-
-/* Take @fd, just made for @f, above the recorded numbers; closes it on failure. */
-int sc_fd_keep_above(int fd, int min, const struct sc_fd *f)
-{
-	int nfd = sc_fd_move_above(fd, min);
-
-	if (nfd < 0) {
-		close(fd);
-		return sc_err(-nfd, "cannot move a descriptor for %d ('%s') to %d or above: %s",
-			      f->fd, f->path, min, strerror(-nfd));
-	}
-	return nfd;
-}
-
-/* Put a copy of @src at @f's number, with @f's close-on-exec bit. */
-int sc_fd_place_copy(int src, const struct sc_fd *f)
-{
-	if (f->fd > 2 && fcntl(f->fd, F_GETFD) >= 0)
-		return sc_err(EBUSY, "cannot restore descriptor %d ('%s'): the restorer already "
-			      "uses that number", f->fd, f->path);
-	if (dup3(src, f->fd, (f->fd_flags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0)
-		return sc_err(errno, "cannot restore descriptor %d ('%s'): %s", f->fd, f->path,
-			      strerror(errno));
-	return 0;
-}
-
-/* As sc_fd_place_copy(), then close @tmp whatever happened. */
-int sc_fd_place(int tmp, const struct sc_fd *f)
-{
-	int err = sc_fd_place_copy(tmp, f);
-
-	close(tmp);
-	return err;
 }
 
 static int open_path(const char *path, int flags, int min, const struct sc_fd *f)
@@ -90,7 +49,7 @@ static int open_path(const char *path, int flags, int min, const struct sc_fd *f
 	if (fd < 0)
 		return sc_err(errno, "cannot reopen '%s' (descriptor %d): %s", path, f->fd,
 			      strerror(errno));
-	return sc_fd_keep_above(fd, min, f);
+	return sc_fd_settle(fd, min, f);
 }
 
 /* Warn when the file reopened for @f is not the one recorded, or was changed. */
@@ -561,7 +520,7 @@ static int restore_stand_in(const struct sc_fd *f, int min)
 		return sc_err(errno, "cannot make a stand-in for descriptor %d (%s): %s", f->fd,
 			      f->path, strerror(errno));
 	close(pair[1]);
-	fd = sc_fd_keep_above(pair[0], min, f);
+	fd = sc_fd_settle(pair[0], min, f);
 	if (fd < 0)
 		return fd;
 	if (fcntl(fd, F_SETFL, f->open_flags & O_NONBLOCK) < 0) {
@@ -748,38 +707,64 @@ static int restore_epolls(const struct fds_restore *r)
 	}
 }
 
-/* Every descriptor but the sockets and epoll instances, in list order. */
+/* Is @fds[i] made by restore_files()? Not a socket, an epoll instance or the restorer's. */
+static bool of_files(const struct sc_fd *fds, size_t i)
+{
+	return !of_epoll(fds, i) && !of_socket(fds, i) &&
+	       (fds[i].fd > 2 || (fds[i].fd_flags & SC_FD_OWN_STDIO));
+}
+
+/*
+ * The program's own 0, 1 and 2 (files it opened there) first, before the
+ * restorer writes a warning to its standard error, which may be one of them
+ * (its identity is checked as it is opened).
+ */
+static int restore_stdio(const struct fds_restore *r)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < r->n && !err; i++)
+		if (r->fds[i].fd <= 2 && of_files(r->fds, i) && !stays_restorers(&r->fds[i]))
+			err = restore_at(r, i);
+	return err;
+}
+
+/*
+ * Every other descriptor but the sockets and epoll instances, in list order
+ * (that of the numbers); the numbers none of them takes are held meanwhile.
+ */
 static int restore_files(const struct fds_restore *r)
 {
-	for (size_t i = 0; i < r->n; i++) {
-		int err;
+	int err = 0;
 
-		if (of_epoll(r->fds, i) || of_socket(r->fds, i) || stays_restorers(&r->fds[i]))
-			continue;
-		err = restore_at(r, i);
-		if (err)
-			return err;
-	}
-	return 0;
+	sc_fd_hold_free_numbers(r->fds, r->n, r->min, of_files);
+	for (size_t i = 0; i < r->n && !err; i++)
+		if (r->fds[i].fd > 2 && of_files(r->fds, i))
+			err = restore_at(r, i);
+	sc_fd_release_free_numbers();
+	return err;
 }
 
 int sc_fds_restore(const struct sc_fd *fds, size_t n)
 {
 	struct fds_restore r = { .fds = fds, .n = n, .min = 3 };
-	int err = check_list(fds, n);
+	int err;
 
+	for (size_t i = 0; i < n; i++)
+		if (fds[i].fd >= r.min && fds[i].fd < INT_MAX)
+			r.min = fds[i].fd + 1;
+	err = check_list(fds, n);
 	if (!err)
 		err = sc_fd_sockets_check(fds, n);
 	if (err)
 		return err;
-	for (size_t i = 0; i < n; i++)
-		if (fds[i].fd >= r.min)
-			r.min = fds[i].fd + 1;
 	err = index_pipes(&r);
 	if (!err)
-		err = restore_files(&r);
+		err = restore_stdio(&r);
 	if (!err)
 		err = sc_fd_sockets_restore(fds, n, r.min);
+	if (!err)
+		err = restore_files(&r);
 	if (!err)
 		err = restore_epolls(&r);
 	if (!err)

@@ -41,18 +41,18 @@ static int64_t realtime_ns(void)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* Open about @n descriptors, a sixth of each kind; -1 when the system says no. */
+/* Open about @n descriptors, kinds in turn; -1 when the system says no. */
 static int open_many(int n, const char *dir)
 {
 	char path[PATH_MAX];
 	int ep = -1;
 
 	snprintf(path, sizeof(path), "%s/file", dir);
-	for (int i = 0; i < n;) {
+	for (int i = 0, kind = 0; i < n; kind++) {
 		int p[2], fd, ev;
 		struct epoll_event e = { .events = EPOLLIN };
 
-		switch (i % 6) {
+		switch (kind % 6) {
 		case 0:
 			fd = open(path, O_RDWR | O_CREAT, 0600);
 			i += fd >= 0;
@@ -76,7 +76,7 @@ static int open_many(int n, const char *dir)
 			i += fd >= 0 ? 2 : 0;
 			break;
 		default:
-			if (ep < 0 || i % 600 == 5)
+			if (ep < 0 || kind % 600 == 5) /* an instance for every 100 it watches */
 				ep = epoll_create1(0);
 			ev = eventfd(0, 0);
 			fd = ep >= 0 && ev >= 0 ? epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e) : -1;

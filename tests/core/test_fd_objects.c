@@ -44,16 +44,22 @@ static struct sc_fd capture(int fd)
 	return got;
 }
 
-/* Close @f's descriptor and make it again from its record, at the same number. */
+/*
+ * Close @f's descriptor and make it again from its record, at the same
+ * number: where it lands (the lowest free number, its own here) or at 100 or
+ * above, then moved.
+ */
 static void remake(struct sc_fd *f)
 {
 	int fd;
 
 	close(f->fd);
 	fd = sc_fd_object_restore(f, 100);
-	cr_assert_geq(fd, 100, "%s", selfckpt_last_error());
-	cr_assert_eq(dup2(fd, f->fd), f->fd);
-	close(fd);
+	cr_assert(fd == f->fd || fd >= 100, "made at %d: %s", fd, selfckpt_last_error());
+	if (fd != f->fd) {
+		cr_assert_eq(dup2(fd, f->fd), f->fd);
+		close(fd);
+	}
 }
 
 Test(fd_objects, eventfd_comes_back_with_its_count_and_flags)

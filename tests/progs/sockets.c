@@ -10,9 +10,9 @@
  * on the loopback, two UDP sockets connected to each other, one shut down
  * for writing, and two TCP sockets listening on one port (SO_REUSEPORT,
  * turned off on one once both listen), and both ends of a TCP connection
- * on the loopback that both have shut down. In 60 steps of 20 ms it moves
- * data through all of them; everything it prints follows from what it did,
- * not from when. Run under selfckpt-run by tests/cli/test_objects.c.
+ * on the loopback that both have shut down; below them all, /dev/null. In
+ * 60 steps of 20 ms it moves data through all of them; everything it prints
+ * follows from what it did, not from when. Run under selfckpt-run by tests/cli/test_objects.c.
  * Usage: sockets DIR (a folder of its own, for the socket's path).
  */
 #include <arpa/inet.h>
@@ -317,8 +317,14 @@ static void step_names(const struct socks *s, int i)
 int main(int argc, char **argv)
 {
 	struct socks s;
+	/*
+	 * A descriptor that is not a socket below the first pair: the restore
+	 * makes the sockets first, and the new pair's ends land on the lowest
+	 * free numbers, this one's and the first socket's.
+	 */
+	int below = open("/dev/null", O_RDONLY);
 
-	if (argc != 2 || make_unix(&s, argv[1]) < 0 || make_datagrams(&s, argv[1]) < 0 ||
+	if (argc != 2 || below < 0 || make_unix(&s, argv[1]) < 0 || make_datagrams(&s, argv[1]) < 0 ||
 	    make_inet(&s) < 0 || make_udp_pair(&s) < 0 || make_reuseport(&s) < 0 ||
 	    make_closed(&s) < 0) {
 		perror("sockets");
