@@ -19,7 +19,7 @@
  *    round (0.3 us each), against log2 of the run's length calls of kcmp()
  *    (0.7 us each). The number is the signal the file sends for O_ASYNC and
  *    for a lease being broken, and nothing else: a run is marked only where
- *    no description of it has O_ASYNC and its file has no lock or lease,
+ *    no description of it has O_ASYNC or a lease (its fdinfo tells),
  *    while every thread of the process is stopped, and each description gets
  *    its own number back. It works where kcmp() is refused too.
  *  - Other runs are sorted by kcmp(), which orders open file descriptions: a
@@ -115,7 +115,9 @@ static int markable(const struct sc_fds_frozen *z, int a, int b)
 
 		if (d->status & (FASYNC_ | O_PATH))
 			return 0;
-		if ((d->mode & S_IFMT) && !(S_ISREG(d->mode) && sc_fds_freeze_unlocked(z, d->ino)))
+		if ((d->mode & S_IFMT) && !S_ISREG(d->mode))
+			return 0;
+		if (d->leased)
 			return 0;
 	}
 	return 1;

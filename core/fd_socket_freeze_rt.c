@@ -225,6 +225,12 @@ static long note_rights(struct sc_fds_frozen *z, const struct rights *r)
 {
 	long err = 0;
 
+	if (z->helper && r->n) { /* the table is the coordinator's: the socket is too */
+		close_rights(r);
+		z->err = -EAGAIN_;
+		return -EAGAIN_;
+	}
+
 	for (int i = 0; i < r->n; i++) {
 		if (err || r->fds[i] < 0) {
 			err = err ? err : r->fds[i];

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -104,8 +105,6 @@ void sc_fds_restarted(const struct sc_fds_frozen *z)
 
 /* Leave room for descriptors opened between the count and the freeze. */
 #define FDS_SPARE 256
-#define SCRATCH_SIZE (256 << 10) /* getdents64, and the peeks at a socket's queue */
-#define STAGE_SIZE (64 << 10)    /* the newest bytes of the copies, written at once */
 
 static int count_fds(void)
 {
@@ -148,10 +147,30 @@ static int count_by_probe(int slots)
 	return n;
 }
 
-/* The table and the listing buffer, in one mapping of their own. */
+/* The table, the listing buffer and the helpers, in one mapping of their own. */
 static size_t table_size(const struct sc_fds_frozen *z)
 {
-	return (size_t)z->cap * (sizeof(*z->fds) + sizeof(*z->order)) + SCRATCH_SIZE + STAGE_SIZE;
+	return (size_t)z->cap * (sizeof(*z->fds) + sizeof(*z->order)) + SC_FDS_SCRATCH_SIZE +
+	       SC_FDS_STAGE_SIZE + 64 + sc_fds_helpers_size(z->n_helpers);
+}
+
+/*
+ * Helpers for a table of @n descriptors: one fewer than the processors this
+ * thread may run on, up to 7; none below 1,024 descriptors, where making
+ * them costs about what they save.
+ */
+#define HELPERS_MIN_FDS 1024
+#define HELPERS_MAX 7
+
+static int helpers_for(int n)
+{
+	cpu_set_t cpus;
+	int count;
+
+	if (n < HELPERS_MIN_FDS || sched_getaffinity(0, sizeof(cpus), &cpus) < 0)
+		return 0;
+	count = CPU_COUNT(&cpus) - 1;
+	return count < 0 ? 0 : count > HELPERS_MAX ? HELPERS_MAX : count;
 }
 
 /*
@@ -171,6 +190,7 @@ int sc_fds_prepare(struct sc_fds_frozen *z)
 	/* a table mostly empty (a few descriptors at high numbers) is listed */
 	z->probe = small && slots <= 8 * n + 1024;
 	z->cap = n + FDS_SPARE;
+	z->n_helpers = helpers_for(n);
 	m = mmap(NULL, table_size(z), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		memset(z, 0, sizeof(*z));
@@ -182,9 +202,12 @@ int sc_fds_prepare(struct sc_fds_frozen *z)
 	z->fdinfo_dir = -1;
 	z->order = (int32_t *)((char *)m + (size_t)z->cap * sizeof(*z->fds));
 	z->scratch = (char *)(z->order + z->cap);
-	z->scratch_size = SCRATCH_SIZE;
-	z->stage = z->scratch + SCRATCH_SIZE;
-	z->stage_size = STAGE_SIZE;
+	z->scratch_size = SC_FDS_SCRATCH_SIZE;
+	z->stage = z->scratch + SC_FDS_SCRATCH_SIZE;
+	z->stage_size = SC_FDS_STAGE_SIZE;
+	if (z->n_helpers)
+		sc_fds_helpers_place(z, (void *)(((uintptr_t)z->stage + SC_FDS_STAGE_SIZE + 63) &
+						 ~(uintptr_t)63), z->n_helpers);
 	return 0;
 }
 

@@ -32,6 +32,7 @@ struct sc_fd_instant {
 	int32_t seals;    /* F_GET_SEALS of a memfd or unlinked file that has them, else 0 */
 	int32_t locks;    /* in the snapshot: a copy of the fdinfo of a locked file (z->held);
 			     -1: none */
+	int32_t leased;   /* 1: its description holds a lease (its fdinfo says so) */
 	int64_t locks_len;
 	int64_t locks_off; /* where the copy starts in @locks */
 	int32_t in_flight; /* 1: not the program's: a peek at a socket's queue installed it, a
@@ -49,8 +50,8 @@ struct sc_fd_instant {
 
 enum { SC_ANON_EVENTFD = 1, SC_ANON_TIMERFD, SC_ANON_SIGNALFD, SC_ANON_EPOLL, SC_ANON_INOTIFY };
 
-#define SC_LOCKED_MAX 64 /* inodes with locks noted at the freeze; more: every file is read */
-#define SC_LOCKS_BY_FDINFO_MAX 64 /* files: up to this many, each one's fdinfo tells its locks */
+#define SC_FDS_SCRATCH_SIZE (256 << 10) /* getdents64, fdinfo, the peeks at a socket's queue */
+#define SC_FDS_STAGE_SIZE (64 << 10)    /* the newest bytes of the copies, written at once */
 
 struct sc_fds_frozen {
 	struct sc_fd_instant *fds; /* prepared with room for cap entries */
@@ -85,9 +86,22 @@ struct sc_fds_frozen {
 	int err;                   /* 0, or -errno of the first failure (the image is refused) */
 	int err_fd;                /* the descriptor it concerns, or -1 */
 	int err_what;              /* which step failed (SC_FREEZE_*) */
-	uint64_t locked[SC_LOCKED_MAX]; /* inodes /proc/locks names (of any owner) */
-	int n_locked;              /* SC_LOCKED_MAX + 1: too many to note; -1: not read */
+	/*
+	 * Helpers that share the reads of a large table (fds_workers_rt.c),
+	 * prepared with it; none for a small one. A helper works on a copy of
+	 * this struct of its own: its scratch and stage, and a block of z->held
+	 * that ends at held_limit, where a copy that does not fit stops.
+	 */
+	struct sc_fds_helper *helpers;
+	int n_helpers;
+	int cursor;                /* the next index the helpers take */
+	int64_t held_limit;        /* in a helper's copy: the end of its block; 0: none */
+	int helper;                /* 1 in a helper's copy: a peek that brings descriptors in
+				      flight leaves the socket to the coordinator */
 };
+
+/* sc_fd_instant.held of a copy a helper left to the coordinator (fds_workers_rt.c). */
+#define SC_HELD_LEFT (-2)
 
 enum {
 	SC_FREEZE_LIST = 1,   /* listing /proc/self/fd */
@@ -118,28 +132,62 @@ void sc_fds_frozen_free(struct sc_fds_frozen *z);
  */
 void sc_fds_freeze(struct sc_fds_frozen *z);
 /* fds_locks_rt.c: raw, as sc_fds_freeze() */
+/** sc_fds_freeze_lockable() - May @d have locks (a file or a directory)? Its fdinfo tells. */
+int sc_fds_freeze_lockable(const struct sc_fd_instant *d);
 /**
- * sc_fds_freeze_locked_inodes() - where the table holds many files, note the
- * inodes of every lock on the system (/proc/locks) in z->locked; where it
- * holds few, note that each file's fdinfo will tell (z->n_locked = -1).
+ * sc_fds_freeze_locks_once() - once descriptors that share a description are
+ * known, keep the copy of its locks on the first one only.
  */
-void sc_fds_freeze_locked_inodes(struct sc_fds_frozen *z);
-/** sc_fds_freeze_unlocked() - Is it known that the inode @ino has no lock and no lease? */
-int sc_fds_freeze_unlocked(const struct sc_fds_frozen *z, uint64_t ino);
+void sc_fds_freeze_locks_once(struct sc_fds_frozen *z);
+/* fds_workers_rt.c: raw, as sc_fds_freeze() */
+struct sc_fds_helper {
+	struct sc_fds_frozen own; /* its copy of the table's state */
+	struct sc_fds_frozen *z;
+	uint64_t stack;           /* the top of its stack */
+	int tid;                  /* the kernel zeroes it when the helper exits */
+	int pass;                 /* SC_PASS_* */
+	int to;                   /* the end of the pass's indexes */
+};
+
+enum { SC_PASS_FDINFO = 1, SC_PASS_SOCKETS };
+
+/** sc_fds_helpers_size() - the memory sc_fds_helpers_place() takes for @n helpers. */
+unsigned long sc_fds_helpers_size(int n);
 /**
- * sc_fds_freeze_locks() - copy the fdinfo of each open file description of
- * a file that may be locked, which lists its locks; those that list none are
- * not noted.
+ * sc_fds_helpers_place() - lay out @n helpers in @mem (sc_fds_helpers_size()
+ * bytes, prepared with the table): ordinary libc, before the freeze.
  */
-void sc_fds_freeze_locks(struct sc_fds_frozen *z);
+void sc_fds_helpers_place(struct sc_fds_frozen *z, void *mem, int n);
+/**
+ * sc_fds_parallel() - do @pass (the fdinfo of each object without a file
+ * and of each file or directory, or the copy of each socket that is the
+ * first of its description) for the descriptors [@from, @to) with the
+ * helpers and this thread; a copy a helper cannot make is marked
+ * SC_HELD_LEFT for the caller to make. Return: 0, or -1 where it did nothing
+ * (no helpers, or too few descriptors).
+ */
+int sc_fds_parallel(struct sc_fds_frozen *z, int pass, int from, int to);
+/* fds_freeze_rt.c: copy the fdinfo of @d, an object without a file, into z->held. */
+void sc_fds_freeze_object(struct sc_fds_frozen *z, struct sc_fd_instant *d);
+/*
+ * fds_freeze_rt.c: make z->held and open /proc/self/fdinfo where not yet
+ * done, and write the staged bytes, so that the next copy may go anywhere
+ * after z->held_end. Return: 0 or -errno.
+ */
+long sc_fds_freeze_ready(struct sc_fds_frozen *z);
+
 /* fd_share_rt.c: raw, as sc_fds_freeze() */
 /**
  * sc_fds_find_shared() - set each descriptor's share to the index of the
  * first descriptor of its open file description. Needs the kinds of objects
- * (their fdinfo read) and sc_fds_freeze_locked_inodes().
+ * and leases (their fdinfo read).
  */
 void sc_fds_find_shared(struct sc_fds_frozen *z);
-/* fds_freeze_rt.c: copy @d's fdinfo into d->locks (a failure is kept in z->err). */
+/*
+ * fds_freeze_rt.c: copy the fdinfo of @d, a file or directory, into d->locks
+ * where it lists locks, and note a lease in d->leased (a failure is kept in
+ * z->err).
+ */
 void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d);
 /**
  * sc_fds_freeze_put() - write @len bytes of @buf at @at in z->held, made on

@@ -72,6 +72,7 @@ static int read_one(struct sc_fd_instant *d, int fd)
 	d->in_flight = 0;
 	d->held = -1;
 	d->locks = -1;
+	d->leased = 0;
 	d->locks_len = 0;
 	d->locks_off = 0;
 	d->held_len = 0;
@@ -314,6 +315,11 @@ long sc_fds_freeze_put(struct sc_fds_frozen *z, int64_t at, const void *buf, lon
 
 	if (err < 0)
 		return err;
+	if (z->held_limit && end > z->held_limit) {
+		/* a helper's block is full: the copy is the coordinator's, whoever asked */
+		z->err = z->err ? z->err : -E2BIG_;
+		return -E2BIG_;
+	}
 	err = 0;
 	if (at >= z->stage_at && at <= z->stage_at + z->stage_len &&
 	    end <= z->stage_at + z->stage_size) {
@@ -334,10 +340,8 @@ long sc_fds_freeze_put(struct sc_fds_frozen *z, int64_t at, const void *buf, lon
 }
 
 /* /proc/self/fdinfo/@fd, opened from the folder opened once: a shorter walk than the path. */
-static long open_fdinfo(struct sc_fds_frozen *z, int fd)
+static long fdinfo_dir(struct sc_fds_frozen *z)
 {
-	char name[12];
-
 	if (z->fdinfo_dir < 0) {
 		long dir = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/fdinfo",
 				   O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
@@ -346,8 +350,18 @@ static long open_fdinfo(struct sc_fds_frozen *z, int fd)
 			return dir;
 		z->fdinfo_dir = (int)dir;
 	}
+	return z->fdinfo_dir;
+}
+
+static long open_fdinfo(struct sc_fds_frozen *z, int fd)
+{
+	char name[12];
+	long dir = fdinfo_dir(z);
+
+	if (dir < 0)
+		return dir;
 	proc_path(name, "", fd);
-	return sc_sys4(SYS_openat, z->fdinfo_dir, (long)name, O_RDONLY | O_CLOEXEC, 0);
+	return sc_sys4(SYS_openat, dir, (long)name, O_RDONLY | O_CLOEXEC, 0);
 }
 
 /*
@@ -370,6 +384,20 @@ static int has_line(const char *t, long n, const char *key, const char **value)
 			*value = t + i + k;
 			return 1;
 		}
+	}
+	return 0;
+}
+
+/* Do the @n bytes at @t hold @word? */
+static int has_word(const char *t, long n, const char *word)
+{
+	for (long i = 0; i < n; i++) {
+		long k = 0;
+
+		while (word[k] && i + k < n && t[i + k] == word[k])
+			k++;
+		if (!word[k])
+			return 1;
 	}
 	return 0;
 }
@@ -443,6 +471,8 @@ static void copy_fdinfo_to(struct sc_fds_frozen *z, struct sc_fd_instant *d, int
 		if (object && !len && note_object(d, z->scratch, r) < 0)
 			w = -EIO_;
 		locks = locks || has_line(z->scratch, r, "lock:", &v);
+		if (!object && locks && has_word(z->scratch, r, "LEASE"))
+			d->leased = 1;
 		if (!w)
 			w = sc_fds_freeze_put(z, at + len, z->scratch, r);
 		if (w < 0)
@@ -466,9 +496,18 @@ static void copy_fdinfo_to(struct sc_fds_frozen *z, struct sc_fd_instant *d, int
 	*held_len = len;
 }
 
-static void copy_fdinfo(struct sc_fds_frozen *z, struct sc_fd_instant *d)
+void sc_fds_freeze_object(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 {
 	copy_fdinfo_to(z, d, &d->held, &d->held_off, &d->held_len);
+}
+
+long sc_fds_freeze_ready(struct sc_fds_frozen *z)
+{
+	long err = held_fd(z);
+
+	if (err >= 0)
+		err = fdinfo_dir(z);
+	return err < 0 ? err : stage_flush(z);
 }
 
 void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d)
@@ -479,13 +518,23 @@ void sc_fds_freeze_fdinfo_locks(struct sc_fds_frozen *z, struct sc_fd_instant *d
 /*
  * The fdinfo of each object without a file of [@from, @to), read before the
  * descriptors that share a description are found: it tells their kinds
- * (sc_fds_find_shared() compares only those alike).
+ * (sc_fds_find_shared() compares only those alike), with the fdinfo of each
+ * file and directory, which lists its locks.
  */
-static void read_objects(struct sc_fds_frozen *z, int from, int to)
+static void read_fdinfo(struct sc_fds_frozen *z, int from, int to)
 {
-	for (int i = from; i < to && !z->err; i++)
-		if (!(z->fds[i].mode & S_IFMT))
-			copy_fdinfo(z, &z->fds[i]);
+	int helped = sc_fds_parallel(z, SC_PASS_FDINFO, from, to) == 0;
+
+	for (int i = from; i < to && !z->err; i++) { /* those left, or all */
+		struct sc_fd_instant *d = &z->fds[i];
+
+		if (!(d->mode & S_IFMT) && d->held < 0) {
+			sc_fds_freeze_object(z, d);
+		} else if (sc_fds_freeze_lockable(d) && (!helped || d->locks == SC_HELD_LEFT)) {
+			d->locks = -1;
+			sc_fds_freeze_fdinfo_locks(z, d);
+		}
+	}
 }
 
 /* The descriptors [@from, @to) of the table: the copies each description needs. */
@@ -504,7 +553,7 @@ static void copy_contents(struct sc_fds_frozen *z, int from, int to)
 		if (S_ISFIFO(d->mode) && (acc == O_RDONLY || acc == O_RDWR) &&
 		    !(d->status & O_PATH))
 			copy_pipe(z, d);
-		if (S_ISSOCK(d->mode))
+		if (S_ISSOCK(d->mode) && d->held < 0) /* not copied by a helper */
 			sc_fd_socket_freeze(z, d);
 	}
 }
@@ -527,19 +576,19 @@ void sc_fds_freeze(struct sc_fds_frozen *z)
 		list_all(z);
 	if (z->err)
 		return;
-	read_objects(z, 0, z->n);
-	sc_fds_freeze_locked_inodes(z);
+	read_fdinfo(z, 0, z->n);
 	sc_fds_find_shared(z);
 	/* each round looks at what the last one's peeks installed (descriptions in flight) */
 	for (int done = 0, end; done < z->n && !z->err; done = end) {
 		end = z->n;
+		sc_fds_parallel(z, SC_PASS_SOCKETS, done, end);
 		copy_contents(z, done, end);
 		if (z->n > end) {
-			read_objects(z, end, z->n);
+			read_fdinfo(z, end, z->n);
 			sc_fds_find_shared(z);
 		}
 	}
-	sc_fds_freeze_locks(z);
+	sc_fds_freeze_locks_once(z);
 	if (z->held >= 0 && (err = stage_flush(z)) < 0)
 		fail(z, (int)err, SC_FREEZE_COPY_FDINFO, -1);
 	if (z->fdinfo_dir >= 0)

@@ -76,7 +76,7 @@ $(BUILD)/tests/progs/counter: tests/progs/counter.c
 # Programs that know nothing of selfckpt, run under selfckpt-run by tests/cli/test_instant.c
 # and test_objects.c.
 RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects sockets unrestorable procattrs locks timers
-RUN_PROG_NAMES += madvise memfiles guards sysvipc rights
+RUN_PROG_NAMES += madvise memfiles guards sysvipc rights manyfds
 RUN_PROG_NAMES += rtdriver
 test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c

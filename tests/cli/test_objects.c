@@ -51,6 +51,17 @@ Test(objects, eventfd_timerfd_signalfd_inotify_and_epoll_come_back, .timeout = 2
 }
 
 /*
+ * More than 1,500 descriptors: the freeze shares its reads among helper
+ * threads (where the machine has two processors or more), and leaves to
+ * itself the socket whose queue is longer than a helper's block and the one
+ * whose message carries a descriptor.
+ */
+Test(objects, many_descriptors_of_each_kind_come_back, .timeout = 300)
+{
+	objects_round_trips("manyfds");
+}
+
+/*
  * An epoll watch whose number was since closed, or given another file,
  * comes back on its file, found by kcmp() through the descriptor that holds
  * it now; where kcmp() is not allowed (a seccomp profile) the checkpoint is
