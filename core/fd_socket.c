@@ -17,6 +17,7 @@
  * dropped, as a network may drop them, with a warning.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,12 @@
 
 #define SOMAXCONN_DEFAULT 4096
 
-/* The unix sockets of the system, asked once per checkpoint. */
+/*
+ * The unix sockets of the system, asked once per checkpoint, and the IP
+ * sockets below: asked by the first thread that needs them (the records are
+ * collected by several, fds.c), under this lock; read-only once there.
+ */
+static pthread_mutex_t dumps_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sc_unix_sock *diag;
 static size_t diag_n;
 static bool diag_done;
@@ -66,12 +72,15 @@ static uint32_t inet_shutdown(const struct sc_sock_frozen *s, uint64_t ino)
 	const struct sc_inet_sock *e;
 	size_t i;
 
+	pthread_mutex_lock(&dumps_lock);
 	for (i = 0; i < inet_dumps_n; i++)
 		if (inet_dumps[i].family == s->domain && inet_dumps[i].protocol == s->protocol)
 			break;
 	if (i == inet_dumps_n) {
-		if (i == INET_DUMPS)
+		if (i == INET_DUMPS) {
+			pthread_mutex_unlock(&dumps_lock);
 			return 0;
+		}
 		inet_dumps[i].family = s->domain;
 		inet_dumps[i].protocol = s->protocol;
 		inet_dumps[i].err = sc_inet_diag(s->domain, s->protocol, &inet_dumps[i].d);
@@ -81,6 +90,7 @@ static uint32_t inet_shutdown(const struct sc_sock_frozen *s, uint64_t ino)
 			       "were shut down (sock_diag: %s): they come back as not shut down",
 			       s->protocol, strerror(-inet_dumps[i].err));
 	}
+	pthread_mutex_unlock(&dumps_lock);
 	e = sc_inet_find(&inet_dumps[i].d, ino);
 	return e ? e->shutdown : 0;
 }
@@ -90,13 +100,17 @@ static int unix_peer(uint64_t ino, uint64_t *peer, uint32_t *backlog, uint32_t *
 {
 	const struct sc_unix_sock *s;
 
+	pthread_mutex_lock(&dumps_lock);
 	if (!diag_done) {
 		int err = sc_unix_diag(&diag, &diag_n);
 
-		if (err)
+		if (err) {
+			pthread_mutex_unlock(&dumps_lock);
 			return err;
+		}
 		diag_done = true;
 	}
+	pthread_mutex_unlock(&dumps_lock);
 	s = sc_unix_find(diag, diag_n, ino);
 	*peer = s ? s->peer : 0;
 	*backlog = s && s->backlog ? s->backlog : SOMAXCONN_DEFAULT;

@@ -19,7 +19,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -258,7 +260,7 @@ struct snap {
 	struct file_name {
 		uint64_t dev, ino;
 		char *link; /* NULL: a free slot */
-	} *names;
+	} *names;         /* a thread's own: NULL in the snap the threads share */
 	size_t names_cap; /* a power of two, or 0: none kept */
 };
 
@@ -288,11 +290,6 @@ static int map_held(const struct sc_fds_frozen *z, struct snap *s)
 
 static void snap_close(struct snap *s)
 {
-	for (size_t i = 0; i < s->names_cap; i++)
-		free(s->names[i].link);
-	free(s->names);
-	s->names = NULL;
-	s->names_cap = 0;
 	if (s->map)
 		munmap((void *)s->map, s->len);
 	if (s->fd_dir >= 0)
@@ -312,10 +309,7 @@ static int snap_open(const struct sc_fds_frozen *z, pid_t pid, struct snap *s)
 	if (s->fd_dir < 0)
 		return sc_err(errno, "cannot open '%s': %s", proc, strerror(errno));
 	for (s->names_cap = 16; s->names_cap < 2 * (size_t)z->n;)
-		s->names_cap *= 2;
-	s->names = calloc(s->names_cap, sizeof(*s->names));
-	if (!s->names)
-		s->names_cap = 0; /* each link is read: slower, as right */
+		s->names_cap *= 2; /* the names kept by each thread that collects (collect_some()) */
 	err = map_held(z, s);
 	if (err)
 		snap_close(s);
@@ -745,13 +739,103 @@ bool sc_fds_in_list(int fd, const int *list, size_t n)
 	return false;
 }
 
+/*
+ * The records of a large table are made by several threads: each takes the
+ * next indexes from one counter and has its own caches of names (struct
+ * snap), sharing the snapshot's folder and the map of the copies. The first
+ * failure stops them all; its message is the one reported.
+ */
+#define COLLECT_THREADS_MAX 8
+#define COLLECT_PARALLEL_MIN 1024 /* fewer descriptors: the caller alone */
+#define COLLECT_TAKE 32
+
+struct collect_job {
+	const struct sc_fds_frozen *z;
+	const struct snap *snap;
+	struct sc_fd *fds;
+	const int *slot;    /* the record each descriptor makes, or -1 */
+	const int *sharers; /* by the index of the first descriptor of a description */
+	const int *skip;
+	size_t n_skip;
+	int next;           /* the next index to take */
+	int err;            /* the first failure, and its message */
+	char message[1024];
+	pthread_mutex_t lock;
+};
+
+static void collect_some(struct collect_job *j)
+{
+	const struct sc_fds_frozen *z = j->z;
+	struct snap s = *j->snap;
+
+	s.names = calloc(s.names_cap, sizeof(*s.names));
+	if (!s.names)
+		s.names_cap = 0; /* each link is read: slower, as right */
+	for (;;) {
+		int first = __atomic_fetch_add(&j->next, COLLECT_TAKE, __ATOMIC_RELAXED), err = 0;
+
+		if (first >= z->n || __atomic_load_n(&j->err, __ATOMIC_ACQUIRE))
+			break;
+		for (int i = first; i < first + COLLECT_TAKE && i < z->n && !err; i++)
+			if (j->slot[i] >= 0)
+				err = collect_one(z, i, &s, &j->fds[j->slot[i]],
+						  j->sharers[z->fds[i].share] > 1, j->skip, j->n_skip);
+		if (err) {
+			pthread_mutex_lock(&j->lock);
+			if (!j->err) {
+				snprintf(j->message, sizeof(j->message), "%s", selfckpt_last_error());
+				__atomic_store_n(&j->err, err, __ATOMIC_RELEASE);
+			}
+			pthread_mutex_unlock(&j->lock);
+			break;
+		}
+	}
+	for (size_t i = 0; i < s.names_cap; i++)
+		free(s.names[i].link);
+	free(s.names);
+}
+
+static void *collect_thread(void *job)
+{
+	collect_some(job);
+	return NULL;
+}
+
+/* Threads for @n descriptors, the caller's included: 1 where few. */
+static int collect_threads(int n)
+{
+	return n < COLLECT_PARALLEL_MIN ? 1 : 1 + helpers_for(n);
+}
+
+/* Every record of @j, by the caller and the threads it starts (signals blocked in them). */
+static int collect_all(struct collect_job *j, int threads)
+{
+	pthread_t tid[COLLECT_THREADS_MAX];
+	sigset_t all, old;
+	int started = 0;
+
+	if (threads > COLLECT_THREADS_MAX)
+		threads = COLLECT_THREADS_MAX;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int t = 1; t < threads; t++)
+		started += pthread_create(&tid[started], NULL, collect_thread, j) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	collect_some(j);
+	for (int t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	if (j->err)
+		sc_err_quiet(-j->err, "%s", j->message); /* the caller's last error: emitted once */
+	return j->err;
+}
+
 int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *skip,
 		   size_t n_skip, struct sc_fd **out, size_t *n)
 {
 	struct sc_fd *fds;
 	struct snap snap;
 	size_t k = 0;
-	int err = 0, *sharers;
+	int err = 0, *sharers, *slot;
 
 	*out = NULL;
 	*n = 0;
@@ -762,19 +846,24 @@ int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *ski
 		return err;
 	fds = calloc(z->n ? (size_t)z->n : 1, sizeof(*fds));
 	sharers = count_sharers(z, skip, n_skip);
-	if (!fds || !sharers) {
+	slot = malloc((z->n ? (size_t)z->n : 1) * sizeof(*slot));
+	if (!fds || !sharers || !slot) {
 		free(fds);
 		free(sharers);
+		free(slot);
 		snap_close(&snap);
 		return sc_err(ENOMEM, "out of memory recording %d descriptors", z->n);
 	}
-	for (int i = 0; i < z->n && !err; i++) {
-		if (unrecorded(z, i, skip, n_skip))
-			continue;
-		err = collect_one(z, i, &snap, &fds[k], sharers[z->fds[i].share] > 1, skip,
-				  n_skip);
-		k++;
+	for (int i = 0; i < z->n; i++)
+		slot[i] = unrecorded(z, i, skip, n_skip) ? -1 : (int)k++;
+	{
+		struct collect_job job = { .z = z, .snap = &snap, .fds = fds, .slot = slot,
+					   .sharers = sharers, .skip = skip, .n_skip = n_skip,
+					   .lock = PTHREAD_MUTEX_INITIALIZER };
+
+		err = collect_all(&job, collect_threads(z->n));
 	}
+	free(slot);
 	free(sharers);
 	snap_close(&snap);
 	sc_fd_socket_collect_end();

@@ -149,7 +149,7 @@ struct sc_fds_helper {
 	int to;                   /* the end of the pass's indexes */
 };
 
-enum { SC_PASS_FDINFO = 1, SC_PASS_SOCKETS };
+enum { SC_PASS_LIST = 1, SC_PASS_FDINFO, SC_PASS_SOCKETS };
 
 /** sc_fds_helpers_size() - the memory sc_fds_helpers_place() takes for @n helpers. */
 unsigned long sc_fds_helpers_size(int n);
@@ -159,14 +159,18 @@ unsigned long sc_fds_helpers_size(int n);
  */
 void sc_fds_helpers_place(struct sc_fds_frozen *z, void *mem, int n);
 /**
- * sc_fds_parallel() - do @pass (the fdinfo of each object without a file
- * and of each file or directory, or the copy of each socket that is the
- * first of its description) for the descriptors [@from, @to) with the
- * helpers and this thread; a copy a helper cannot make is marked
- * SC_HELD_LEFT for the caller to make. Return: 0, or -1 where it did nothing
- * (no helpers, or too few descriptors).
+ * sc_fds_parallel() - do @pass with the helpers and this thread: try each
+ * number of [@from, @to) and list the open ones in the table, in the order
+ * of their numbers (SC_PASS_LIST); or for the descriptors [@from, @to) of
+ * the table, copy the fdinfo of each object without a file and of each file
+ * or directory (SC_PASS_FDINFO), or the state of each socket that is the
+ * first of its description (SC_PASS_SOCKETS); a copy a helper cannot make is
+ * marked SC_HELD_LEFT for the caller to make. Return: 0, or -1 where it did
+ * nothing (no helpers, or too few descriptors).
  */
 int sc_fds_parallel(struct sc_fds_frozen *z, int pass, int from, int to);
+/* fds_freeze_rt.c: identity, flags and position of @fd into @d; 0 or -errno (not open). */
+int sc_fds_freeze_read_one(struct sc_fd_instant *d, int fd);
 /* fds_freeze_rt.c: copy the fdinfo of @d, an object without a file, into z->held. */
 void sc_fds_freeze_object(struct sc_fds_frozen *z, struct sc_fd_instant *d);
 /*

@@ -61,7 +61,7 @@ static void proc_path(char *path, const char *head, int fd)
 }
 
 /* Identity, flags and position of @fd; 0 or -errno (the descriptor was closed). */
-static int read_one(struct sc_fd_instant *d, int fd)
+int sc_fds_freeze_read_one(struct sc_fd_instant *d, int fd)
 {
 	struct stat st;
 	long r = sc_sys2(SYS_fstat, fd, (long)&st);
@@ -147,9 +147,11 @@ static void probe_all(struct sc_fds_frozen *z)
 		fail(z, (int)slots, SC_FREEZE_LIST, -1);
 		return;
 	}
+	if (sc_fds_parallel(z, SC_PASS_LIST, 0, (int)slots) == 0)
+		return;
 	for (int fd = 0; fd < slots; fd++) {
 		if (z->n < z->cap) {
-			z->n += read_one(&z->fds[z->n], fd) == 0;
+			z->n += sc_fds_freeze_read_one(&z->fds[z->n], fd) == 0;
 		} else if (sc_sys2(SYS_fcntl, fd, F_GETFD) >= 0) {
 			fail(z, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
 			return;
@@ -180,7 +182,7 @@ static void list_all(struct sc_fds_frozen *z)
 				fail(z, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
 				break;
 			}
-			if (read_one(&z->fds[z->n], fd) == 0)
+			if (sc_fds_freeze_read_one(&z->fds[z->n], fd) == 0)
 				z->n++;
 		}
 	}
@@ -423,7 +425,7 @@ static int64_t number_of(const char *t, long n, const char *key, int base)
  * What the fdinfo @t (@n bytes, its start) of an object without a file
  * tells: its kind, an eventfd's id, and its status flags, which fdinfo gives
  * with O_CLOEXEC added where the descriptor has FD_CLOEXEC (F_GETFD tells
- * that): the fcntl(F_GETFL) that read_one() spared. Return: 0, or -EIO where
+ * that): the fcntl(F_GETFL) that sc_fds_freeze_read_one() spared. Return: 0, or -EIO where
  * they are not there.
  */
 static int note_object(struct sc_fd_instant *d, const char *t, long n)
@@ -605,7 +607,7 @@ int sc_fds_freeze_add(struct sc_fds_frozen *z, int fd)
 		fail(z, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
 		return -E2BIG_;
 	}
-	r = read_one(&z->fds[z->n], fd);
+	r = sc_fds_freeze_read_one(&z->fds[z->n], fd);
 	if (r < 0) {
 		sc_sys1(SYS_close, fd);
 		fail(z, (int)r, SC_FREEZE_STAT, fd);

@@ -134,7 +134,80 @@ static void copy_one(struct sc_fds_frozen *z, struct sc_fds_frozen *own, int pas
 		d->held = SC_HELD_LEFT;
 }
 
-/* Take indexes from z->cursor until [.., @to) is done. */
+/* Number @fd into the table where it is open: at the next free place, in no order. */
+static void list_one(struct sc_fds_frozen *z, struct sc_fds_frozen *own, int fd)
+{
+	struct sc_fd_instant d;
+	int at;
+
+	if (sc_fds_freeze_read_one(&d, fd) < 0)
+		return;
+	at = __atomic_fetch_add(&z->n, 1, __ATOMIC_RELAXED);
+	if (at < z->cap) {
+		z->fds[at] = d;
+	} else if (!own->err) {
+		own->err = -E2BIG_;
+		own->err_fd = fd;
+		own->err_what = SC_FREEZE_TOO_MANY;
+	}
+}
+
+static void sift_by_number(struct sc_fds_frozen *z, int root, int end)
+{
+	int32_t *o = z->order;
+
+	for (int child; (child = 2 * root + 1) < end; root = child) {
+		if (child + 1 < end && z->fds[o[child]].fd < z->fds[o[child + 1]].fd)
+			child++;
+		if (z->fds[o[root]].fd >= z->fds[o[child]].fd)
+			return;
+		int32_t t = o[root];
+
+		o[root] = o[child];
+		o[child] = t;
+	}
+}
+
+/*
+ * The table in the order of the numbers, as a listing by one thread makes
+ * it: z->order sorted (heapsort), then the entries moved along its cycles,
+ * one entry held aside for each.
+ */
+static void sort_by_number(struct sc_fds_frozen *z)
+{
+	int32_t *o = z->order;
+
+	for (int i = 0; i < z->n; i++)
+		o[i] = i;
+	for (int i = z->n / 2 - 1; i >= 0; i--)
+		sift_by_number(z, i, z->n);
+	for (int end = z->n - 1; end > 0; end--) {
+		int32_t t = o[0];
+
+		o[0] = o[end];
+		o[end] = t;
+		sift_by_number(z, 0, end);
+	}
+	for (int i = 0; i < z->n; i++) { /* place i takes entry o[i] */
+		struct sc_fd_instant aside;
+		int at = i;
+
+		if (o[i] == i)
+			continue;
+		aside = z->fds[i];
+		while (o[at] != i) {
+			int32_t from = o[at];
+
+			z->fds[at] = z->fds[from];
+			o[at] = at;
+			at = from;
+		}
+		z->fds[at] = aside;
+		o[at] = at;
+	}
+}
+
+/* Take indexes (numbers, for SC_PASS_LIST) from z->cursor until [.., @to) is done. */
 static void take_all(struct sc_fds_frozen *z, struct sc_fds_frozen *own, int pass, int to)
 {
 	for (;;) {
@@ -142,11 +215,16 @@ static void take_all(struct sc_fds_frozen *z, struct sc_fds_frozen *own, int pas
 
 		if (first >= to)
 			break;
+		if (pass == SC_PASS_LIST) {
+			for (int fd = first; fd < first + TAKE && fd < to; fd++)
+				list_one(z, own, fd);
+			continue;
+		}
 		for (int i = first; i < first + TAKE && i < to && !own->err; i++)
 			if (in_pass(z, pass, i))
 				copy_one(z, own, pass, i);
 	}
-	if (!own->err) {
+	if (!own->err && pass != SC_PASS_LIST) {
 		long err = flush(own);
 
 		if (err < 0) {
@@ -206,7 +284,8 @@ int sc_fds_parallel(struct sc_fds_frozen *z, int pass, int from, int to)
 
 	if (!z->n_helpers || to - from < PARALLEL_MIN || z->err)
 		return -1;
-	if (sc_fds_freeze_ready(z) < 0)
+	/* a listing makes no copy: no z->held yet, whose number it would list */
+	if (pass != SC_PASS_LIST && sc_fds_freeze_ready(z) < 0)
 		return -1; /* the copies go one by one, as without helpers */
 	z->cursor = from;
 	/* the helpers take none of the program's signals: blocked before they start */
@@ -232,6 +311,12 @@ int sc_fds_parallel(struct sc_fds_frozen *z, int pass, int from, int to)
 		while ((tid = __atomic_load_n(&z->helpers[i].tid, __ATOMIC_ACQUIRE)) != 0)
 			sc_sys4(SYS_futex, (long)&z->helpers[i].tid, SC_FUTEX_WAIT_SHARED, tid, 0);
 		merge_error(z, &z->helpers[i].own);
+	}
+	if (pass == SC_PASS_LIST) {
+		if (z->n > z->cap)
+			z->n = z->cap; /* the failure is kept */
+		sort_by_number(z);
+		return 0;
 	}
 	z->stage_at = z->held_end; /* the coordinator's next copies go after every block */
 	z->stage_len = 0;
