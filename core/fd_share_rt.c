@@ -59,14 +59,15 @@ static int by_identity(const struct sc_fd_instant *x, const struct sc_fd_instant
 	return ax < ay ? -1 : ax > ay;
 }
 
-static void sift(struct sc_fds_frozen *z, int root, int end)
+static void sift(struct sc_fds_frozen *z, int root, int end,
+		 int (*cmp)(const struct sc_fd_instant *x, const struct sc_fd_instant *y))
 {
 	int32_t *o = z->order;
 
 	for (int child; (child = 2 * root + 1) < end; root = child) {
-		if (child + 1 < end && by_identity(&z->fds[o[child]], &z->fds[o[child + 1]]) < 0)
+		if (child + 1 < end && cmp(&z->fds[o[child]], &z->fds[o[child + 1]]) < 0)
 			child++;
-		if (by_identity(&z->fds[o[root]], &z->fds[o[child]]) >= 0)
+		if (cmp(&z->fds[o[root]], &z->fds[o[child]]) >= 0)
 			return;
 		int32_t t = o[root];
 
@@ -75,21 +76,22 @@ static void sift(struct sc_fds_frozen *z, int root, int end)
 	}
 }
 
-/* z->order: the table sorted by_identity() (heapsort: no memory, no recursion). */
-static void sort_by_identity(struct sc_fds_frozen *z)
+/* Heapsort: no memory, no recursion. */
+void sc_fds_sort(struct sc_fds_frozen *z,
+		 int (*cmp)(const struct sc_fd_instant *x, const struct sc_fd_instant *y))
 {
 	int32_t *o = z->order;
 
 	for (int i = 0; i < z->n; i++)
 		o[i] = i;
 	for (int i = z->n / 2 - 1; i >= 0; i--)
-		sift(z, i, z->n);
+		sift(z, i, z->n, cmp);
 	for (int end = z->n - 1; end > 0; end--) {
 		int32_t t = o[0];
 
 		o[0] = o[end];
 		o[end] = t;
-		sift(z, 0, end);
+		sift(z, 0, end, cmp);
 	}
 }
 
@@ -328,7 +330,7 @@ void sc_fds_find_shared(struct sc_fds_frozen *z)
 {
 	int pid = (int)sc_sys0(SYS_getpid);
 
-	sort_by_identity(z);
+	sc_fds_sort(z, by_identity);
 	for (int a = 0, b; a < z->n; a = b) {
 		for (b = a + 1; b < z->n && by_identity(&z->fds[z->order[a]],
 							 &z->fds[z->order[b]]) == 0;)

@@ -187,6 +187,9 @@ long sc_fds_freeze_ready(struct sc_fds_frozen *z);
  * and leases (their fdinfo read).
  */
 void sc_fds_find_shared(struct sc_fds_frozen *z);
+/** sc_fds_sort() - z->order: the indexes of the table, sorted by @cmp (<0, 0, >0). */
+void sc_fds_sort(struct sc_fds_frozen *z,
+		 int (*cmp)(const struct sc_fd_instant *x, const struct sc_fd_instant *y));
 /*
  * fds_freeze_rt.c: copy the fdinfo of @d, a file or directory, into d->locks
  * where it lists locks, and note a lease in d->leased (a failure is kept in

@@ -152,42 +152,21 @@ static void list_one(struct sc_fds_frozen *z, struct sc_fds_frozen *own, int fd)
 	}
 }
 
-static void sift_by_number(struct sc_fds_frozen *z, int root, int end)
+static int by_number(const struct sc_fd_instant *x, const struct sc_fd_instant *y)
 {
-	int32_t *o = z->order;
-
-	for (int child; (child = 2 * root + 1) < end; root = child) {
-		if (child + 1 < end && z->fds[o[child]].fd < z->fds[o[child + 1]].fd)
-			child++;
-		if (z->fds[o[root]].fd >= z->fds[o[child]].fd)
-			return;
-		int32_t t = o[root];
-
-		o[root] = o[child];
-		o[child] = t;
-	}
+	return x->fd < y->fd ? -1 : x->fd > y->fd;
 }
 
 /*
  * The table in the order of the numbers, as a listing by one thread makes
- * it: z->order sorted (heapsort), then the entries moved along its cycles,
- * one entry held aside for each.
+ * it: z->order sorted, then the entries moved along its cycles, one entry
+ * held aside for each.
  */
 static void sort_by_number(struct sc_fds_frozen *z)
 {
 	int32_t *o = z->order;
 
-	for (int i = 0; i < z->n; i++)
-		o[i] = i;
-	for (int i = z->n / 2 - 1; i >= 0; i--)
-		sift_by_number(z, i, z->n);
-	for (int end = z->n - 1; end > 0; end--) {
-		int32_t t = o[0];
-
-		o[0] = o[end];
-		o[end] = t;
-		sift_by_number(z, 0, end);
-	}
+	sc_fds_sort(z, by_number);
 	for (int i = 0; i < z->n; i++) { /* place i takes entry o[i] */
 		struct sc_fd_instant aside;
 		int at = i;
