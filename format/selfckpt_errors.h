@@ -6,7 +6,8 @@
  * failure: either -errno for an operating-system failure, or -SELFCKPT_E* for
  * a failure selfckpt detected itself. The two ranges never meet: ours start
  * above 4095, the largest errno Linux can return. Values are append-only and
- * never reused, so a number in a log means the same thing in every version.
+ * never reused, so a number in a log means the same thing in every version:
+ * each is written out, and tests/format/test_errors.c fixes them (they are ABI).
  */
 #ifndef SELFCKPT_ERRORS_H
 #define SELFCKPT_ERRORS_H
@@ -22,27 +23,27 @@ extern "C" {
 
 enum selfckpt_error {
 	SELFCKPT_EFIRST = 4096,
-	SELFCKPT_EMAGIC = 4096,   /* not a selfckpt image (wrong magic) */
-	SELFCKPT_EEMPTY,          /* the file is empty */
-	SELFCKPT_EVERSION,        /* unsupported major format version */
-	SELFCKPT_EARCH,           /* image made for another architecture or page size */
-	SELFCKPT_ETRUNCATED,      /* the image ends early */
-	SELFCKPT_EHEADER,         /* file header checksum mismatch */
-	SELFCKPT_ERECORD,         /* record header or metadata checksum mismatch */
-	SELFCKPT_ECHUNK,          /* chunk checksum mismatch */
-	SELFCKPT_ECODEC,          /* a compressed chunk does not decode */
-	SELFCKPT_EINDEX,          /* the index disagrees with the records */
-	SELFCKPT_ETRAILER,        /* the trailer is damaged */
-	SELFCKPT_EFILESUM,        /* whole-file checksum mismatch */
-	SELFCKPT_ELENGTH,         /* a length or offset is out of bounds */
-	SELFCKPT_EUNKNOWN,        /* an unknown required record or header flag */
-	SELFCKPT_ERESERVED,       /* a reserved field is not zero */
-	SELFCKPT_EUSAGE,          /* an API or tool was called the wrong way */
-	SELFCKPT_EHOST,           /* this machine cannot take the image (kernel, files) */
-	SELFCKPT_ECUDA,           /* the GPU or its proxy failed a CUDA call */
-	SELFCKPT_EDRIVER,         /* the CUDA driver in the process holds GPU state no image can */
-	SELFCKPT_EIPCNS,          /* System V objects, and no IPC namespace of the restore's own */
-	SELFCKPT_ELAST            /* one past the last code; not an error */
+	SELFCKPT_EMAGIC = 4096,          /* not a selfckpt image (wrong magic) */
+	SELFCKPT_EEMPTY = 4097,          /* the file is empty */
+	SELFCKPT_EVERSION = 4098,        /* unsupported major format version */
+	SELFCKPT_EARCH = 4099,           /* image made for another architecture or page size */
+	SELFCKPT_ETRUNCATED = 4100,      /* the image ends early */
+	SELFCKPT_EHEADER = 4101,         /* file header checksum mismatch */
+	SELFCKPT_ERECORD = 4102,         /* record header or metadata checksum mismatch */
+	SELFCKPT_ECHUNK = 4103,          /* chunk checksum mismatch */
+	SELFCKPT_ECODEC = 4104,          /* a compressed chunk does not decode */
+	SELFCKPT_EINDEX = 4105,          /* the index disagrees with the records */
+	SELFCKPT_ETRAILER = 4106,        /* the trailer is damaged */
+	SELFCKPT_EFILESUM = 4107,        /* whole-file checksum mismatch */
+	SELFCKPT_ELENGTH = 4108,         /* a length or offset is out of bounds */
+	SELFCKPT_EUNKNOWN = 4109,        /* an unknown required record or header flag */
+	SELFCKPT_ERESERVED = 4110,       /* a reserved field is not zero */
+	SELFCKPT_EUSAGE = 4111,          /* an API or tool was called the wrong way */
+	SELFCKPT_EHOST = 4112,           /* this machine cannot take the image (kernel, files) */
+	SELFCKPT_ECUDA = 4113,           /* the GPU or its proxy failed a CUDA call */
+	SELFCKPT_EDRIVER = 4114,         /* the CUDA driver in the process holds GPU state no image can */
+	SELFCKPT_EIPCNS = 4115,          /* System V objects, and no IPC namespace of the restore's own */
+	SELFCKPT_ELAST = 4116            /* one past the last code; not an error */
 };
 
 /**
