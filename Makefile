@@ -65,10 +65,14 @@ LIB_SO_SRCS :=
 LIB_A_SRCS :=
 LIB_EXTRA_OBJS := # generated sources' objects, in both libraries
 TOOLS :=
-# Missing -dev packages are installed (as root) or named (otherwise) once.
+# Missing -dev packages are named once; only the set-up of `make test` and
+# `make demo` installs them (as root, Debian): a `make` or a `sudo make
+# install` never installs a package.
 # Defined before the modules: their rules name the stamps when they are read.
 DEPS_STAMP := $(BUILD)/.deps-build
 TEST_DEPS_STAMP := $(BUILD)/.deps-test
+DEPS_INSTALL ?= $(if $(filter test demo test-deps,$(MAKECMDGOALS)),1,0)
+export DEPS_INSTALL # the sub-makes of `make test` build with what it installed
 include compress/module.mk
 include format/module.mk
 include core/module.mk
@@ -87,10 +91,10 @@ all: lib tools samples
 lib: $(LIB_A) $(LIB_SO) $(BUILD)/lib/libselfckpt.so $(BUILD)/lib/pkgconfig/selfckpt.pc
 
 $(DEPS_STAMP): tests/setup-deps.sh
-	$(Q)sh tests/setup-deps.sh build
+	$(Q)SELFCKPT_DEPS_INSTALL=$(DEPS_INSTALL) sh tests/setup-deps.sh build
 	$(Q)mkdir -p $(@D) && touch $@
 $(TEST_DEPS_STAMP): tests/setup-deps.sh
-	$(Q)sh tests/setup-deps.sh test
+	$(Q)SELFCKPT_DEPS_INSTALL=$(DEPS_INSTALL) sh tests/setup-deps.sh test
 	$(Q)mkdir -p $(@D) && touch $@
 deps: $(DEPS_STAMP)
 test-deps: $(TEST_DEPS_STAMP)
