@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli/restore_internal.h"
+#include "core/sc_core.h"
 #include "cuda/module_info.h"
 #include "format/sc_log.h"
 
@@ -99,39 +100,15 @@ static int read_need(const char *path, int fd, unsigned threads, struct need *n)
 
 /* ---- asking the proxy ---- */
 
-/* Is @dir (@dir_len bytes of it)/selfckpt-gpu-proxy an executable? Its path in @out. */
-static bool proxy_in(char *out, size_t len, const char *dir, size_t dir_len)
-{
-	int n = snprintf(out, len, "%.*s/" PROXY_NAME, (int)dir_len, dir);
-
-	return dir_len && n > 0 && (size_t)n < len && !access(out, X_OK);
-}
-
-/* SELFCKPT_PROXY, else next to this program, else PATH: as the library finds it. */
+/* The GPU proxy, found as the library finds it; not there: exit 69. */
 static int find_proxy(char *out, size_t len)
 {
-	const char *env = getenv("SELFCKPT_PROXY");
-	char self[PATH_MAX], *slash;
-	ssize_t n;
+	char why[1024];
 
-	if (env && *env) {
-		snprintf(out, len, "%s", env);
-		return access(out, X_OK) ? sc_err(SELFCKPT_EHOST, "SELFCKPT_PROXY='%s' is not an "
-						  "executable: %s", env, strerror(errno)) : 0;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	self[n > 0 ? n : 0] = '\0';
-	if ((slash = strrchr(self, '/')) && proxy_in(out, len, self, (size_t)(slash - self)))
+	if (sc_find_tool(PROXY_NAME, "SELFCKPT_PROXY", out, len) == 0)
 		return 0;
-	for (const char *p = getenv("PATH"); p && *p;) {
-		const char *end = strchrnul(p, ':');
-
-		if (proxy_in(out, len, p, (size_t)(end - p)))
-			return 0;
-		p = *end ? end + 1 : end;
-	}
-	return sc_err(SELFCKPT_EHOST, "cannot find " PROXY_NAME " (next to selfckpt-restore, or "
-		      "on PATH) to check this machine's GPUs; set SELFCKPT_PROXY");
+	snprintf(why, sizeof(why), "%s", selfckpt_last_error()); /* sc_err() writes over it */
+	return sc_err(SELFCKPT_EHOST, "%s, to check this machine's GPUs", why);
 }
 
 static long ms_left(const struct timespec *start)

@@ -1,6 +1,6 @@
 # core/: the process and the public interface.
 LIB_SRCS += core/version.c core/records.c core/maps.c core/pages.c \
-	core/fds.c core/fds_freeze_rt.c core/fds_locks_rt.c core/fd_share_rt.c core/fds_workers_rt.c core/locks.c core/locks_record.c core/shared_freeze.c core/shared_freeze_rt.c core/fd_record.c core/fds_restore.c core/fd_place.c core/fd_index.c \
+	core/fds.c core/fds_freeze_rt.c core/fds_locks_rt.c core/fd_share_rt.c core/fds_workers_rt.c core/locks.c core/locks_record.c core/shared_freeze.c core/shared_freeze_rt.c core/fd_record.c core/fds_restore.c core/fd_place.c core/tool_path.c core/fd_index.c \
 	core/fd_state.c core/fd_state_check.c core/fd_objects.c core/fd_objects_restore.c core/fd_epoll_check.c core/inotify_paths.c \
 	core/fd_socket.c core/fd_socket_freeze_rt.c core/fd_socket_restore.c core/sock_defaults.c core/sock_diag.c core/unix_diag.c core/inet_diag.c \
 	core/snapshot.c core/copier.c core/copier_rt.c core/zero_rt.c core/reaper_rt.c core/hold_rt.c core/process_info.c core/segments.c core/checkpoint.c \

@@ -7,7 +7,6 @@
  * application: the program's own wait() and SIGCHLD handling never see it. It gets the application's environment without
  * LD_PRELOAD, so the driver it loads is never shadowed by this library.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,6 +26,7 @@
 #include "cuda/cuda_internal.h"
 #include "cuda/driver_mode.h"
 #include "format/sc_log.h"
+#include "selfckpt_errors.h"
 
 #define CHANNEL_ADDR 0x6f0000000000ull /* free in any usual layout; see README */
 #define CHANNEL_TRIES 8
@@ -97,49 +97,6 @@ static int create_channel(uint64_t addr, uint64_t size, bool exact)
 	sc_cu.size = size;
 	sc_cu.memfd = fd;
 	return 0;
-}
-
-static bool executable(const char *path)
-{
-	return access(path, X_OK) == 0;
-}
-
-/* @env, else bin/ next to the lib/ this code was loaded from, else PATH. */
-int sc_cu_find_tool(const char *name, const char *env_name, char *out, size_t len)
-{
-	const char *env = getenv(env_name);
-	Dl_info info;
-
-	if (env && *env) {
-		snprintf(out, len, "%s", env);
-		return executable(out) ? 0 : sc_err(ENOENT, "%s='%s' is not an executable",
-						    env_name, env);
-	}
-	if (dladdr((void *)sc_cu_find_tool, &info) && info.dli_fname) {
-		char dir[PATH_MAX];
-		char *slash;
-
-		snprintf(dir, sizeof(dir), "%s", info.dli_fname);
-		if ((slash = strrchr(dir, '/'))) {
-			*slash = 0;
-			snprintf(out, len, "%s/../bin/%s", dir, name);
-			if (executable(out))
-				return 0;
-			snprintf(out, len, "%s/%s", dir, name);
-			if (executable(out))
-				return 0;
-		}
-	}
-	for (const char *p = getenv("PATH"); p && *p;) {
-		const char *end = strchrnul(p, ':');
-
-		snprintf(out, len, "%.*s/%s", (int)(end - p), p, name);
-		if (end > p && executable(out))
-			return 0;
-		p = *end ? end + 1 : end;
-	}
-	return sc_err(ENOENT, "cannot find %s (next to the library, or on PATH); set %s", name,
-		      env_name);
 }
 
 struct spawn {
@@ -248,11 +205,15 @@ static int spawn_proxy(void)
 	struct spawn s = { .path = path, .argv = argv, .memfd = sc_cu.memfd };
 	size_t stack_len = 64 << 10;
 	char *stack = NULL, **envp = NULL;
-	int err = sc_cu_find_tool("selfckpt-gpu-proxy", "SELFCKPT_PROXY", path, sizeof(path));
+	int err = sc_find_tool("selfckpt-gpu-proxy", "SELFCKPT_PROXY", path, sizeof(path));
 	pid_t pid;
 
-	if (err < 0)
-		return err;
+	if (err < 0) {
+		char why[1024];
+
+		snprintf(why, sizeof(why), "%s", selfckpt_last_error()); /* sc_err() writes over it */
+		return sc_err(-err, "cannot start the GPU proxy: %s", why);
+	}
 	snprintf(fd_arg, sizeof(fd_arg), "3");
 	snprintf(addr_arg, sizeof(addr_arg), "0x%llx", (unsigned long long)(uintptr_t)sc_cu.base);
 	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)getpid());

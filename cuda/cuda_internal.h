@@ -55,13 +55,6 @@ struct sc_req {
 };
 
 /**
- * sc_cu_find_tool() - the program @name: from the variable @env_name, else in
- * bin/ next to the library's lib/, else on PATH; its path into @out.
- * Return: 0, or -ENOENT reported.
- */
-int sc_cu_find_tool(const char *name, const char *env_name, char *out, size_t len);
-
-/**
  * sc_cu_tool_environment() - the environment for a tool this library starts
  * (the GPU proxy, selfckpt-driver-ckpt): the program's, or at a restart the
  * restorer's, without LD_PRELOAD. Free with sc_cu_tool_environment_free().

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/sc_core.h"
 #include "cuda/cuda_internal.h"
 #include "cuda/driver_mode.h"
 #include "format/sc_log.h"
@@ -86,14 +87,25 @@ static int run_tool(char *const argv[], char *const env[])
 		      WTERMSIG(status));
 }
 
+/* selfckpt-driver-ckpt, found as every tool of ours is; not there: said, with what for. */
+static int find_driver_tool(char *path, size_t len)
+{
+	int err = sc_find_tool(SC_CU_DRIVER_TOOL, "SELFCKPT_DRIVER_CKPT", path, len);
+	char why[1024];
+
+	if (!err)
+		return 0;
+	snprintf(why, sizeof(why), "%s", selfckpt_last_error()); /* sc_err() writes over it */
+	return sc_err(-err, "cannot run the CUDA driver's checkpoint: %s", why);
+}
+
 int sc_cu_driver_call(const char *action, pid_t pid, unsigned timeout_ms)
 {
 	char path[PATH_MAX], pid_s[16], timeout_s[16];
 	char *argv[] = { path, pid_s, (char *)action, timeout_s, NULL };
 	int err;
 
-	if ((err = sc_cu_find_tool(SC_CU_DRIVER_TOOL, "SELFCKPT_DRIVER_CKPT", path,
-				   sizeof(path))) < 0)
+	if ((err = find_driver_tool(path, sizeof(path))) < 0)
 		return err;
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
 	snprintf(timeout_s, sizeof(timeout_s), "%u", timeout_ms);
@@ -109,8 +121,7 @@ int sc_cu_driver_resume_on(pid_t pid, const struct sc_cu_gpus *gpus)
 	unsigned n = gpus->n < SC_CU_GPUS_MAX ? gpus->n : SC_CU_GPUS_MAX;
 	int err;
 
-	if ((err = sc_cu_find_tool(SC_CU_DRIVER_TOOL, "SELFCKPT_DRIVER_CKPT", path,
-				   sizeof(path))) < 0)
+	if ((err = find_driver_tool(path, sizeof(path))) < 0)
 		return err;
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
 	argv[0] = path;

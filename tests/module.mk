@@ -20,6 +20,7 @@ TEST_SRCS := \
 	tests/core/test_fds.c \
 	tests/core/test_fd_share.c \
 	tests/core/test_fds_many.c \
+	tests/core/test_tool_path.c \
 	tests/core/test_maps.c \
 	tests/core/roundtrip_harness.c \
 	tests/core/test_pages.c \

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sc_find_tool(): the one search for a program of selfckpt's own, used by the
+ * library (the GPU proxy, selfckpt-driver-ckpt) and by selfckpt-restore: the
+ * variable first, then next to the file the code is in (its ../bin), then PATH.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/sc_core.h"
+#include "format/sc_log.h"
+#include "selfckpt_errors.h"
+
+static char dir[64], tool[128];
+
+static void setup(void)
+{
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "/tmp/sc_tool_%d", (int)getpid());
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(tool, sizeof(tool), "%s/sc-test-tool", dir);
+	cr_assert_not_null(f = fopen(tool, "w"));
+	fputs("#!/bin/sh\n", f);
+	fclose(f);
+	cr_assert_eq(chmod(tool, 0700), 0);
+	unsetenv("SC_TEST_TOOL");
+}
+
+static void teardown(void)
+{
+	unlink(tool);
+	rmdir(dir);
+}
+
+TestSuite(tool_path, .init = setup, .fini = teardown);
+
+Test(tool_path, the_variable_names_it_first)
+{
+	char out[PATH_MAX];
+
+	setenv("SC_TEST_TOOL", tool, 1);
+	setenv("PATH", "/nonexistent", 1);
+	cr_assert_eq(sc_find_tool("sc-test-tool", "SC_TEST_TOOL", out, sizeof(out)), 0);
+	cr_assert_str_eq(out, tool);
+}
+
+Test(tool_path, a_variable_that_names_no_program_is_an_error_that_names_it)
+{
+	char out[PATH_MAX];
+
+	setenv("SC_TEST_TOOL", "/nonexistent/sc-test-tool", 1);
+	setenv("PATH", dir, 1); /* not looked at: the variable decides */
+	cr_assert_eq(sc_find_tool("sc-test-tool", "SC_TEST_TOOL", out, sizeof(out)), -ENOENT);
+	cr_assert(strstr(selfckpt_last_error(),
+			 "SC_TEST_TOOL='/nonexistent/sc-test-tool' is not an executable"),
+		  "%s", selfckpt_last_error());
+}
+
+Test(tool_path, next_to_the_code_before_path)
+{
+	char out[PATH_MAX], self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	cr_assert_gt(n, 0);
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0';
+	setenv("PATH", dir, 1);
+	/* the test runner is BUILD/tests/selfckpt-tests: BUILD/bin/selfckpt-restore is next to it */
+	cr_assert_eq(sc_find_tool("selfckpt-restore", "SC_TEST_TOOL", out, sizeof(out)), 0,
+		     "%s", selfckpt_last_error());
+	cr_assert(!strncmp(out, self, strlen(self)) && strstr(out, "/../bin/selfckpt-restore"),
+		  "%s", out);
+}
+
+Test(tool_path, then_path_and_a_missing_one_names_the_variable)
+{
+	char out[PATH_MAX];
+
+	setenv("PATH", dir, 1);
+	cr_assert_eq(sc_find_tool("sc-test-tool", "SC_TEST_TOOL", out, sizeof(out)), 0);
+	cr_assert_str_eq(out, tool);
+	cr_assert_eq(sc_find_tool("sc-no-such-tool", "SC_TEST_TOOL", out, sizeof(out)), -ENOENT);
+	cr_assert(strstr(selfckpt_last_error(), "cannot find sc-no-such-tool") &&
+		  strstr(selfckpt_last_error(), "set SC_TEST_TOOL"), "%s", selfckpt_last_error());
+}
