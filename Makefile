@@ -88,7 +88,14 @@ LIB_A_OBJS := $(LIB_A_SRCS:%.c=$(BUILD)/obj/%.o)
 .PHONY: all lib tools samples test demo bench fuzz fuzz-build install clean deps test-deps
 all: lib tools samples
 
-lib: $(LIB_A) $(LIB_SO) $(BUILD)/lib/libselfckpt.so $(BUILD)/lib/pkgconfig/selfckpt.pc
+lib: $(LIB_A) $(LIB_SO) $(BUILD)/lib/libselfckpt.so $(BUILD)/lib/pkgconfig/selfckpt.pc \
+	$(BUILD)/.rt-symbols
+
+# Freestanding code (*_rt.c) calls nothing but itself: checked on its objects.
+RT_OBJS = $(filter %_rt.o,$(LIB_OBJS) $(LIB_SO_OBJS) $(LIB_A_OBJS))
+$(BUILD)/.rt-symbols: $(RT_OBJS) tests/check-rt-symbols.sh
+	$(Q)sh tests/check-rt-symbols.sh $(RT_OBJS)
+	$(Q)touch $@
 
 $(DEPS_STAMP): tests/setup-deps.sh
 	$(Q)SELFCKPT_DEPS_INSTALL=$(DEPS_INSTALL) sh tests/setup-deps.sh build
