@@ -26,6 +26,7 @@
 #include "core/sc_fds.h"
 #include "core/sc_records.h"
 #include "cuda/module_info.h"
+#include "format/sc_array.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"
@@ -261,26 +262,19 @@ static int take_cuda(struct inspection *in, const struct sc_record *rec)
 
 /* ---- the process, its threads and descriptors ---- */
 
-static int grow(void **arr, size_t *cap, size_t n, size_t size, struct inspection *in)
+/* Room for element @n of *@arr. */
+static int room_for_one(void **arr, size_t *cap, size_t n, size_t size, struct inspection *in)
 {
-	size_t want = *cap ? 2 * *cap : 16;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*arr, want * size);
-	if (!p)
+	if (sc_grow(arr, cap, n + 1, size))
 		return sc_err(ENOMEM, "out of memory listing the records of '%s'",
 			      sc_reader_name(in->r));
-	*arr = p;
-	*cap = want;
 	return 0;
 }
 
 static int take_thread(struct inspection *in, const struct sc_record *rec)
 {
 	struct process_view *pv = &in->pv;
-	int err = grow((void **)&pv->threads, &pv->threads_cap, pv->threads_n,
+	int err = room_for_one((void **)&pv->threads, &pv->threads_cap, pv->threads_n,
 		       sizeof(*pv->threads), in);
 
 	if (!err)
@@ -293,7 +287,7 @@ static int take_thread(struct inspection *in, const struct sc_record *rec)
 static int take_fd(struct inspection *in, const struct sc_record *rec)
 {
 	struct process_view *pv = &in->pv;
-	int err = grow((void **)&pv->fds, &pv->fds_cap, pv->fds_n, sizeof(*pv->fds), in);
+	int err = room_for_one((void **)&pv->fds, &pv->fds_cap, pv->fds_n, sizeof(*pv->fds), in);
 	struct sc_fd *f = &pv->fds[pv->fds_n];
 
 	if (!err)

@@ -14,20 +14,14 @@
 #include <unistd.h>
 
 #include "cli/restore_internal.h"
+#include "format/sc_array.h"
 #include "format/sc_log.h"
 
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
+/* Room for element @n of *@arr. */
+static int room_for_one(void **arr, size_t *cap, size_t n, size_t size)
 {
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	*cap = *cap ? 2 * *cap : 16;
-	p = realloc(*arr, *cap * size);
-	if (!p)
-		return sc_err(ENOMEM, "out of memory reading the image");
-	*arr = p;
-	return 0;
+	return sc_grow(arr, cap, n + 1, size) ? sc_err(ENOMEM, "out of memory reading the image")
+					      : 0;
 }
 
 static int add_window(struct image *im, size_t *cap, size_t rec, struct sc_segment_info *s)
@@ -40,7 +34,8 @@ static int add_window(struct image *im, size_t *cap, size_t rec, struct sc_segme
 			return sc_err(SELFCKPT_ELENGTH, "segment record %zu of '%s' (0x%llx) "
 				      "overlaps the mapping before it or is out of order", rec,
 				      im->path, (unsigned long long)s->vma_start);
-		if ((err = grow((void **)&im->maps, cap, im->n_maps, sizeof(*im->maps))) < 0)
+		if ((err = room_for_one((void **)&im->maps, cap, im->n_maps,
+					sizeof(*im->maps))) < 0)
 			return err;
 		m = &im->maps[im->n_maps++];
 		*m = (struct mapping){ .start = s->vma_start, .end = s->vma_end, .fd = -1 };
@@ -209,20 +204,22 @@ static int load_record(struct image *im, const struct sc_record *rec, size_t *ca
 		free(im->locks);
 		return sc_locks_read(im->r, rec, &im->locks, &im->n_locks);
 	case SC_REC_SYSV:
-		if ((err = grow((void **)&im->sysv, &caps[3], im->n_sysv, sizeof(*im->sysv))) < 0)
+		if ((err = room_for_one((void **)&im->sysv, &caps[3], im->n_sysv,
+					sizeof(*im->sysv))) < 0)
 			return err;
 		err = sc_sysv_read(im->r, rec, &im->sysv[im->n_sysv]);
 		im->n_sysv += err == 0;
 		return err;
 	case SC_REC_FD:
-		if ((err = grow((void **)&im->fds, &caps[0], im->n_fds, sizeof(*im->fds))) < 0)
+		if ((err = room_for_one((void **)&im->fds, &caps[0], im->n_fds,
+					sizeof(*im->fds))) < 0)
 			return err;
 		err = sc_fd_read_record(im->r, rec, &im->fds[im->n_fds]);
 		im->n_fds += err == 0;
 		return err;
 	case SC_REC_THREAD:
-		if ((err = grow((void **)&im->threads, &caps[1], im->n_threads,
-				sizeof(*im->threads))) < 0)
+		if ((err = room_for_one((void **)&im->threads, &caps[1], im->n_threads,
+					sizeof(*im->threads))) < 0)
 			return err;
 		err = sc_thread_read(im->r, rec, &im->threads[im->n_threads]);
 		im->n_threads += err == 0;

@@ -19,6 +19,7 @@
 
 #include "cli/restore_internal.h"
 #include "core/sc_core.h"
+#include "format/sc_array.h"
 #include "format/sc_log.h"
 
 #define ADDR_MIN 0x10000ull
@@ -432,18 +433,12 @@ static int note_guards(struct plan *p, const struct mapping *m, uint64_t page)
 	for (size_t w = 0; w < m->n_win; w++)
 		for (uint32_t i = 0; i < m->win[w].seg.n_runs; i++) {
 			const struct sc_run *run = &m->win[w].seg.runs[i];
-			struct sc_range *v;
 
 			if (run->kind != SC_RUN_GUARD)
 				continue;
-			if (p->n_guards == p->cap_guards) {
-				size_t cap = p->cap_guards ? 2 * p->cap_guards : 64;
-
-				if (!(v = realloc(p->guards, cap * sizeof(*v))))
-					return sc_err(ENOMEM, "out of memory planning the restore");
-				p->guards = v;
-				p->cap_guards = cap;
-			}
+			if (sc_grow((void **)&p->guards, &p->cap_guards, p->n_guards + 1,
+				    sizeof(*p->guards)))
+				return sc_err(ENOMEM, "out of memory planning the restore");
 			p->guards[p->n_guards++] = (struct sc_range){
 				m->win[w].seg.start + run->first * page, (uint64_t)run->count * page
 			};
@@ -512,15 +507,8 @@ int sc_plan_build(struct image *im, struct plan *p)
 
 static int add_copy(struct plan *p, uint64_t dst, uint64_t src, uint64_t len)
 {
-	if (p->n_copies == p->cap_copies) {
-		size_t cap = p->cap_copies ? 2 * p->cap_copies : 256;
-		struct sc_copy *c = realloc(p->copies, cap * sizeof(*c));
-
-		if (!c)
-			return sc_err(ENOMEM, "out of memory planning the restore");
-		p->copies = c;
-		p->cap_copies = cap;
-	}
+	if (sc_grow((void **)&p->copies, &p->cap_copies, p->n_copies + 1, sizeof(*p->copies)))
+		return sc_err(ENOMEM, "out of memory planning the restore");
 	p->copies[p->n_copies++] = (struct sc_copy){ dst, src, len };
 	return 0;
 }

@@ -29,6 +29,7 @@
 #include "core/fd_index.h"
 #include "core/fd_place.h"
 #include "core/fd_socket.h"
+#include "format/sc_array.h"
 #include "core/sock_defaults.h"
 #include "format/sc_log.h"
 
@@ -140,18 +141,10 @@ static bool carries_rights(const struct sc_fd *f)
 
 static int put_off(const struct sc_fd *f, int writer)
 {
-	if (later_q.n == later_q.cap) {
-		size_t cap = later_q.cap ? 2 * later_q.cap : 16;
-		struct later *grown = realloc(later_q.list, cap * sizeof(*grown));
-
-		if (!grown) {
-			if (writer >= 0)
-				close(writer);
-			return sc_err(ENOMEM, "out of memory making descriptor %d (%s)", f->fd,
-				      f->path);
-		}
-		later_q.list = grown;
-		later_q.cap = cap;
+	if (sc_grow((void **)&later_q.list, &later_q.cap, later_q.n + 1, sizeof(*later_q.list))) {
+		if (writer >= 0)
+			close(writer);
+		return sc_err(ENOMEM, "out of memory making descriptor %d (%s)", f->fd, f->path);
 	}
 	later_q.list[later_q.n++] = (struct later){ f, writer };
 	return 0;

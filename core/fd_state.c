@@ -9,32 +9,22 @@
 #include <string.h>
 
 #include "core/fd_state.h"
+#include "format/sc_array.h"
 #include "format/sc_log.h"
 
 #define ITEM_HEAD 8u
 
-static bool grow(struct sc_state_out *out, size_t more)
+static bool room_for(struct sc_state_out *out, size_t more)
 {
-	size_t want = out->cap ? out->cap : 64;
-	uint8_t *b;
-
-	if (out->len + more <= out->cap)
+	if (sc_grow((void **)&out->buf, &out->cap, out->len + more, 1) == 0)
 		return true;
-	while (want < out->len + more)
-		want *= 2;
-	b = realloc(out->buf, want);
-	if (!b) {
-		out->err = -ENOMEM;
-		return false;
-	}
-	out->buf = b;
-	out->cap = want;
-	return true;
+	out->err = -ENOMEM;
+	return false;
 }
 
 void sc_state_put(struct sc_state_out *out, uint32_t tag, const void *value, uint32_t len)
 {
-	if (out->err || !grow(out, ITEM_HEAD + (size_t)len))
+	if (out->err || !room_for(out, ITEM_HEAD + (size_t)len))
 		return;
 	sc_put_le32(out->buf + out->len, tag);
 	sc_put_le32(out->buf + out->len + 4, len);

@@ -13,6 +13,7 @@
 
 #include "core/inet_diag.h"
 #include "core/sock_diag.h"
+#include "format/sc_array.h"
 
 /* The request of a dump of every socket of @family and @protocol. */
 struct request {
@@ -45,15 +46,8 @@ static int add(void *ctx, const void *msg, int len)
 	for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len))
 		if (a->rta_type == INET_DIAG_SHUTDOWN && RTA_PAYLOAD(a) >= 1)
 			s.shutdown = *(uint8_t *)RTA_DATA(a);
-	if (d->n == x->cap) {
-		size_t more = x->cap ? 2 * x->cap : 64;
-		struct sc_inet_sock *g = realloc(d->socks, more * sizeof(*g));
-
-		if (!g)
-			return -ENOMEM;
-		d->socks = g;
-		x->cap = more;
-	}
+	if (sc_grow((void **)&d->socks, &x->cap, d->n + 1, sizeof(*d->socks)))
+		return -ENOMEM;
 	d->socks[d->n++] = s;
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/inotify_paths.h"
+#include "format/sc_array.h"
 
 struct watch {
 	int fd, wd;
@@ -45,15 +46,8 @@ static char *absolute(const char *path)
 
 static struct watch *new_entry(void)
 {
-	if (n_watches == cap_watches) {
-		size_t cap = cap_watches ? 2 * cap_watches : 16;
-		struct watch *w = realloc(watches, cap * sizeof(*w));
-
-		if (!w)
-			return NULL;
-		watches = w;
-		cap_watches = cap;
-	}
+	if (sc_grow((void **)&watches, &cap_watches, n_watches + 1, sizeof(*watches)))
+		return NULL;
 	return &watches[n_watches++];
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/sc_locks.h"
+#include "format/sc_array.h"
 #include "format/sc_log.h"
 
 
@@ -89,15 +90,8 @@ static int add_locks(const char *text, int fd, struct sc_lock **out, size_t *n, 
 				      "take again ('%.60s'), so no image is written", fd, l);
 		if (r > 0)
 			continue;
-		if (*n == *cap) {
-			size_t c = *cap ? 2 * *cap : 8;
-			struct sc_lock *g = realloc(*out, c * sizeof(*g));
-
-			if (!g)
-				return sc_err(ENOMEM, "out of memory recording file locks");
-			*out = g;
-			*cap = c;
-		}
+		if (sc_grow((void **)out, cap, *n + 1, sizeof(**out)))
+			return sc_err(ENOMEM, "out of memory recording file locks");
 		(*out)[(*n)++] = lk;
 	}
 	return 0;

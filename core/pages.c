@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/sc_core.h"
+#include "format/sc_array.h"
 #include "format/sc_log.h"
 
 /*
@@ -73,7 +74,7 @@ struct run_buf {
 /* Appends pages [first, first + count) in @state, merging with the last run. */
 static int runs_add(struct run_buf *b, uint64_t first, uint64_t count, enum sc_page_state state)
 {
-	struct sc_page_run *last = b->n ? &b->v[b->n - 1] : NULL, *nv;
+	struct sc_page_run *last = b->n ? &b->v[b->n - 1] : NULL;
 
 	if (!count)
 		return 0;
@@ -81,15 +82,8 @@ static int runs_add(struct run_buf *b, uint64_t first, uint64_t count, enum sc_p
 		last->count += count;
 		return 0;
 	}
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64;
-
-		nv = realloc(b->v, cap * sizeof(*nv));
-		if (!nv)
-			return sc_err(ENOMEM, "out of memory listing page runs (%zu so far)", b->n);
-		b->v = nv;
-		b->cap = cap;
-	}
+	if (sc_grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v)))
+		return sc_err(ENOMEM, "out of memory listing page runs (%zu so far)", b->n);
 	b->v[b->n++] = (struct sc_page_run){ .first = first, .count = count, .state = state };
 	return 0;
 }

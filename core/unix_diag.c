@@ -14,6 +14,7 @@
 
 #include "core/sock_diag.h"
 #include "core/unix_diag.h"
+#include "format/sc_array.h"
 #include "format/sc_log.h"
 
 #define TCP_ESTABLISHED_STATE 1 /* the state of a unix socket that was connected */
@@ -52,15 +53,8 @@ static int add(void *ctx, const void *msg, int len)
 		    m->udiag_state == TCP_LISTEN_STATE)
 			s.backlog = ((struct unix_diag_rqlen *)RTA_DATA(a))->udiag_wqueue;
 	}
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 64;
-		struct sc_unix_sock *g = realloc(d->socks, cap * sizeof(*g));
-
-		if (!g)
-			return -ENOMEM;
-		d->socks = g;
-		d->cap = cap;
-	}
+	if (sc_grow((void **)&d->socks, &d->cap, d->n + 1, sizeof(*d->socks)))
+		return -ENOMEM;
 	d->socks[d->n++] = s;
 	return 0;
 }

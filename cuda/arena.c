@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cuda/cuda_internal.h"
+#include "format/sc_array.h"
 #include "format/sc_log.h"
 
 #define ARENA_BASE 0x40000000000ull /* 4 TiB */
@@ -145,15 +146,8 @@ static struct sc_cu_block *block_insert(const struct sc_cu_block *b)
 {
 	size_t i = block_search(b->addr);
 
-	if (blocks_n == blocks_cap) {
-		size_t cap = blocks_cap ? blocks_cap * 2 : 64;
-		struct sc_cu_block *n = realloc(blocks, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		blocks = n;
-		blocks_cap = cap;
-	}
+	if (sc_grow((void **)&blocks, &blocks_cap, blocks_n + 1, sizeof(*blocks)))
+		return NULL;
 	memmove(&blocks[i + 1], &blocks[i], (blocks_n - i) * sizeof(*blocks));
 	blocks[i] = *b;
 	blocks_n++;

@@ -29,6 +29,7 @@
 #include "cuda/cuda_image.h"
 #include "cuda/cuda_internal.h"
 #include "cuda/driver_mode.h"
+#include "format/sc_array.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 
@@ -293,15 +294,8 @@ static int write_pieces(struct sc_writer *w, const struct piece *p, size_t n)
 
 static int add_piece(struct piece **v, size_t *n, size_t *cap, struct piece p)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct piece *nv = realloc(*v, c * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = c;
-	}
+	if (sc_grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
 	(*v)[(*n)++] = p;
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cuda/cuda_internal.h"
+#include "format/sc_array.h"
 #include "format/sc_log.h"
 
 #define ALIGN 4096u
@@ -71,15 +72,8 @@ static CUresult pin_up_to(uint64_t end, uint64_t ctx)
 
 static CUresult insert(size_t at, uint64_t off, uint64_t len)
 {
-	if (allocs_n == allocs_cap) {
-		size_t cap = allocs_cap ? allocs_cap * 2 : 64;
-		struct host_alloc *n = realloc(allocs, cap * sizeof(*n));
-
-		if (!n)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		allocs = n;
-		allocs_cap = cap;
-	}
+	if (sc_grow((void **)&allocs, &allocs_cap, allocs_n + 1, sizeof(*allocs)))
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	memmove(&allocs[at + 1], &allocs[at], (allocs_n - at) * sizeof(*allocs));
 	allocs[at] = (struct host_alloc){ off, len };
 	allocs_n++;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "format/reader_internal.h"
+#include "format/sc_array.h"
 #include "format/sc_log.h"
 
 struct chunk_hdr {
@@ -59,20 +60,6 @@ void sc_rd_chunks_release(struct sc_reader *r)
 	}
 	free(r->slots);
 	r->slots = NULL;
-}
-
-static int grow(uint8_t **buf, size_t *cap, size_t need)
-{
-	uint8_t *p;
-
-	if (*cap >= need)
-		return 0;
-	p = realloc(*buf, need);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = need;
-	return 0;
 }
 
 /* ---- chunk headers ---- */
@@ -280,7 +267,7 @@ static int submit_chunk(struct sc_reader *r, struct rd_slot *s, uint8_t *dst,
 
 	if (err < 0)
 		return err;
-	if (!dst && grow(&s->rbuf, &s->rbuf_cap, c.raw_len) < 0)
+	if (!dst && sc_grow((void **)&s->rbuf, &s->rbuf_cap, c.raw_len, 1) < 0)
 		return sc_err(ENOMEM, "out of memory reading '%s'", r->name);
 	*s = (struct rd_slot){ .codec = c.codec, .stored_len = c.stored_len,
 			       .raw = dst ? dst : s->rbuf, .raw_len = c.raw_len,
@@ -291,7 +278,8 @@ static int submit_chunk(struct sc_reader *r, struct rd_slot *s, uint8_t *dst,
 	if (s->spreading)
 		s->spread = *spread;
 	/* Stored raw: read straight into place; the pool only hashes it. */
-	if (c.codec != SC_CODEC_RAW && grow(&s->sbuf, &s->sbuf_cap, c.stored_len) < 0)
+	if (c.codec != SC_CODEC_RAW &&
+	    sc_grow((void **)&s->sbuf, &s->sbuf_cap, c.stored_len, 1) < 0)
 		return sc_err(ENOMEM, "out of memory reading '%s'", r->name);
 	s->stored = c.codec == SC_CODEC_RAW ? s->raw : s->sbuf;
 	if (r->seekable && sc_rd_window_copy(r, r->pos, (uint8_t *)s->stored, c.stored_len)) {

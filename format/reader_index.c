@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "format/reader_internal.h"
+#include "format/sc_array.h"
 #include "format/sc_log.h"
 
 struct trailer {
@@ -18,15 +19,8 @@ struct trailer {
 
 int sc_rd_index_push(struct sc_reader *r, const struct sc_index_entry *e)
 {
-	if (r->n_index == r->cap_index) {
-		size_t cap = r->cap_index ? 2 * r->cap_index : 64;
-		struct sc_index_entry *n = realloc(r->index, cap * sizeof(*n));
-
-		if (!n)
-			return sc_err(ENOMEM, "out of memory reading '%s'", r->name);
-		r->index = n;
-		r->cap_index = cap;
-	}
+	if (sc_grow((void **)&r->index, &r->cap_index, r->n_index + 1, sizeof(*r->index)))
+		return sc_err(ENOMEM, "out of memory reading '%s'", r->name);
 	r->index[r->n_index++] = *e;
 	return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "compress/sc_compress.h"
 #include "format/format_internal.h"
+#include "format/sc_array.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"
 
@@ -180,15 +181,8 @@ static void submit(struct sc_writer *w, struct sc_wout_slot *s, const void *raw,
 
 static int index_push(struct sc_writer *w, const struct sc_index_entry *e)
 {
-	if (w->n_index == w->cap_index) {
-		size_t cap = w->cap_index ? 2 * w->cap_index : 64;
-		struct sc_index_entry *n = realloc(w->index, cap * sizeof(*n));
-
-		if (!n)
-			return fail(w, sc_err(ENOMEM, "out of memory writing '%s'", w->name));
-		w->index = n;
-		w->cap_index = cap;
-	}
+	if (sc_grow((void **)&w->index, &w->cap_index, w->n_index + 1, sizeof(*w->index)))
+		return fail(w, sc_err(ENOMEM, "out of memory writing '%s'", w->name));
 	w->index[w->n_index++] = *e;
 	return 0;
 }

@@ -40,6 +40,7 @@ TEST_SRCS := \
 	tests/cuda/test_driver_refused.c \
 	tests/cuda/test_errors.c \
 	tests/cuda/test_spec_dev.c \
+	tests/format/test_array.c \
 	tests/format/test_atomic.c \
 	tests/format/test_errors.c \
 	tests/format/test_golden.c \
