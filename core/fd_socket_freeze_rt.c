@@ -225,9 +225,9 @@ static long note_rights(struct sc_fds_frozen *z, const struct rights *r)
 {
 	long err = 0;
 
-	if (z->helper && r->n) { /* the table is the coordinator's: the socket is too */
+	if (z->held_limit && r->n) { /* a helper: the table is the coordinator's, the socket too */
 		close_rights(r);
-		z->err = -EAGAIN_;
+		sc_fds_freeze_fail(z, -EAGAIN_, SC_FREEZE_COPY_SOCKET, -1);
 		return -EAGAIN_;
 	}
 
@@ -271,12 +271,6 @@ static long put_message(struct sc_fds_frozen *z, int64_t at, int64_t *len, long 
 }
 
 /*
- * The queue, message by message, after the header at @at in z->held. A
- * stream ends at the first empty peek; so does a datagram queue (an empty
- * datagram at its end is not kept: a peek cannot tell it from an empty
- * queue, unless it carries descriptors).
- */
-/*
  * Is the queue of @fd, whose peek offset is @old, empty? Most are: where the
  * offset is off (-1, as sockets start), one peek tells, before the offset
  * is set and put back.
@@ -293,6 +287,12 @@ static int queue_empty(struct sc_fds_frozen *z, int fd, int old, struct sc_sock_
 	return n == 0 && !r.n;
 }
 
+/*
+ * The queue, message by message, after the header at @at in z->held. A
+ * stream ends at the first empty peek; so does a datagram queue (an empty
+ * datagram at its end is not kept: a peek cannot tell it from an empty
+ * queue, unless it carries descriptors).
+ */
 static int copy_queue(struct sc_fds_frozen *z, int fd, int64_t at, struct sc_sock_frozen *s,
 		      int64_t *len)
 {
@@ -338,9 +338,7 @@ void sc_fd_socket_freeze(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 		err = sc_fds_freeze_put(z, at, &s, sizeof(s)); /* with what the peeks found */
 	}
 	if (err < 0) {
-		z->err = z->err ? z->err : (int)err;
-		z->err_what = z->err_what ? z->err_what : SC_FREEZE_COPY_SOCKET;
-		z->err_fd = d->fd;
+		sc_fds_freeze_fail(z, (int)err, SC_FREEZE_COPY_SOCKET, d->fd);
 		return;
 	}
 	d->held = z->held;

@@ -95,9 +95,10 @@ struct sc_fds_frozen {
 	struct sc_fds_helper *helpers;
 	int n_helpers;
 	int cursor;                /* the next index the helpers take */
-	int64_t held_limit;        /* in a helper's copy: the end of its block; 0: none */
-	int helper;                /* 1 in a helper's copy: a peek that brings descriptors in
-				      flight leaves the socket to the coordinator */
+	int64_t held_limit;        /* in a helper's copy, the end of its block, where copies stop
+				      and a peek that brings descriptors in flight leaves the
+				      socket to the coordinator; 0: no block yet, or the table's
+				      own struct */
 };
 
 /* sc_fd_instant.held of a copy a helper left to the coordinator (fds_workers_rt.c). */
@@ -169,6 +170,8 @@ void sc_fds_helpers_place(struct sc_fds_frozen *z, void *mem, int n);
  * nothing (no helpers, or too few descriptors).
  */
 int sc_fds_parallel(struct sc_fds_frozen *z, int pass, int from, int to);
+/* fds_freeze_rt.c: keep the failure @err (-errno) of step @what on @fd, unless one is kept. */
+void sc_fds_freeze_fail(struct sc_fds_frozen *z, int err, int what, int fd);
 /* fds_freeze_rt.c: identity, flags and position of @fd into @d; 0 or -errno (not open). */
 int sc_fds_freeze_read_one(struct sc_fd_instant *d, int fd);
 /* fds_freeze_rt.c: copy the fdinfo of @d, an object without a file, into z->held. */

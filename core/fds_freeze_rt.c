@@ -35,7 +35,7 @@
 #define SPLICE_F_NONBLOCK_ 2u
 #define SENDFILE_MAX 0x7ffff000l
 
-static void fail(struct sc_fds_frozen *z, int err, int what, int fd)
+void sc_fds_freeze_fail(struct sc_fds_frozen *z, int err, int what, int fd)
 {
 	if (z->err)
 		return; /* the first failure is the one to tell */
@@ -144,7 +144,7 @@ static void probe_all(struct sc_fds_frozen *z)
 
 	z->n = 0;
 	if (slots < 0) {
-		fail(z, (int)slots, SC_FREEZE_LIST, -1);
+		sc_fds_freeze_fail(z, (int)slots, SC_FREEZE_LIST, -1);
 		return;
 	}
 	if (sc_fds_parallel(z, SC_PASS_LIST, 0, (int)slots) == 0)
@@ -153,7 +153,7 @@ static void probe_all(struct sc_fds_frozen *z)
 		if (z->n < z->cap) {
 			z->n += sc_fds_freeze_read_one(&z->fds[z->n], fd) == 0;
 		} else if (sc_sys2(SYS_fcntl, fd, F_GETFD) >= 0) {
-			fail(z, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
+			sc_fds_freeze_fail(z, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
 			return;
 		}
 	}
@@ -167,7 +167,7 @@ static void list_all(struct sc_fds_frozen *z)
 
 	z->n = 0;
 	if (dir < 0) {
-		fail(z, (int)dir, SC_FREEZE_LIST, -1);
+		sc_fds_freeze_fail(z, (int)dir, SC_FREEZE_LIST, -1);
 		return;
 	}
 	while ((n = sc_sys3(SYS_getdents64, dir, (long)z->scratch, z->scratch_size)) > 0) {
@@ -179,7 +179,7 @@ static void list_all(struct sc_fds_frozen *z)
 			if (fd < 0 || fd == dir)
 				continue;
 			if (z->n == z->cap) {
-				fail(z, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
+				sc_fds_freeze_fail(z, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
 				break;
 			}
 			if (sc_fds_freeze_read_one(&z->fds[z->n], fd) == 0)
@@ -187,7 +187,7 @@ static void list_all(struct sc_fds_frozen *z)
 		}
 	}
 	if (n < 0)
-		fail(z, (int)n, SC_FREEZE_LIST, -1);
+		sc_fds_freeze_fail(z, (int)n, SC_FREEZE_LIST, -1);
 	sc_sys1(SYS_close, dir);
 }
 
@@ -211,7 +211,7 @@ static void copy_file(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 	int64_t off = 0;
 
 	if (in < 0) {
-		fail(z, in, SC_FREEZE_COPY_FILE, d->fd);
+		sc_fds_freeze_fail(z, in, SC_FREEZE_COPY_FILE, d->fd);
 		return;
 	}
 	out = sc_sys2(SYS_memfd_create, (long)"selfckpt-held", MFD_CLOEXEC_);
@@ -228,7 +228,7 @@ static void copy_file(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 	if (out < 0 || r < 0) {
 		if (out >= 0)
 			sc_sys1(SYS_close, out);
-		fail(z, out < 0 ? (int)out : (int)r, SC_FREEZE_COPY_FILE, d->fd);
+		sc_fds_freeze_fail(z, out < 0 ? (int)out : (int)r, SC_FREEZE_COPY_FILE, d->fd);
 		return;
 	}
 	d->held = (int32_t)out;
@@ -259,7 +259,7 @@ static void copy_pipe(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 		return;
 	r = sc_sys2(SYS_pipe2, (long)ends, O_CLOEXEC | O_NONBLOCK);
 	if (r < 0) {
-		fail(z, (int)r, SC_FREEZE_COPY_PIPE, d->fd);
+		sc_fds_freeze_fail(z, (int)r, SC_FREEZE_COPY_PIPE, d->fd);
 		return;
 	}
 	if (d->pipe_cap > 0)
@@ -268,7 +268,7 @@ static void copy_pipe(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 	sc_sys1(SYS_close, ends[1]);
 	if (r != avail) {
 		sc_sys1(SYS_close, ends[0]);
-		fail(z, r < 0 ? (int)r : -EAGAIN_, SC_FREEZE_COPY_PIPE, d->fd);
+		sc_fds_freeze_fail(z, r < 0 ? (int)r : -EAGAIN_, SC_FREEZE_COPY_PIPE, d->fd);
 		return;
 	}
 	d->held = ends[0];
@@ -319,7 +319,7 @@ long sc_fds_freeze_put(struct sc_fds_frozen *z, int64_t at, const void *buf, lon
 		return err;
 	if (z->held_limit && end > z->held_limit) {
 		/* a helper's block is full: the copy is the coordinator's, whoever asked */
-		z->err = z->err ? z->err : -E2BIG_;
+		sc_fds_freeze_fail(z, -E2BIG_, 0, -1);
 		return -E2BIG_;
 	}
 	err = 0;
@@ -488,7 +488,7 @@ static void copy_fdinfo_to(struct sc_fds_frozen *z, struct sc_fd_instant *d, int
 	if (!w && !len)
 		w = -EIO_; /* every fdinfo has lines: its end came too early */
 	if (in < 0 || r < 0 || w < 0) {
-		fail(z, in < 0 ? (int)in : r < 0 ? (int)r : (int)w, SC_FREEZE_COPY_FDINFO, d->fd);
+		sc_fds_freeze_fail(z, in < 0 ? (int)in : r < 0 ? (int)r : (int)w, SC_FREEZE_COPY_FDINFO, d->fd);
 		return;
 	}
 	if (!object && !locks)
@@ -592,7 +592,7 @@ void sc_fds_freeze(struct sc_fds_frozen *z)
 	}
 	sc_fds_freeze_locks_once(z);
 	if (z->held >= 0 && (err = stage_flush(z)) < 0)
-		fail(z, (int)err, SC_FREEZE_COPY_FDINFO, -1);
+		sc_fds_freeze_fail(z, (int)err, SC_FREEZE_COPY_FDINFO, -1);
 	if (z->fdinfo_dir >= 0)
 		sc_sys1(SYS_close, z->fdinfo_dir);
 	z->fdinfo_dir = -1;
@@ -604,13 +604,13 @@ int sc_fds_freeze_add(struct sc_fds_frozen *z, int fd)
 
 	if (z->n == z->cap) {
 		sc_sys1(SYS_close, fd);
-		fail(z, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
+		sc_fds_freeze_fail(z, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
 		return -E2BIG_;
 	}
 	r = sc_fds_freeze_read_one(&z->fds[z->n], fd);
 	if (r < 0) {
 		sc_sys1(SYS_close, fd);
-		fail(z, (int)r, SC_FREEZE_STAT, fd);
+		sc_fds_freeze_fail(z, (int)r, SC_FREEZE_STAT, fd);
 		return (int)r;
 	}
 	z->fds[z->n].in_flight = 1;

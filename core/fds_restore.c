@@ -646,12 +646,9 @@ static int restore_at(const struct fds_restore *r, size_t i)
 }
 
 /* The standard descriptors stay the restorer's own, unless the program had its own there. */
-static bool stays_restorers(const struct sc_fd *f)
+static bool restorers_own(const struct sc_fd *f)
 {
-	if (f->fd > 2 || (f->fd_flags & SC_FD_OWN_STDIO))
-		return false;
-	sc_log(SC_LOG_DEBUG, "descriptor %d ('%s') stays the restorer's own", f->fd, f->path);
-	return true;
+	return f->fd <= 2 && !(f->fd_flags & SC_FD_OWN_STDIO);
 }
 
 /* A unix or IP socket, or a copy of one: made by sc_fd_sockets_restore(). */
@@ -710,8 +707,7 @@ static int restore_epolls(const struct fds_restore *r)
 /* Is @fds[i] made by restore_files()? Not a socket, an epoll instance or the restorer's. */
 static bool of_files(const struct sc_fd *fds, size_t i)
 {
-	return !of_epoll(fds, i) && !of_socket(fds, i) &&
-	       (fds[i].fd > 2 || (fds[i].fd_flags & SC_FD_OWN_STDIO));
+	return !of_epoll(fds, i) && !of_socket(fds, i) && !restorers_own(&fds[i]);
 }
 
 /*
@@ -723,9 +719,15 @@ static int restore_stdio(const struct fds_restore *r)
 {
 	int err = 0;
 
-	for (size_t i = 0; i < r->n && !err; i++)
-		if (r->fds[i].fd <= 2 && of_files(r->fds, i) && !stays_restorers(&r->fds[i]))
+	for (size_t i = 0; i < r->n && !err; i++) {
+		const struct sc_fd *f = &r->fds[i];
+
+		if (restorers_own(f))
+			sc_log(SC_LOG_DEBUG, "descriptor %d ('%s') stays the restorer's own", f->fd,
+			       f->path);
+		else if (f->fd <= 2 && of_files(r->fds, i))
 			err = restore_at(r, i);
+	}
 	return err;
 }
 

@@ -97,6 +97,13 @@ static int in_pass(const struct sc_fds_frozen *z, int pass, int i)
 	return S_ISSOCK(d->mode) && d->share == i && d->held == -1;
 }
 
+static void clear_error(struct sc_fds_frozen *own)
+{
+	own->err = 0;
+	own->err_fd = -1;
+	own->err_what = 0;
+}
+
 /* One copy: made, or left (the block's bytes of it dropped), or a failure kept in own->err. */
 static void copy_one(struct sc_fds_frozen *z, struct sc_fds_frozen *own, int pass, int i)
 {
@@ -107,9 +114,7 @@ static void copy_one(struct sc_fds_frozen *z, struct sc_fds_frozen *own, int pas
 		long err = new_block(z, own);
 
 		if (err < 0) {
-			own->err = (int)err;
-			own->err_fd = -1;
-			own->err_what = SC_FREEZE_COPY_FDINFO;
+			sc_fds_freeze_fail(own, (int)err, SC_FREEZE_COPY_FDINFO, -1);
 			return;
 		}
 	}
@@ -123,9 +128,7 @@ static void copy_one(struct sc_fds_frozen *z, struct sc_fds_frozen *own, int pas
 	if (own->err != -E2BIG_ && own->err != -EAGAIN_)
 		return;
 	/* too long for a block, or descriptors in flight: the coordinator's */
-	own->err = 0;
-	own->err_fd = -1;
-	own->err_what = 0;
+	clear_error(own);
 	own->held_end = end;
 	own->stage_len = (int)(end - own->stage_at);
 	if (pass == SC_PASS_FDINFO && (d->mode & S_IFMT))
@@ -143,13 +146,10 @@ static void list_one(struct sc_fds_frozen *z, struct sc_fds_frozen *own, int fd)
 	if (sc_fds_freeze_read_one(&d, fd) < 0)
 		return;
 	at = __atomic_fetch_add(&z->n, 1, __ATOMIC_RELAXED);
-	if (at < z->cap) {
+	if (at < z->cap)
 		z->fds[at] = d;
-	} else if (!own->err) {
-		own->err = -E2BIG_;
-		own->err_fd = fd;
-		own->err_what = SC_FREEZE_TOO_MANY;
-	}
+	else
+		sc_fds_freeze_fail(own, -E2BIG_, SC_FREEZE_TOO_MANY, fd);
 }
 
 static int by_number(const struct sc_fd_instant *x, const struct sc_fd_instant *y)
@@ -206,10 +206,8 @@ static void take_all(struct sc_fds_frozen *z, struct sc_fds_frozen *own, int pas
 	if (!own->err && pass != SC_PASS_LIST) {
 		long err = flush(own);
 
-		if (err < 0) {
-			own->err = (int)err;
-			own->err_what = SC_FREEZE_COPY_FDINFO;
-		}
+		if (err < 0)
+			sc_fds_freeze_fail(own, (int)err, SC_FREEZE_COPY_FDINFO, -1);
 	}
 }
 
@@ -225,12 +223,9 @@ static void share(struct sc_fds_frozen *own, const struct sc_fds_frozen *z)
 	own->stage = stage;
 	own->stage_size = stage_size;
 	own->stage_len = 0;
-	own->held_limit = 1; /* none: new_block() before the first copy */
-	own->held_end = 1;
-	own->helper = 1;
-	own->err = 0;
-	own->err_fd = -1;
-	own->err_what = 0;
+	own->held_limit = 0; /* no block yet: copy_one() takes one before the first copy */
+	own->held_end = 0;
+	clear_error(own);
 	own->helpers = 0;
 	own->n_helpers = 0;
 }
@@ -247,11 +242,8 @@ __attribute__((noreturn)) static void help(void *arg)
 /* Keep the first failure of @own in @z. */
 static void merge_error(struct sc_fds_frozen *z, const struct sc_fds_frozen *own)
 {
-	if (own->err && !z->err) {
-		z->err = own->err;
-		z->err_fd = own->err_fd;
-		z->err_what = own->err_what;
-	}
+	if (own->err)
+		sc_fds_freeze_fail(z, own->err, own->err_what, own->err_fd);
 }
 
 int sc_fds_parallel(struct sc_fds_frozen *z, int pass, int from, int to)
@@ -267,8 +259,7 @@ int sc_fds_parallel(struct sc_fds_frozen *z, int pass, int from, int to)
 	if (pass != SC_PASS_LIST && sc_fds_freeze_ready(z) < 0)
 		return -1; /* the copies go one by one, as without helpers */
 	z->cursor = from;
-	/* the helpers take none of the program's signals: blocked before they start */
-	sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8);
+	/* every copy of the table's state is made before the first helper changes it */
 	for (int i = 0; i < z->n_helpers; i++) {
 		struct sc_fds_helper *h = &z->helpers[i];
 
@@ -277,11 +268,15 @@ int sc_fds_parallel(struct sc_fds_frozen *z, int pass, int from, int to)
 		h->pass = pass;
 		h->to = to;
 		h->tid = 0;
-		if (sc_raw_thread(SC_RAW_THREAD_CLONE, h->stack, &h->tid, help, h) < 0)
-			h->tid = 0; /* the others take its part */
 	}
-	sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
 	share(&self.own, z);
+	/* the helpers take none of the program's signals: blocked before they start */
+	sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8);
+	for (int i = 0; i < z->n_helpers; i++)
+		if (sc_raw_thread(SC_RAW_THREAD_CLONE, z->helpers[i].stack, &z->helpers[i].tid,
+				  help, &z->helpers[i]) < 0)
+			z->helpers[i].tid = 0; /* the others take its part */
+	sc_sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
 	take_all(z, &self.own, pass, to);
 	merge_error(z, &self.own);
 	for (int i = 0; i < z->n_helpers; i++) {
