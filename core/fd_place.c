@@ -101,21 +101,19 @@ static struct {
 void sc_fd_hold_free_numbers(const struct sc_fd *fds, size_t n, int min,
 			     bool (*made_now)(const struct sc_fd *fds, size_t i))
 {
-	uint8_t *mine = calloc((size_t)min, 1);
-	int src = -1;
+	uint8_t *mine;
+	int src;
 
+	/* a sparse table is not held: a placeholder costs two calls, a move three */
+	if ((size_t)min > n + HOLD_MAX_EXTRA)
+		return;
+	mine = calloc((size_t)min, 1);
 	holds.held = calloc((size_t)min, 1);
 	holds.min = min;
-	if (!mine || !holds.held) {
-		free(mine);
-		return; /* nothing held: every descriptor is moved */
-	}
-	for (size_t i = 0; i < n; i++)
+	src = mine && holds.held ? open("/", O_PATH | O_CLOEXEC) : -1; /* else every one moves */
+	for (size_t i = 0; src >= 0 && i < n; i++)
 		if (fds[i].fd > 2 && fds[i].fd < min && made_now(fds, i))
 			mine[fds[i].fd] = 1; /* free, and to be taken by its own descriptor */
-	/* a sparse table is not held: a placeholder costs two calls, a move three */
-	if ((size_t)min <= n + HOLD_MAX_EXTRA)
-		src = open("/", O_PATH | O_CLOEXEC);
 	/* F_GETFD: 0.3 us a number, where listing /proc/self/fd costs 3 us a descriptor */
 	for (int k = 3; src >= 0 && k < min; k++)
 		if (!mine[k] && fcntl(k, F_GETFD) < 0 && dup3(src, k, O_CLOEXEC) == k)

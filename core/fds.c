@@ -308,8 +308,6 @@ static int snap_open(const struct sc_fds_frozen *z, pid_t pid, struct snap *s)
 	s->fd_dir = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->fd_dir < 0)
 		return sc_err(errno, "cannot open '%s': %s", proc, strerror(errno));
-	for (s->names_cap = 16; s->names_cap < 2 * (size_t)z->n;)
-		s->names_cap *= 2; /* the names kept by each thread that collects (collect_some()) */
 	err = map_held(z, s);
 	if (err)
 		snap_close(s);
@@ -768,6 +766,8 @@ static void collect_some(struct collect_job *j)
 	const struct sc_fds_frozen *z = j->z;
 	struct snap s = *j->snap;
 
+	for (s.names_cap = 16; s.names_cap < 2 * (size_t)z->n;)
+		s.names_cap *= 2;
 	s.names = calloc(s.names_cap, sizeof(*s.names));
 	if (!s.names)
 		s.names_cap = 0; /* each link is read: slower, as right */
