@@ -21,7 +21,7 @@ DESTDIR ?=
 CC ?= cc
 CFLAGS ?= -O2 -g
 SC_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-missing-field-initializers \
-	-fPIC -fvisibility=hidden -I. -Iformat -Icore -MMD -MP
+	-fPIC -fvisibility=hidden -MMD -MP
 SC_LDLIBS := -lelf -lz -lzstd -lxxhash -lpthread
 
 # Processes that are checkpointed or restored (the restorer, the programs the
@@ -57,6 +57,7 @@ quiet =
 endif
 
 .DEFAULT_GOAL := all
+comma := ,
 LIB_A := $(BUILD)/lib/libselfckpt.a
 LIB_SO := $(BUILD)/lib/libselfckpt.so.$(SONAME_MAJOR)
 LIB_SRCS :=
@@ -73,9 +74,57 @@ DEPS_STAMP := $(BUILD)/.deps-build
 TEST_DEPS_STAMP := $(BUILD)/.deps-test
 DEPS_INSTALL ?= $(if $(filter test demo test-deps,$(MAKECMDGOALS)),1,0)
 export DEPS_INSTALL # the sub-makes of `make test` build with what it installed
+# The CUDA part builds where CUDA's header is (WITH_CUDA=1); elsewhere - embedded
+# boards, CPU containers - the process library and the tools build alone.
+CUDA_HOME ?= /usr/local/cuda
+CUDA_INCLUDE ?= $(CUDA_HOME)/include
+WITH_CUDA ?= $(if $(wildcard $(CUDA_INCLUDE)/cuda.h),1,0)
+# Objects built the other way must not end in the libraries: a change of WITH_CUDA in
+# one build folder remakes them.
+CUDA_CONFIG_STAMP := $(BUILD)/.with-cuda-$(WITH_CUDA)
+
+# Layering: compress <- format <- core <- cuda <- cli. Each module's code may
+# include the installed headers (core/include/) and the headers of the modules
+# it sees, no others. It is compiled against a view of the tree that holds only
+# those folders ($(BUILD)/view/), so a wrong #include does not build, and
+# tests/check-layering.sh names it before anything is compiled. A file belongs
+# to the first module in MODULES whose folder holds it; tests/ see everything.
+MODULES := cuda/shared cuda/proxy cuda/lib cuda/tools compress format core cli
+SEES.compress := compress
+SEES.format := compress format
+SEES.core := compress format core
+SEES.cuda/shared := compress format cuda/shared
+SEES.cuda/proxy := $(SEES.cuda/shared) cuda/proxy
+SEES.cuda/lib := $(SEES.core) cuda/shared cuda/lib
+SEES.cuda/tools := $(SEES.core) cuda/shared cuda/tools
+SEES.cli := $(SEES.core) cuda/shared cuda/tools cli
+PUBLIC_INCLUDE := core/include
+module_of = $(firstword $(foreach m,$(MODULES),$(if $(filter $(m)/%,$(1)),$(m))) tests)
+view_of = $(BUILD)/view/$(subst /,-,$(1))
+# The -I options of source file $(1).
+TEST_INCLUDES := -I. -I$(PUBLIC_INCLUDE)
+includes_of = $(if $(filter tests,$(call module_of,$(1))),$(TEST_INCLUDES),-I$(call view_of,$(call \
+	module_of,$(1))) -I$(PUBLIC_INCLUDE))
+LAYERING_RULES = $(foreach m,$(MODULES),'$(m)=$(SEES.$(m))')
+VIEWS_STAMP := $(BUILD)/view/.made
+LAYERING_STAMP := $(BUILD)/.layering
+# Every object: after the set-up, the views and the layering check.
+COMPILE_DEPS := $(DEPS_STAMP) $(VIEWS_STAMP) $(LAYERING_STAMP)
+LAYERED_FILES = $(shell find $(MODULES) $(PUBLIC_INCLUDE) -name '*.[chS]' 2> /dev/null)
+
+$(VIEWS_STAMP): Makefile tests/make-view.sh
+	$(Q)rm -rf $(@D)
+	$(Q)$(foreach m,$(MODULES),sh tests/make-view.sh $(call view_of,$(m)) $(SEES.$(m)) &&) :
+	$(Q)touch $@
+
+$(LAYERING_STAMP): $(LAYERED_FILES) Makefile tests/check-layering.sh
+	$(Q)sh tests/check-layering.sh . $(LAYERING_RULES)
+	$(Q)mkdir -p $(@D) && touch $@
+
 include compress/module.mk
 include format/module.mk
 include core/module.mk
+include core/restore/module.mk
 include cuda/module.mk
 include cli/module.mk
 include samples/module.mk
@@ -106,39 +155,47 @@ $(TEST_DEPS_STAMP): tests/setup-deps.sh
 deps: $(DEPS_STAMP)
 test-deps: $(TEST_DEPS_STAMP)
 
-$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+$(BUILD)/obj/%.o: %.c | $(COMPILE_DEPS)
 	$(Q)mkdir -p $(@D)
-	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(SC_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(call includes_of,$<) $(SC_CFLAGS) $(CFLAGS) \
+		-c -o $@ $<
 
-$(BUILD)/obj/%_rt.o: %_rt.c | $(DEPS_STAMP)
+$(BUILD)/obj/%_rt.o: %_rt.c | $(COMPILE_DEPS)
 	$(Q)mkdir -p $(@D)
-	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(SC_RT_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(call includes_of,$<) $(SC_RT_CFLAGS) $(CFLAGS) \
+		-c -o $@ $<
 
-$(LIB_A): $(LIB_OBJS) $(LIB_A_OBJS)
+$(CUDA_CONFIG_STAMP):
+	$(Q)mkdir -p $(@D) && rm -f $(BUILD)/.with-cuda-* && touch $@
+	$(Q)if [ $(WITH_CUDA) = 0 ]; then echo "selfckpt: no $(CUDA_INCLUDE)/cuda.h: building" \
+		"without CUDA support (the process library and tools; set CUDA_HOME to build" \
+		"the CUDA part)" >&2; fi
+
+$(LIB_A): $(LIB_OBJS) $(LIB_A_OBJS) $(CUDA_CONFIG_STAMP)
 	$(Q)mkdir -p $(@D)
-	$(call quiet,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+	$(call quiet,AR,$@)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(LIB_SO): $(LIB_OBJS) $(LIB_SO_OBJS)
+$(LIB_SO): $(LIB_OBJS) $(LIB_SO_OBJS) $(CUDA_CONFIG_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) -shared -Wl,-soname,libselfckpt.so.$(SONAME_MAJOR) \
-		$(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ -Wl,--as-needed $(SC_LDLIBS)
+		$(SC_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -Wl,--as-needed $(SC_LDLIBS)
 
 $(BUILD)/lib/libselfckpt.so: $(LIB_SO)
 	$(Q)ln -sf libselfckpt.so.$(SONAME_MAJOR) $@
 
-# The library selfckpt-run --cuda=driver preloads: no cu* entry points (cuda/driver-mode.map).
+# The library selfckpt-run --cuda=driver preloads: no cu* entry points (cuda/lib/driver-mode.map).
 LIB_DRIVER_SO := $(BUILD)/lib/libselfckpt-driver.so.$(SONAME_MAJOR)
 lib: $(LIB_DRIVER_SO)
 test-progs: $(LIB_DRIVER_SO) # tests/cli/test_driver.c runs selfckpt-run --cuda=driver
-$(LIB_DRIVER_SO): $(LIB_OBJS) $(LIB_SO_OBJS) cuda/driver-mode.map
+$(LIB_DRIVER_SO): $(LIB_OBJS) $(LIB_SO_OBJS) cuda/lib/driver-mode.map $(CUDA_CONFIG_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) -shared -Wl,-soname,libselfckpt-driver.so.$(SONAME_MAJOR) \
-		-Wl,--version-script=cuda/driver-mode.map $(SC_LDFLAGS) $(LDFLAGS) -o $@ \
+		-Wl,--version-script=cuda/lib/driver-mode.map $(SC_LDFLAGS) $(LDFLAGS) -o $@ \
 		$(filter %.o,$^) -Wl,--as-needed $(SC_LDLIBS)
 
 # A static link pulls the CUDA module's hooks in even where the program calls no cu* function
 # of the library: it may load the CUDA driver itself, and its checkpoint must see that.
-PC_STATIC_FLAGS := -Wl,-u,sc_cuda_hooks_install
+PC_STATIC_FLAGS := $(if $(filter 1,$(WITH_CUDA)),-Wl$(comma)-u$(comma)sc_cuda_hooks_install)
 
 $(BUILD)/lib/pkgconfig/selfckpt.pc: Makefile
 	$(Q)mkdir -p $(@D)
@@ -155,7 +212,7 @@ install: all
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIB_SO) $(LIB_DRIVER_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libselfckpt.so.$(SONAME_MAJOR) $(DESTDIR)$(LIBDIR)/libselfckpt.so
-	install -m 644 core/selfckpt.h format/selfckpt_errors.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(wildcard $(PUBLIC_INCLUDE)/*.h) $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(BUILD)/lib/pkgconfig/selfckpt.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
 

@@ -9,7 +9,7 @@
  *
  * An image of a CUDA program also gets a CUDA section: its GPU memory, from the
  * cuda-log summary and the devmem records, and every module it loaded, with the
- * architectures it has code for and its kernels (cuda/module_info.h).
+ * architectures it has code for and its kernels (cuda/tools/module_info.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +25,7 @@
 #include "cli/tool.h"
 #include "core/sc_fds.h"
 #include "core/sc_records.h"
-#include "cuda/module_info.h"
+#include "cuda/tools/module_info.h"
 #include "format/sc_array.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"

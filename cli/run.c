@@ -10,7 +10,7 @@
  * The library's constructor (core/trigger.c) does the rest. With --resume and
  * an image behind DIR/latest, it becomes selfckpt-restore instead. Either way
  * it first removes from DIR the temporary images of checkpoints that were
- * killed midway (format/atomic.c).
+ * killed midway (format/atomic_replace.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -177,7 +177,7 @@ static bool is_log_level(const char *v)
 	return false;
 }
 
-/* --cuda, else SELFCKPT_CUDA: checked here, read by the library (cuda/driver_ckpt.c). */
+/* --cuda, else SELFCKPT_CUDA: checked here, read by the library (cuda/lib/driver_ckpt.c). */
 static int export_cuda(const struct run_opts *o)
 {
 	const char *mode = pick(o->cuda, "SELFCKPT_CUDA");

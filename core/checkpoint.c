@@ -489,6 +489,8 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	/* before the memory settings: the CUDA driver's checkpoint drops its mappings */
 	if (!err && hooks.prepare)
 		err = hooks.prepare();
+	else if (!err)
+		err = sc_gpu_guard();
 	/* late: the closer to the stop, the fewer settings can change in between */
 	if (!err && (err = sc_vmflags_read(0, SC_VMF_FORK_LOST, &fz.vmflags)) < 0 && hooks.done)
 		hooks.done(err); /* prepare() succeeded: undo what it holds */

@@ -124,4 +124,10 @@ int sc_segments_held(const struct sc_save_opts *o, struct sc_vma *v, size_t n);
  */
 int sc_segments_vmflags(const struct sc_frozen *fz, struct sc_vma **v, size_t *n);
 
+/**
+ * sc_gpu_guard() - gpu_guard.c: 0, or the refusal (reported) of a process in
+ * which a CUDA driver works where no CUDA hooks are installed.
+ */
+int sc_gpu_guard(void);
+
 #endif /* SC_CHECKPOINT_INTERNAL_H */

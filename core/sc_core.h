@@ -119,6 +119,15 @@ void sc_skip_remove(uint64_t start);
 /** sc_skip_covers() - is [start, end) inside a range left out? */
 bool sc_skip_covers(uint64_t start, uint64_t end);
 
+/* nvidia_devices.c */
+
+/**
+ * sc_nvidia_devices_used() - the process's open descriptors (*@fds) and
+ * mappings (*@maps) of /dev/nvidia*: true if any, when a CUDA driver works in
+ * the process.
+ */
+bool sc_nvidia_devices_used(unsigned *fds, unsigned *maps);
+
 /* tool_path.c */
 /**
  * sc_find_tool() - the program @name of selfckpt's: from the variable
@@ -129,5 +138,19 @@ bool sc_skip_covers(uint64_t start, uint64_t end);
  * what it needed the program for.
  */
 int sc_find_tool(const char *name, const char *env_name, char *out, size_t len);
+
+/* selfckpt's programs that the library and the tools start, and their variables. */
+#define SC_GPU_PROXY "selfckpt-gpu-proxy"
+#define SC_GPU_PROXY_ENV "SELFCKPT_PROXY"
+#define SC_DRIVER_TOOL "selfckpt-driver-ckpt"
+#define SC_DRIVER_TOOL_ENV "SELFCKPT_DRIVER_CKPT"
+
+/**
+ * sc_need_tool() - sc_find_tool() for a program that a step cannot do
+ * without: where it is missing, the error is reported (sc_err()) as
+ * "@purpose: " and the search's reason, with @code (0: the search's -ENOENT).
+ */
+int sc_need_tool(const char *name, const char *env_name, char *out, size_t len, int code,
+		 const char *purpose);
 
 #endif /* SC_CORE_H */

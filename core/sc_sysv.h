@@ -6,7 +6,7 @@
  * sysv_ipc.c decides which belong to the image and refuses the others), the
  * sysv-ipc record (type 11, spec §9.13, sysv_record.c), and making them
  * again with the same ids in the restore's own IPC namespace
- * (cli/restore_sysv.c).
+ * (core/restore/restore_sysv.c).
  */
 #ifndef SC_SYSV_H
 #define SC_SYSV_H

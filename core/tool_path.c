@@ -14,6 +14,7 @@
 
 #include "core/sc_core.h"
 #include "format/sc_log.h"
+#include "selfckpt.h"
 
 static bool executable(const char *path)
 {
@@ -73,4 +74,16 @@ int sc_find_tool(const char *name, const char *env_name, char *out, size_t len)
 		return 0;
 	return sc_err_quiet(ENOENT, "cannot find %s (in '%s' or its ../bin, or on PATH); set %s",
 			    name, slash ? dir : "?", env_name);
+}
+
+int sc_need_tool(const char *name, const char *env_name, char *out, size_t len, int code,
+		 const char *purpose)
+{
+	int err = sc_find_tool(name, env_name, out, len);
+	char why[1024];
+
+	if (!err)
+		return 0;
+	snprintf(why, sizeof(why), "%s", selfckpt_last_error()); /* sc_err() writes over it */
+	return sc_err(code ? code : -err, "%s: %s", purpose, why);
 }

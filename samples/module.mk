@@ -9,7 +9,7 @@ $(BUILD)/samples/series: samples/series.c
 # api uses the public API only, linked against the static library.
 $(BUILD)/samples/api: samples/api.c $(LIB_A)
 	$(Q)mkdir -p $(@D)
-	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Wall -Icore -Iformat -o $@ $< $(LIB_A) $(SC_LDLIBS)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) -Wall -I$(PUBLIC_INCLUDE) -o $@ $< $(LIB_A) $(SC_LDLIBS)
 
 samples: $(SAMPLES)
 

@@ -1,8 +1,8 @@
 # tests/: the Criterion suite. One binary runs every test, each in its own process.
 TEST_SRCS := \
 	tests/cli/test_ckside.c \
+	tests/cli/test_cpu_only.c \
 	tests/cli/test_deploy.c \
-	tests/cli/test_driver.c \
 	tests/cli/test_inspect.c \
 	tests/cli/test_instant.c \
 	tests/cli/test_memory.c \
@@ -24,8 +24,8 @@ TEST_SRCS := \
 	tests/core/test_maps.c \
 	tests/core/roundtrip_harness.c \
 	tests/core/test_pages.c \
-	tests/core/test_roundtrip.c \
-	tests/core/test_roundtrip_more.c \
+	tests/core/test_restored_process.c \
+	tests/core/test_restored_mappings.c \
 	tests/core/test_sock_defaults.c \
 	tests/core/test_hold.c \
 	tests/core/test_stop.c \
@@ -33,13 +33,6 @@ TEST_SRCS := \
 	tests/core/test_sysv_record.c \
 	tests/core/test_timers_record.c \
 	tests/core/test_vmflags.c \
-	tests/cuda/test_cuda_api.c \
-	tests/cuda/test_cuda_roundtrip.c \
-	tests/cuda/test_cuda_samples.c \
-	tests/cuda/test_driver_record.c \
-	tests/cuda/test_driver_refused.c \
-	tests/cuda/test_errors.c \
-	tests/cuda/test_spec_dev.c \
 	tests/format/test_array.c \
 	tests/format/test_atomic.c \
 	tests/format/test_errors.c \
@@ -48,9 +41,25 @@ TEST_SRCS := \
 	tests/format/test_spec_misc.c \
 	tests/format/test_spec_seg.c \
 	tests/format/test_truncation.c \
-	tests/format/test_writer.c
-include tests/softcuda/module.mk
+	tests/format/test_writer.c \
+	tests/cuda/test_module_info.c
+# The CUDA part's tests: built where it is (WITH_CUDA, see the Makefile), on the software
+# CUDA device (tests/softcuda/).
+TEST_CUDA_SRCS := \
+	tests/cli/test_cuda_tools.c \
+	tests/cli/test_driver.c \
+	tests/cuda/test_cuda_api.c \
+	tests/cuda/test_cuda_roundtrip.c \
+	tests/cuda/test_cuda_samples.c \
+	tests/cuda/test_driver_record.c \
+	tests/cuda/test_driver_refused.c \
+	tests/cuda/test_errors.c \
+	tests/cuda/test_spec_dev.c
 include tests/cuda/fixtures/module.mk
+ifeq ($(WITH_CUDA),1)
+TEST_SRCS += $(TEST_CUDA_SRCS)
+include tests/softcuda/module.mk
+endif
 
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(BUILD)/tests/selfckpt-tests
@@ -143,14 +152,13 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 300
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,\
-	$(SC_CFLAGS)) -I$(CUDA_INCLUDE) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+	$(SC_CFLAGS)) $(TEST_INCLUDES) -I$(CUDA_INCLUDE) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
 FUZZ_RECORDS := process thread segment fd signals cuda_log devmem timers locks sysv
 FUZZ_BINS := $(FUZZ_DIR)/fuzz_reader $(FUZZ_RECORDS:%=$(FUZZ_DIR)/fuzz_%)
 # The library and the tools' readers, in an archive: each target links what it uses.
 # selfckpt-inspect's main() is called in-process, renamed.
 FUZZ_LIB := $(FUZZ_DIR)/libselfckpt-fuzz.a
-FUZZ_LIB_SRCS := $(LIB_SRCS) $(LIB_A_SRCS) cli/tool.c cli/inspect.c cli/restore_load.c \
-	cli/restore_cuda.c
+FUZZ_LIB_SRCS := $(LIB_SRCS) $(LIB_A_SRCS) cli/tool.c cli/inspect.c core/restore/restore_load.c
 FUZZ_SEED := $(FUZZ_DIR)/fuzz_seed
 
 $(FUZZ_DIR)/obj/%.o: %.c | $(DEPS_STAMP) $(CUDA_INCLUDE)/cuda.h
@@ -199,9 +207,10 @@ test-progs: $(PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c tests/progs/prog.h \
 		$(BUILD)/lib/libselfckpt.a | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
-	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(SC_CFLAGS) $(CFLAGS) -o $@ $< \
+	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(TEST_INCLUDES) $(SC_CFLAGS) $(CFLAGS) -o $@ $< \
 		$(BUILD)/lib/libselfckpt.a $(SC_LDLIBS) -ldl
 
+ifeq ($(WITH_CUDA),1)
 # rtdriver-linked (tests/cli/test_driver.c): rtdriver linked with libcuda.so.1, as -lcuda links.
 test-progs: $(BUILD)/tests/progs/rtdriver-linked
 $(BUILD)/tests/progs/rtdriver-linked: tests/progs/rtdriver.c $(SOFTCUDA_DRIVER)
@@ -213,7 +222,7 @@ $(BUILD)/tests/progs/rtdriver-linked: tests/progs/rtdriver.c $(SOFTCUDA_DRIVER)
 test-progs: $(BUILD)/tests/progs/rtstatic
 $(BUILD)/tests/progs/rtstatic: tests/progs/rtstatic.c $(BUILD)/lib/libselfckpt.a | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
-	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(SC_CFLAGS) $(CFLAGS) -o $@ $< $(PC_STATIC_FLAGS) \
+	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(TEST_INCLUDES) $(SC_CFLAGS) $(CFLAGS) -o $@ $< $(PC_STATIC_FLAGS) \
 		$(BUILD)/lib/libselfckpt.a $(SC_LDLIBS) -ldl
 
 # The CUDA samples on the software device (tests/cuda/test_cuda_samples.c), where nvcc is.
@@ -230,13 +239,14 @@ test-progs: $(CUDA_PROG) $(CUDA_PROG_KERNELS)
 $(CUDA_PROG): tests/progs/cuda_state.c tests/progs/prog.h $(BUILD)/lib/libselfckpt.a \
 		| $(DEPS_STAMP) $(CUDA_INCLUDE)/cuda.h
 	$(Q)mkdir -p $(@D)
-	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(SC_CFLAGS) -I$(CUDA_INCLUDE) $(CFLAGS) -o $@ $< \
+	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(TEST_INCLUDES) $(SC_CFLAGS) -I$(CUDA_INCLUDE) $(CFLAGS) -o $@ $< \
 		$(BUILD)/lib/libselfckpt.a $(SC_LDLIBS) -ldl
 
 $(CUDA_PROG_KERNELS): tests/progs/cuda_kernels.c tests/softcuda/softcuda.h $(SOFTCUDA_LIB)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) -shared -fPIC -std=gnu11 -Wall -Wextra -Itests/softcuda $(CFLAGS) \
 		-o $@ $< -L$(BUILD)/tests -l:libsoftcuda.so.1 -Wl,-rpath,$(abspath $(BUILD)/tests)
+endif
 
 # bench-ckpt: checkpoint and restart of a whole process (ckpt-subject) against the write
 # floor and the read-back of its image; `make bench` runs it after bench-format. The subject

@@ -51,10 +51,10 @@ $(CUDA_SAMPLE_DIR)/matmul-fatbin.o: samples/cuda/embed.S $(CUDA_SAMPLE_DIR)/matm
 	$(call quiet,AS,$@)$(CC) -c -DFATBIN='"$(CUDA_SAMPLE_DIR)/matmul.fatbin"' -o $@ $<
 $(CUDA_SAMPLE_DIR)/matmul $(CUDA_SAMPLE_DIR)/matmul-native: $(CUDA_SAMPLE_DIR)/matmul-fatbin.o
 
-$(CUDA_SAMPLES): $(CUDA_SAMPLE_DIR)/%: samples/cuda/%.c $(CUDA_SAMPLE_DEPS) core/selfckpt.h \
+$(CUDA_SAMPLES): $(CUDA_SAMPLE_DIR)/%: samples/cuda/%.c $(CUDA_SAMPLE_DEPS) core/include/selfckpt.h \
 		$(BUILD)/lib/libselfckpt.so | cuda-toolkit
 	$(Q)mkdir -p $(@D)
-	$(call quiet,CC,$@)$(CC) $(CPPFLAGS) $(CUDA_SAMPLE_CFLAGS) -Icore -Iformat $(CFLAGS) \
+	$(call quiet,CC,$@)$(CC) $(CPPFLAGS) $(CUDA_SAMPLE_CFLAGS) -I$(PUBLIC_INCLUDE) $(CFLAGS) \
 		-o $@ $(filter %.c %.o,$^) $(LDFLAGS) $(CUDA_SAMPLE_SELFCKPT)
 
 $(CUDA_SAMPLES_NATIVE): $(CUDA_SAMPLE_DIR)/%-native: samples/cuda/%.c $(CUDA_SAMPLE_DEPS) \

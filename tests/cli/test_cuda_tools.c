@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cuda/cuda_image.h"
+#include "cuda/shared/gpu_records.h"
 #include "format/sc_format.h"
 
 #define OUT_MAX (1u << 20)

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cuda/cuda_image.h"
+#include "cuda/shared/gpu_records.h"
 #include "format/sc_format.h"
 #include "selfckpt.h"
 

@@ -17,7 +17,7 @@
 
 #include <cuda.h>
 
-#include "cuda/driver_mode.h"
+#include "cuda/lib/driver_mode.h"
 #include "selfckpt.h"
 
 static void *load_driver(char *path)

@@ -8,7 +8,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "cuda/cuda_internal.h"
+#include "cuda/lib/cuda_internal.h"
 
 #define NOT_A_RESULT ((CUresult)12345)
 

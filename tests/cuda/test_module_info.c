@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_module_info.c - what a CUDA module image holds (cuda/module_info.h):
+ * test_module_info.c - what a CUDA module image holds (cuda/tools/module_info.h):
  * formats, architectures, kernels and the compatibility rules, on images nvcc
  * made (tests/cuda/fixtures; skipped without nvcc) and on texts written here;
  * and truncated, bit-flipped and garbage images, which must fail cleanly
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/module_info.h"
+#include "cuda/tools/module_info.h"
 
 #define FIXTURE_MAX (4u << 20)
 

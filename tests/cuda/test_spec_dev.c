@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda/cuda_image.h"
-#include "cuda/module_info.h"
+#include "cuda/shared/gpu_records.h"
+#include "cuda/tools/module_info.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"

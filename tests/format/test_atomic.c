@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_atomic.c - temporary image files (format/atomic.c): those of writers
+ * test_atomic.c - temporary image files (format/atomic_replace.c): those of writers
  * that are gone are removed by the next image made in their directory and
  * by sc_atomic_clean_dir(); those of live writers, and files that are not
  * ours, stay.

@@ -14,10 +14,10 @@
  * type is neither (what a restore needs besides), then the input's records,
  * in 4 KiB chunks so that payload reads cross chunk boundaries. It is then
  * read the way the tools read:
- *   - selfckpt-restore: sc_image_load() (cli/restore_load.c), which decodes
+ *   - selfckpt-restore: sc_image_load() (core/restore/restore_load.c), which decodes
  *     every process, thread, fd, signals, timers, locks, sysv-ipc and segment
  *     record, checks the System V attaches against the segments, and groups the
- *     windows into mappings, then sc_restore_cuda_check() (cli/restore_cuda.c),
+ *     windows into mappings, then sc_gpu_check() (cuda/tools/gpu_check.c),
  *     which reads the cuda-log and devmem records and checks each module
  *     against the GPUs of a stand-in GPU proxy (two devices, 9.0 and 7.5);
  *   - selfckpt-inspect: its main() (cli/inspect.c, built with main renamed),
@@ -38,9 +38,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/restore_internal.h"
+#include "core/restore/restore_internal.h"
 #include "compress/sc_compress.h"
 #include "core/sc_records.h"
+#include "cuda/tools/sc_gpu_check.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 #include "tests/fuzz/fuzz_records.h"
@@ -162,7 +163,7 @@ static void restore(void)
 
 	sc_image_load(&im, img_path);
 	sc_image_release(&im);
-	sc_restore_cuda_check(img_path, 1);
+	sc_gpu_check(img_path, 1);
 }
 
 /* selfckpt-inspect --threads 1 @opts... @path; @opts ends with NULL. */

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuda/cuda_image.h"
+#include "cuda/shared/gpu_records.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 #include "tests/fuzz/fuzz_records.h"

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arena.c - device memory at addresses the library chooses.
+ *
+ * Each device gets one large reservation of device address space at a fixed
+ * address (the driver honours large reservations at free addresses; small
+ * ones it moves). Inside it, the arena places physical allocations itself:
+ * an allocation above SMALL_MAX gets memory of its own, rounded up to the
+ * allocation granularity; smaller ones are carved out of slabs of one
+ * granularity unit, one size class per slab, which stay mapped once made. At a restart the same
+ * reservation is made first and every block is mapped at the same address,
+ * so every CUdeviceptr the application holds - in host memory, in device
+ * memory, in kernel arguments - stays valid without any translation.
+ *
+ * The bookkeeping is ordinary memory of the application: it comes back with
+ * the process image.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/lib/cuda_internal.h"
+#include "format/sc_array.h"
+#include "format/sc_log.h"
+
+#define ARENA_BASE 0x40000000000ull /* 4 TiB */
+#define ARENA_SIZE (1ull << 40)     /* per device */
+#define MAX_DEVICES 64
+#define SMALL_MIN 256u              /* CUDA's alignment for cuMemAlloc */
+#define SMALL_MAX (1u << 20)
+
+struct va_range {
+	CUdeviceptr start;
+	size_t size;
+};
+
+struct device_arena {
+	bool reserved;
+	size_t granularity;
+	CUdeviceptr next;          /* bump pointer */
+	struct va_range *free_va;  /* returned ranges, first fit */
+	size_t free_n;
+};
+
+static struct device_arena devs[MAX_DEVICES];
+static struct sc_cu_reservation reservations[MAX_DEVICES];
+static size_t reservations_n;
+static struct sc_cu_block *blocks; /* sorted by address */
+static size_t blocks_n, blocks_cap;
+static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t arena_base(CUdevice dev)
+{
+	const char *env = getenv("SELFCKPT_CUDA_ARENA");
+	uint64_t base = env && *env ? strtoull(env, NULL, 0) : ARENA_BASE;
+
+	return base + (uint64_t)dev * ARENA_SIZE;
+}
+
+static CUresult reserve(struct sc_cu_ctx *c, struct device_arena *d)
+{
+	uint64_t want = arena_base(c->dev);
+	struct sc_req g = { .op = SC_OP_VMM_GRANULARITY, .ctx = c->o.real,
+			    .a = { (uint64_t)c->dev } };
+	struct sc_req r = { .op = SC_OP_VMM_RESERVE, .ctx = c->o.real,
+			    .a = { ARENA_SIZE, want } };
+	CUresult res = sc_cu_call(&g);
+
+	if (res == CUDA_SUCCESS)
+		res = sc_cu_call(&r);
+	if (res != CUDA_SUCCESS) {
+		sc_log(SC_LOG_ERROR, "cannot reserve device addresses for device %d: %s",
+		       (int)c->dev, sc_cu_result_name(res));
+		return res;
+	}
+	if (r.a[0] != want) {
+		sc_log(SC_LOG_ERROR, "device addresses for device %d: wanted 0x%llx, the driver "
+		       "gave 0x%llx; set SELFCKPT_CUDA_ARENA to a free address",
+		       (int)c->dev, (unsigned long long)want, (unsigned long long)r.a[0]);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	d->reserved = true;
+	d->granularity = g.a[0] ? g.a[0] : (2u << 20);
+	d->next = want;
+	reservations[reservations_n++] = (struct sc_cu_reservation){ c->dev, want, ARENA_SIZE };
+	return CUDA_SUCCESS;
+}
+
+static size_t round_up(size_t n, size_t to)
+{
+	return (n + to - 1) / to * to;
+}
+
+static bool va_alloc(struct device_arena *d, CUdevice dev, size_t size, CUdeviceptr *out)
+{
+	for (size_t i = 0; i < d->free_n; i++) {
+		struct va_range *f = &d->free_va[i];
+
+		if (f->size < size)
+			continue;
+		*out = f->start;
+		f->start += size;
+		f->size -= size;
+		if (!f->size)
+			d->free_va[i] = d->free_va[--d->free_n];
+		return true;
+	}
+	if (d->next + size > arena_base(dev) + ARENA_SIZE)
+		return false;
+	*out = d->next;
+	d->next += size;
+	return true;
+}
+
+static void va_free(struct device_arena *d, CUdeviceptr start, size_t size)
+{
+	struct va_range *n;
+
+	if (start + size == d->next) {
+		d->next = start;
+		return;
+	}
+	n = realloc(d->free_va, (d->free_n + 1) * sizeof(*n));
+	if (!n)
+		return; /* the range is lost to this run, nothing worse */
+	d->free_va = n;
+	d->free_va[d->free_n++] = (struct va_range){ start, size };
+}
+
+/* Index of the first block whose end is above @p. */
+static size_t block_search(CUdeviceptr p)
+{
+	size_t lo = 0, hi = blocks_n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (blocks[mid].addr + blocks[mid].size <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct sc_cu_block *block_insert(const struct sc_cu_block *b)
+{
+	size_t i = block_search(b->addr);
+
+	if (sc_grow((void **)&blocks, &blocks_cap, blocks_n + 1, sizeof(*blocks)))
+		return NULL;
+	memmove(&blocks[i + 1], &blocks[i], (blocks_n - i) * sizeof(*blocks));
+	blocks[i] = *b;
+	blocks_n++;
+	return &blocks[i];
+}
+
+static void block_remove(struct sc_cu_block *b)
+{
+	size_t i = (size_t)(b - blocks);
+
+	free(b->used);
+	memmove(&blocks[i], &blocks[i + 1], (blocks_n - i - 1) * sizeof(*blocks));
+	blocks_n--;
+}
+
+/* Physical memory for [va, va+size) in the proxy. */
+static CUresult map_block(struct sc_cu_ctx *c, CUdeviceptr va, size_t size, uint32_t cls,
+			  struct sc_cu_block **out)
+{
+	struct sc_req r = { .op = SC_OP_VMM_MAP, .ctx = c->o.real,
+			    .a = { va, size, (uint64_t)c->dev } };
+	struct sc_cu_block b = { .addr = va, .size = size, .dev = c->dev, .ctx = c,
+				 .slab_class = cls };
+	CUresult res = sc_cu_call(&r);
+
+	if (res != CUDA_SUCCESS)
+		return res;
+	b.handle = r.a[0];
+	if (cls && !(b.used = calloc((size / cls + 63) / 64, 8)))
+		res = CUDA_ERROR_OUT_OF_MEMORY;
+	if (res == CUDA_SUCCESS && !(*out = block_insert(&b)))
+		res = CUDA_ERROR_OUT_OF_MEMORY;
+	if (res != CUDA_SUCCESS) {
+		struct sc_req u = { .op = SC_OP_VMM_UNMAP, .ctx = c->o.real,
+				    .a = { va, size, b.handle } };
+
+		free(b.used);
+		sc_cu_call(&u);
+	}
+	return res;
+}
+
+static CUresult unmap_block(struct sc_cu_block *b)
+{
+	struct sc_req u = { .op = SC_OP_VMM_UNMAP, .ctx = b->ctx->o.real,
+			    .a = { b->addr, b->size, b->handle } };
+	CUresult res = sc_cu_call(&u);
+
+	va_free(&devs[b->dev], b->addr, b->size);
+	block_remove(b);
+	return res;
+}
+
+static uint32_t size_class(size_t bytes)
+{
+	uint32_t c = SMALL_MIN;
+
+	while (c < bytes)
+		c <<= 1;
+	return c;
+}
+
+static int slab_take(struct sc_cu_block *b)
+{
+	uint32_t slots = (uint32_t)(b->size / b->slab_class);
+
+	for (uint32_t w = 0; w < (slots + 63) / 64; w++) {
+		if (b->used[w] == ~0ull)
+			continue;
+		int bit = __builtin_ctzll(~b->used[w]);
+		uint32_t i = w * 64 + (uint32_t)bit;
+
+		if (i >= slots)
+			break;
+		b->used[w] |= 1ull << bit;
+		b->used_n++;
+		return (int)i;
+	}
+	return -1;
+}
+
+static CUresult alloc_small(struct sc_cu_ctx *c, struct device_arena *d, size_t bytes,
+			    CUdeviceptr *out)
+{
+	uint32_t cls = size_class(bytes);
+	struct sc_cu_block *b = NULL;
+	CUdeviceptr va;
+	CUresult res;
+	int i;
+
+	for (size_t k = 0; k < blocks_n; k++)
+		if (blocks[k].slab_class == cls && blocks[k].dev == c->dev &&
+		    blocks[k].ctx == c && blocks[k].used_n < blocks[k].size / cls) {
+			b = &blocks[k];
+			break;
+		}
+	if (!b) {
+		if (!va_alloc(d, c->dev, d->granularity, &va))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		if ((res = map_block(c, va, d->granularity, cls, &b)) != CUDA_SUCCESS) {
+			va_free(d, va, d->granularity);
+			return res;
+		}
+	}
+	i = slab_take(b);
+	*out = b->addr + (CUdeviceptr)i * cls;
+	return CUDA_SUCCESS;
+}
+
+CUresult sc_arena_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out)
+{
+	struct device_arena *d;
+	struct sc_cu_block *b;
+	CUdeviceptr va;
+	CUresult res = CUDA_SUCCESS;
+	size_t size;
+
+	if (c->dev < 0 || c->dev >= MAX_DEVICES)
+		return CUDA_ERROR_INVALID_DEVICE;
+	d = &devs[c->dev];
+	pthread_mutex_lock(&arena_lock);
+	if (!d->reserved)
+		res = reserve(c, d);
+	if (res == CUDA_SUCCESS && bytes <= SMALL_MAX) {
+		res = alloc_small(c, d, bytes, out);
+	} else if (res == CUDA_SUCCESS) {
+		size = round_up(bytes, d->granularity);
+		if (!va_alloc(d, c->dev, size, &va))
+			res = CUDA_ERROR_OUT_OF_MEMORY;
+		else if ((res = map_block(c, va, size, 0, &b)) != CUDA_SUCCESS)
+			va_free(d, va, size);
+		else {
+			*out = va;
+			b->asked = bytes;
+		}
+	}
+	pthread_mutex_unlock(&arena_lock);
+	return res;
+}
+
+static struct sc_cu_block *find_locked(CUdeviceptr p)
+{
+	size_t i = block_search(p);
+
+	return i < blocks_n && blocks[i].addr <= p ? &blocks[i] : NULL;
+}
+
+CUresult sc_arena_free(CUdeviceptr p)
+{
+	struct sc_cu_block *b;
+	CUresult res = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&arena_lock);
+	b = find_locked(p);
+	if (!b) {
+		res = CUDA_ERROR_INVALID_VALUE;
+	} else if (!b->slab_class) {
+		res = p == b->addr ? unmap_block(b) : CUDA_ERROR_INVALID_VALUE;
+	} else {
+		uint64_t i = (p - b->addr) / b->slab_class;
+
+		if ((p - b->addr) % b->slab_class || !(b->used[i / 64] & 1ull << (i % 64))) {
+			res = CUDA_ERROR_INVALID_VALUE;
+		} else {
+			/* An empty slab stays: small allocations come and go in loops,
+			 * and mapping memory in the driver costs far more than keeping it. */
+			b->used[i / 64] &= ~(1ull << (i % 64));
+			b->used_n--;
+		}
+	}
+	pthread_mutex_unlock(&arena_lock);
+	return res;
+}
+
+struct sc_cu_block *sc_arena_find(CUdeviceptr p, CUdeviceptr *base, size_t *size)
+{
+	struct sc_cu_block *b;
+
+	pthread_mutex_lock(&arena_lock);
+	b = find_locked(p);
+	if (b && b->slab_class) {
+		uint64_t i = (p - b->addr) / b->slab_class;
+
+		if (!(b->used[i / 64] & 1ull << (i % 64)))
+			b = NULL;
+		else if (base)
+			*base = b->addr + i * b->slab_class;
+		if (b && size)
+			*size = b->slab_class;
+	} else if (b) {
+		if (base)
+			*base = b->addr;
+		if (size)
+			*size = b->size;
+	}
+	pthread_mutex_unlock(&arena_lock);
+	return b;
+}
+
+struct sc_cu_block *sc_arena_blocks(size_t *n)
+{
+	*n = blocks_n;
+	return blocks;
+}
+
+struct sc_cu_reservation *sc_arena_reservations(size_t *n)
+{
+	*n = reservations_n;
+	return reservations;
+}

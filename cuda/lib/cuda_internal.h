@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cuda_internal.h - the library side of selfckpt's CUDA support.
+ *
+ * The application calls the Driver API entry points this library exports
+ * (api_*.c). Each one checks its arguments, translates the library's stable
+ * handles (objects.c) into the proxy's, and sends a request over the channel
+ * (client.c). Device memory comes from the library's arena (arena.c) at
+ * addresses it chooses; pinned host memory from the channel's heap
+ * (host_heap.c). Everything the library knows lives in the application's own
+ * memory, so a checkpoint of the process carries it, and a restart replays it
+ * against a fresh proxy (replay.c).
+ */
+#ifndef SC_CUDA_INTERNAL_H
+#define SC_CUDA_INTERNAL_H
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cuda/shared/channel.h"
+#include "cuda/shared/cuda_array.h"
+#include "cuda/shared/proxy_requests.h"
+
+#define SC_CU_API __attribute__((visibility("default")))
+
+/* ---- the channel and the proxy (client.c) ---- */
+
+struct sc_cu_client {
+	void *base;          /* the channel, at the same address in the proxy */
+	uint64_t size;
+	int memfd;
+	pid_t proxy;
+	bool dead;           /* the proxy is gone: every call fails */
+	bool started;
+	CUresult init_error; /* why cuInit failed, for later calls */
+	bool staging_pinned; /* the proxy has registered the staging buffers */
+	pthread_mutex_t staging_lock; /* one staged copy at a time */
+};
+
+extern struct sc_cu_client sc_cu;
+
+/* A request as a caller builds it; a[] carries the results back. */
+struct sc_req {
+	uint32_t op, flags;
+	uint64_t ctx;             /* the proxy's context to make current, or 0 */
+	uint64_t a[SC_CH_ARGS];
+	const void *in, *in2;     /* request data, in two parts */
+	uint32_t in_len, in2_len;
+	void *out;                /* reply data goes here, up to out_cap bytes */
+	uint32_t out_cap, out_len;
+	uint32_t ticket;          /* set by sc_cu_post() */
+};
+
+/**
+ * sc_cu_tool_environment() - the environment for a tool this library starts
+ * (the GPU proxy, selfckpt-driver-ckpt): the program's, or at a restart the
+ * restorer's, without LD_PRELOAD. Free with sc_cu_tool_environment_free().
+ * Return: a NULL-ended array, or NULL when out of memory.
+ */
+char **sc_cu_tool_environment(void);
+void sc_cu_tool_environment_free(char **env);
+
+/** sc_cu_start() - create the channel and start the proxy (once); CUresult. */
+CUresult sc_cu_start(void);
+
+/** sc_cu_now_ns() - CLOCK_MONOTONIC in nanoseconds. */
+uint64_t sc_cu_now_ns(void);
+
+/** sc_cu_call() - send @r and wait for its reply; the CUresult of the call. */
+CUresult sc_cu_call(struct sc_req *r);
+
+/**
+ * sc_cu_post() - send @r and return at once; a failure surfaces at the next
+ * synchronising call, as in CUDA. r->ticket tells sc_cu_wait_ticket() what to wait for.
+ */
+CUresult sc_cu_post(struct sc_req *r);
+
+/** sc_cu_wait_ticket() - wait until the proxy has carried out request @ticket. */
+CUresult sc_cu_wait_ticket(uint32_t ticket);
+
+/** sc_cu_take_sticky() - the pending error of an asynchronous request, cleared. */
+CUresult sc_cu_take_sticky(void);
+
+/** sc_cu_in_channel() - is [p, p+n) inside the channel (pinned, seen by the proxy)? */
+bool sc_cu_in_channel(const void *p, size_t n);
+
+/** sc_cu_client_reset() - forget the proxy and the channel (after a restart). */
+void sc_cu_client_reset(void);
+
+/* ---- objects: the handles the application holds (objects.c) ---- */
+
+enum sc_cu_kind {
+	SC_K_CTX = 1,
+	SC_K_MODULE,
+	SC_K_LIBRARY,
+	SC_K_FUNC,
+	SC_K_KERNEL,
+	SC_K_STREAM,
+	SC_K_EVENT,
+	SC_K_ARRAY,
+	SC_K_TEXOBJ,
+	SC_K_SURFOBJ,
+};
+
+struct sc_cu_ctx;
+
+/* The head of every object. Live objects form one list in creation order,
+ * the order a restart re-creates them in. */
+struct sc_cu_obj {
+	uint32_t magic;
+	uint32_t kind;            /* enum sc_cu_kind */
+	uint64_t real;            /* the proxy's handle (or value) */
+	uint64_t seq;
+	struct sc_cu_obj *prev, *next;
+	struct sc_cu_ctx *ctx;    /* owning context, NULL when context-independent */
+};
+
+#define SC_CU_LIMITS 16 /* CUlimit values remembered per context */
+
+struct sc_cu_ctx {
+	struct sc_cu_obj o;
+	CUdevice dev;
+	unsigned flags;
+	bool primary;
+	int retains;              /* primary contexts: retains not yet released */
+	bool limit_set[SC_CU_LIMITS];
+	size_t limit[SC_CU_LIMITS];
+};
+
+struct sc_cu_global {
+	char *name;
+	CUdeviceptr addr;
+	size_t size;
+};
+
+struct sc_cu_module {
+	struct sc_cu_obj o;
+	void *image;              /* the bytes loaded, kept for a restart */
+	size_t image_len;
+	struct sc_cu_module *library; /* for a module a library gave out */
+	struct sc_cu_global *globals; /* every global the application looked up */
+	size_t globals_n;
+};
+
+struct sc_cu_func {
+	struct sc_cu_obj o;
+	struct sc_cu_module *module;  /* module or library */
+	struct sc_cu_func *kernel;    /* for a function from cuKernelGetFunction */
+	char *name;
+	uint32_t params_n;
+	uint32_t *layout;             /* params_n x (offset, size) */
+	uint32_t params_bytes;        /* end of the last parameter */
+	uint64_t launch_real;         /* kernels: the function launches use (0: not yet) */
+	int attr_set[CU_FUNC_ATTRIBUTE_MAX];
+	bool attr_is_set[CU_FUNC_ATTRIBUTE_MAX];
+	int cache_config;             /* -1: never set */
+};
+
+struct sc_cu_stream {
+	struct sc_cu_obj o;
+	unsigned flags;
+	int priority;
+};
+
+struct sc_cu_event {
+	struct sc_cu_obj o;
+	unsigned flags;
+	bool recorded;  /* a restart records it again, so it is complete, as it was */
+};
+
+struct sc_cu_array {
+	struct sc_cu_obj o;
+	CUDA_ARRAY3D_DESCRIPTOR desc;
+	size_t bytes;             /* element bytes x width x max(height,1) x max(depth,1) */
+};
+
+struct sc_cu_texobj {
+	struct sc_cu_obj o;       /* o.real is the value the application holds */
+	CUDA_RESOURCE_DESC res;   /* with the library's array handle */
+	CUDA_TEXTURE_DESC tex;
+	CUDA_RESOURCE_VIEW_DESC view;
+	bool has_view;
+};
+
+/** sc_obj_new() - a zeroed object of @size bytes, appended to the live list. */
+void *sc_obj_new(enum sc_cu_kind kind, size_t size, struct sc_cu_ctx *ctx);
+
+/** sc_obj_free() - unlink and free; NULL is a no-op. */
+void sc_obj_free(void *obj);
+
+/** sc_obj_get() - @h as an object of @kind, or NULL when it is not one. */
+void *sc_obj_get(const void *h, enum sc_cu_kind kind);
+
+/** sc_obj_first() - the oldest live object (then ->next), for replay and save. */
+struct sc_cu_obj *sc_obj_first(void);
+
+/** sc_obj_find_value() - the texture or surface object the application knows as @v. */
+struct sc_cu_texobj *sc_obj_find_value(enum sc_cu_kind kind, uint64_t v);
+
+/* ---- the current context of each thread (context.c) ---- */
+
+struct sc_cu_ctx *sc_ctx_current(void);
+void sc_ctx_set_current(struct sc_cu_ctx *c);
+/** sc_ctx_real() - the proxy handle of the current context, 0 when none. */
+uint64_t sc_ctx_real(void);
+bool sc_ctx_push(struct sc_cu_ctx *c);
+struct sc_cu_ctx *sc_ctx_primary(CUdevice dev);
+struct sc_cu_ctx *sc_ctx_pop(void);
+/** sc_ctx_forget() - drop @c from every stack of this thread (c destroyed). */
+void sc_ctx_forget(struct sc_cu_ctx *c);
+
+/* ---- device memory (arena.c) ---- */
+
+/* One piece of physical device memory mapped at an address the arena chose. */
+struct sc_cu_block {
+	CUdeviceptr addr;
+	size_t size;
+	uint64_t handle;          /* the proxy's allocation handle */
+	CUdevice dev;
+	struct sc_cu_ctx *ctx;
+	uint32_t slab_class;      /* 0: one allocation; else the sub-allocation size */
+	size_t asked;             /* one allocation: the bytes asked for (size is rounded up) */
+	uint64_t *used;           /* slabs: bitmap of sub-allocations in use */
+	uint32_t used_n;          /* slabs: sub-allocations in use */
+};
+
+static inline bool sc_slab_slot_used(const struct sc_cu_block *b, uint64_t i)
+{
+	return b->used[i / 64] & 1ull << (i % 64);
+}
+
+CUresult sc_arena_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out);
+CUresult sc_arena_free(CUdeviceptr p);
+/** sc_arena_find() - the block holding @p (NULL: not arena memory); @base/@size of the allocation. */
+struct sc_cu_block *sc_arena_find(CUdeviceptr p, CUdeviceptr *base, size_t *size);
+/** sc_arena_blocks() - every live block, for checkpoint and replay. */
+struct sc_cu_block *sc_arena_blocks(size_t *n);
+
+struct sc_cu_reservation {
+	CUdevice dev;
+	CUdeviceptr base;
+	size_t size;
+};
+struct sc_cu_reservation *sc_arena_reservations(size_t *n);
+
+/* ---- pinned host memory in the channel (host_heap.c) ---- */
+
+CUresult sc_host_alloc(size_t bytes, void **out);
+CUresult sc_host_free(void *p);
+/** sc_host_size() - size of the host allocation that starts at @p, 0 if none. */
+size_t sc_host_size(const void *p);
+/** sc_host_extent() - the end of the last live allocation (bytes from the heap start). */
+uint64_t sc_host_extent(void);
+/** sc_host_repin() - pin the heap that live allocations use in a new proxy (restart). */
+CUresult sc_host_repin(uint64_t ctx);
+
+/** sc_cu_memcpy() - memcpy on several threads when it is large (staging). */
+void sc_cu_memcpy(void *dst, const void *src, size_t n);
+
+/** sc_obj_ctx_real() - the proxy's context @o was made in, else the current one. */
+uint64_t sc_obj_ctx_real(const struct sc_cu_obj *o);
+
+/** sc_stream_is_default() - NULL, CU_STREAM_LEGACY or CU_STREAM_PER_THREAD. */
+bool sc_stream_is_default(CUstream h);
+
+/**
+ * sc_stream_target() - the proxy's stream for @h (default streams as they are)
+ * and the context a request on it runs in (API lock held).
+ */
+CUresult sc_stream_target(CUstream h, uint64_t *real, uint64_t *ctx);
+
+/** sc_stream_real() - sc_stream_target() for callers that need the stream only. */
+uint64_t sc_stream_real(CUstream s, CUresult *res);
+
+/** sc_image_length() - bytes of a cubin, fatbin, PTX or text module image at @p. */
+size_t sc_image_length(const void *p);
+
+/* ---- checkpoint requests from signals (trigger) ---- */
+
+/** sc_cu_sync_point() - called by every synchronising call: a pending SIGUSR1
+ * checkpoint is taken here. */
+void sc_cu_sync_point(void);
+
+/* ---- checkpoint and restart (gpu_checkpoint.c, replay.c) ---- */
+
+void sc_cuda_hooks_install(void);
+/** sc_cuda_checkpoint_done() - end a checkpoint's hold on the GPU (also after a restart). */
+void sc_cuda_checkpoint_done(int err);
+/** sc_cuda_restored() - bring the GPU state back in a restored process; 0 or -errno/-SC_E*. */
+int sc_cuda_restored(const char *image);
+/** sc_cu_restart_channel() - a new channel at the old address, and a new proxy. */
+CUresult sc_cu_restart_channel(void);
+/** sc_module_send() - load an image in the proxy; its handle in *real. */
+CUresult sc_module_send(const void *image, size_t len, unsigned kind, uint64_t ctx,
+			uint64_t *real);
+
+/* ---- entry and exit of every API call ---- */
+
+/*
+ * Every entry point holds the API lock for reading while it talks to the
+ * proxy; a checkpoint holds it for writing, so none is in flight when the
+ * threads stop, and calls made meanwhile wait until the GPU state is saved.
+ */
+void sc_cu_lock_read(void);
+void sc_cu_unlock_read(void);
+void sc_cu_lock_write(void);
+void sc_cu_unlock_write(void);
+
+/** sc_cu_initialised() - has cuInit succeeded? */
+bool sc_cu_initialised(void);
+
+/**
+ * sc_ctx_missing() - what a call that needs a current context answers without
+ * one: CUDA_ERROR_INVALID_CONTEXT, or before cuInit CUDA_ERROR_NOT_INITIALIZED.
+ */
+CUresult sc_ctx_missing(void);
+
+/** sc_cu_enter() - take the lock; CUDA_SUCCESS, or why no call can be made. */
+CUresult sc_cu_enter(void);
+void sc_cu_leave(void);
+
+/** sc_cu_unsupported() - log once that @name is not supported; CUDA_ERROR_NOT_SUPPORTED. */
+CUresult sc_cu_unsupported(const char *name);
+
+/** sc_cu_result_name() - "CUDA_ERROR_INVALID_VALUE", ... */
+const char *sc_cu_result_name(CUresult r);
+
+#endif /* SC_CUDA_INTERNAL_H */

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proxy_requests.h - the requests the library sends its GPU proxy.
+ *
+ * Every handle in a request is the proxy's own (the driver's); the library
+ * translates its stable handles before sending. Host pointers in a request
+ * point into the channel (staging or heap), which the proxy maps at the same
+ * address. aN is slot->a[N]; "data" is slot->data[0..len).
+ * Requests marked async are sent with SC_MSG_ASYNC unless the caller needs
+ * the reply.
+ */
+#ifndef SC_PROXY_REQUESTS_H
+#define SC_PROXY_REQUESTS_H
+
+enum sc_op {
+	SC_OP_NOP = 0,
+	/* driver and devices */
+	SC_OP_DRIVER_VERSION,   /* out a0 */
+	SC_OP_DEVICE_COUNT,     /* out a0 */
+	SC_OP_DEVICE_GET,       /* in a0 ordinal; out a0 CUdevice */
+	SC_OP_DEVICE_NAME,      /* in a0 dev; out data: NUL-terminated name */
+	SC_OP_DEVICE_ATTR,      /* in a0 attribute, a1 dev; out a0 value */
+	SC_OP_DEVICE_TOTAL_MEM, /* in a0 dev; out a0 bytes */
+	SC_OP_DEVICE_UUID,      /* in a0 dev; out data: 16 bytes */
+	/* contexts (the slot's ctx is made current first where one is given) */
+	SC_OP_PCTX_RETAIN,      /* in a0 dev; out a0 ctx */
+	SC_OP_PCTX_RELEASE,     /* in a0 dev */
+	SC_OP_PCTX_RESET,       /* in a0 dev */
+	SC_OP_PCTX_SET_FLAGS,   /* in a0 dev, a1 flags */
+	SC_OP_PCTX_GET_STATE,   /* in a0 dev; out a0 flags, a1 active */
+	SC_OP_CTX_CREATE,       /* in a0 flags, a1 dev; out a0 ctx */
+	SC_OP_CTX_DESTROY,      /* in a0 ctx */
+	SC_OP_CTX_SYNC,
+	SC_OP_CTX_SET_LIMIT,    /* in a0 limit, a1 value */
+	SC_OP_CTX_GET_LIMIT,    /* in a0 limit; out a0 value */
+	SC_OP_CTX_PRIORITIES,   /* out a0 least, a1 greatest (as int) */
+	SC_OP_MEM_GET_INFO,     /* out a0 free, a1 total */
+	/* code */
+	SC_OP_MODULE_LOAD,      /* in a0 image address (channel), a1 length, a2 SC_IMG_*;
+				 * out a0 module or library */
+	SC_OP_MODULE_UNLOAD,    /* in a0 handle, a1 SC_IMG_* */
+	SC_OP_MODULE_FUNCTION,  /* in a0 module, data name; out a0 function, a1 params n,
+				 * data n x (u32 offset, u32 size) */
+	SC_OP_MODULE_GLOBAL,    /* in a0 module or library, a1 SC_IMG_*, data name;
+				 * out a0 address, a1 size */
+	SC_OP_LIBRARY_KERNEL,   /* in a0 library, data name; out as MODULE_FUNCTION (a0 kernel) */
+	SC_OP_LIBRARY_MODULE,   /* in a0 library; out a0 module */
+	SC_OP_KERNEL_FUNCTION,  /* in a0 kernel; out a0 function (in the current context) */
+	SC_OP_FUNC_GET_ATTR,    /* in a0 attribute, a1 function; out a0 value */
+	SC_OP_FUNC_SET_ATTR,    /* in a0 attribute, a1 function, a2 value */
+	SC_OP_FUNC_SET_CACHE,   /* in a0 function, a1 CUfunc_cache */
+	SC_OP_LAUNCH,           /* async; in a0 function, a1-a3 grid, a4-a6 block, a7 shared
+				 * bytes, a8 stream, a9 params n; data n x (u32 offset,
+				 * u32 size), then the parameter buffer */
+	/* device memory: the library's arena over VMM reservations */
+	SC_OP_VMM_GRANULARITY,  /* in a0 dev; out a0 bytes */
+	SC_OP_VMM_RESERVE,      /* in a0 size, a1 wanted address; out a0 address */
+	SC_OP_VMM_MAP,          /* in a0 address, a1 size, a2 dev; out a0 allocation handle */
+	SC_OP_VMM_UNMAP,        /* in a0 address, a1 size, a2 allocation handle */
+	SC_OP_HEAP_REGISTER,    /* in a0 address, a1 length: pin a piece of the channel */
+	SC_OP_HOST_DEVPTR,      /* in a0 host address (channel); out a0 device address */
+	/* copies and sets (stream in a4 / a0 as noted); with SC_MSG_SYNC_STREAM the
+	 * proxy waits for the stream before it replies or frees the slot */
+	SC_OP_COPY,             /* in a0 dst, a1 src, a2 bytes, a3 SC_COPY_*, a4 stream */
+	SC_OP_COPY_2D,          /* in a0 stream; data CUDA_MEMCPY2D */
+	SC_OP_COPY_3D,          /* in a0 stream; data CUDA_MEMCPY3D */
+	SC_OP_MEMSET,           /* in a0 dst, a1 value, a2 element bytes, a3 width (elements),
+				 * a4 stream, a5 pitch, a6 height (0: one dimension) */
+	/* arrays, textures, surfaces */
+	SC_OP_ARRAY_CREATE,     /* data CUDA_ARRAY3D_DESCRIPTOR; out a0 array */
+	SC_OP_ARRAY_DESTROY,    /* in a0 array */
+	SC_OP_TEX_CREATE,       /* data CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC, a0 has view,
+				 * CUDA_RESOURCE_VIEW_DESC; out a0 object */
+	SC_OP_TEX_DESTROY,      /* in a0 object */
+	SC_OP_SURF_CREATE,      /* data CUDA_RESOURCE_DESC; out a0 object */
+	SC_OP_SURF_DESTROY,     /* in a0 object */
+	/* streams and events */
+	SC_OP_STREAM_CREATE,    /* in a0 flags, a1 priority; out a0 stream */
+	SC_OP_STREAM_DESTROY,   /* in a0 stream */
+	SC_OP_STREAM_SYNC,      /* in a0 stream */
+	SC_OP_STREAM_QUERY,     /* in a0 stream */
+	SC_OP_STREAM_WAIT,      /* async; in a0 stream, a1 event, a2 flags */
+	SC_OP_EVENT_CREATE,     /* in a0 flags; out a0 event */
+	SC_OP_EVENT_RECORD,     /* async; in a0 event, a1 stream, a2 flags */
+	SC_OP_EVENT_SYNC,       /* in a0 event */
+	SC_OP_EVENT_QUERY,      /* in a0 event */
+	SC_OP_EVENT_ELAPSED,    /* in a0 start, a1 end; out a0 milliseconds (float bits) */
+	SC_OP_EVENT_DESTROY,    /* in a0 event */
+	/* restart */
+	SC_OP_UPLOAD,           /* in a0 device, a1 with pinned host memory, a2 array pairs;
+				 * data pairs then the image path (proxy_upload.c) */
+	/* checkpoint */
+	SC_OP_NONZERO,          /* in a0 device address, a1 length, a2 piece size; out data
+				 * bitmap of the pieces holding data (proxy_zero.c) */
+	SC_OP_COUNT
+};
+
+enum sc_img_kind { SC_IMG_MODULE = 0, SC_IMG_LIBRARY = 1 };
+
+enum sc_copy_kind { SC_COPY_HTOD = 1, SC_COPY_DTOH = 2, SC_COPY_DTOD = 3 };
+
+/** sc_op_name() - "MODULE_LOAD", ... for messages. */
+const char *sc_op_name(unsigned op);
+
+#endif /* SC_PROXY_REQUESTS_H */

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cpu_only.c - the build where CUDA's header is not (CUDA_HOME=/nonexistent),
+ * as on an embedded board or in a CPU container: `make` builds the process
+ * library and the tools, says once that it leaves the CUDA part out, exports
+ * no cu* entry point and builds no GPU proxy; and those tools checkpoint and
+ * restore a program. The build is made from this tree into a folder of the
+ * test's own, as a user would make it (none of `make test`'s settings).
+ */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/cli/trip.h"
+
+#define NOTICE "building without CUDA support"
+
+static void cpu_only_build(const char *build, const char *log)
+{
+	char cwd[PATH_MAX], cmd[4 * PATH_MAX];
+
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	cr_assert_eq(access("Makefile", R_OK), 0, "the tests run from the source tree, not '%s'",
+		     cwd);
+	/* the sub-make must not inherit `make test`'s variables (SAN=1, BUILD) */
+	snprintf(cmd, sizeof(cmd), "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C '%s' -j2 "
+		 "--no-print-directory BUILD='%s' CUDA_HOME=/nonexistent all "
+		 "'%s/tests/progs/sigblock' > '%s' 2>&1", cwd, build, build, log);
+	cr_assert_eq(system(cmd), 0, "the build without CUDA failed: see '%s'", log);
+}
+
+static unsigned count(const char *text, const char *what)
+{
+	unsigned n = 0;
+
+	for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+static bool exported_cu_functions(const char *lib)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	bool any = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s'", lib);
+	cr_assert_not_null(p = popen(cmd, "r"));
+	while (fgets(line, sizeof(line), p))
+		any |= strstr(line, " T cu") != NULL;
+	cr_assert_eq(pclose(p), 0, "nm could not read '%s'", lib);
+	return any;
+}
+
+Test(cpu_only, builds_without_cuda_h_and_its_tools_restore_a_program, .timeout = 900)
+{
+	char dir[] = "/tmp/sc-cpu-only-XXXXXX", build[PATH_MAX], log[PATH_MAX], path[PATH_MAX];
+	char text[OUT_MAX], prog_path[PATH_MAX], ref[OUT_MAX];
+	const char *prog[2] = { prog_path, NULL };
+	struct trip t;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(build, sizeof(build), "%s/build", dir);
+	snprintf(log, sizeof(log), "%s/make.log", dir);
+	cpu_only_build(build, log);
+	slurp(log, text);
+	cr_expect_eq(count(text, NOTICE), 1, "the build says once that CUDA is left out: %s",
+		     text);
+	setenv("SELFCKPT_BUILD", build, 1);
+	cr_expect_neq(access(build_path(path, "bin/selfckpt-gpu-proxy"), F_OK), 0, "%s", path);
+	cr_expect_neq(access(build_path(path, "bin/selfckpt-driver-ckpt"), F_OK), 0, "%s", path);
+	cr_assert_eq(access(build_path(path, "bin/selfckpt-inspect"), X_OK), 0, "%s", path);
+	cr_expect_not(exported_cu_functions(build_path(path, "lib/libselfckpt.so.1")),
+		      "a library without CUDA exports no Driver API entry point");
+
+	build_path(prog_path, "tests/progs/sigblock");
+	trip_init(&t);
+	reference(&t, prog, ref);
+	round_trip(&t, prog, ref, 500);
+	snprintf(text, sizeof(text), "rm -rf '%s'", dir);
+	cr_expect_eq(system(text), 0);
+}
