@@ -1,7 +1,7 @@
 # tests/: the Criterion suite. One binary runs every test, each in its own process.
 TEST_SRCS := \
 	tests/cli/test_ckside.c \
-	tests/cli/test_cpu_only.c \
+	tests/cli/test_build.c \
 	tests/cli/test_deploy.c \
 	tests/cli/test_inspect.c \
 	tests/cli/test_instant.c \
