@@ -23,7 +23,6 @@
  * compressed with the older scheme (not read: that entry's kernels stay unknown).
  *
  * ptx: ".target sm_XY" names the architecture, ".entry NAME" each kernel.
- * soft: lines "arch sm_XY" and "kernel NAME SIZES...".
  */
 #include <ctype.h>
 #include <errno.h>
@@ -58,7 +57,6 @@
 #define FATBIN_F_FAMILY 0x200000ull
 #define UNPACK_MAX (256u << 20)  /* largest decompressed fatbin entry read */
 
-#define SOFT_MAGIC "SOFTCUDA-MODULE"
 #define SM_MAX 999               /* sm_999: compute capability 99.9 */
 
 /* The message stays with the error for the caller, who names the file. */
@@ -584,54 +582,6 @@ static int fatbin_read(const uint8_t *img, size_t len, struct sc_module_info *m)
 	return err;
 }
 
-/* ---- the software device's text modules ---- */
-
-/* The next word of the line [*@pp, @eol): its length, 0 at the end. */
-static size_t soft_word(const char **pp, const char *eol, const char **word)
-{
-	const char *p = *pp, *q;
-
-	while (p < eol && (*p == ' ' || *p == '\t' || *p == '\r'))
-		p++;
-	for (q = p; q < eol && *q != ' ' && *q != '\t' && *q != '\r'; q++)
-		;
-	*word = p;
-	*pp = q;
-	return (size_t)(q - p);
-}
-
-static int soft_line(const char *p, const char *eol, struct sc_module_info *m)
-{
-	const char *word;
-	size_t n = soft_word(&p, eol, &word);
-	char variant;
-	unsigned sm;
-
-	if (is_tok(word, n, "kernel")) {
-		n = soft_word(&p, eol, &word);
-		return push_name(&m->kernels, &m->kernels_n, word, n);
-	}
-	if (!is_tok(word, n, "arch"))
-		return 0;
-	n = soft_word(&p, eol, &word);
-	sm = parse_sm(word, n, &variant);
-	return push_arch(m, SC_CODE_SOFT, sm, variant, false);
-}
-
-static int soft_read(const char *text, size_t len, struct sc_module_info *m)
-{
-	const char *p = text, *end = text + strnlen(text, len);
-	int err = 0;
-
-	while (!err && p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-
-		err = soft_line(p, nl ? nl : end, m);
-		p = nl ? nl + 1 : end;
-	}
-	return err;
-}
-
 /* ---- describing an image ---- */
 
 static enum sc_module_format sniff(const uint8_t *img, size_t len)
@@ -640,8 +590,6 @@ static enum sc_module_format sniff(const uint8_t *img, size_t len)
 		return SC_MODULE_CUBIN;
 	if (len >= 4 && sc_get_le32(img) == FATBIN_MAGIC)
 		return SC_MODULE_FATBIN;
-	if (len >= strlen(SOFT_MAGIC) && !memcmp(img, SOFT_MAGIC, strlen(SOFT_MAGIC)))
-		return SC_MODULE_SOFT;
 	return SC_MODULE_PTX; /* or text of no known kind: ptx_read() tells */
 }
 
@@ -655,7 +603,6 @@ int sc_module_info(const void *image, size_t len, struct sc_module_info *out)
 	switch (out->format) {
 	case SC_MODULE_CUBIN: err = elf_read(img, len, out, true); break;
 	case SC_MODULE_FATBIN: err = fatbin_read(img, len, out); break;
-	case SC_MODULE_SOFT: err = soft_read(image, len, out); break;
 	default:
 		err = ptx_read(image, len, out, true);
 		if (err == 0) {
@@ -680,14 +627,14 @@ int sc_module_info(const void *image, size_t len, struct sc_module_info *out)
 
 const char *sc_module_format_name(enum sc_module_format f)
 {
-	static const char *const names[] = { "unknown", "cubin", "fatbin", "ptx", "soft" };
+	static const char *const names[] = { "unknown", "cubin", "fatbin", "ptx" };
 
 	return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "unknown";
 }
 
 const char *sc_code_kind_name(enum sc_code_kind c)
 {
-	return c == SC_CODE_SASS ? "SASS" : c == SC_CODE_PTX ? "PTX" : "soft";
+	return c == SC_CODE_SASS ? "SASS" : "PTX";
 }
 
 const char *sc_module_arch_name(const struct sc_module_arch *a, char *buf, size_t n)
@@ -738,8 +685,6 @@ static bool arch_runs(const struct sc_module_arch *a, unsigned major, unsigned m
 	bool same_major = major == a->major;
 	bool same_or_newer = major > a->major || (same_major && minor >= a->minor);
 
-	if (a->code == SC_CODE_SOFT)
-		return same_or_newer;
 	if (a->variant == 'a')
 		return same_major && minor == a->minor;
 	if (a->code == SC_CODE_SASS || a->variant == 'f')
@@ -754,7 +699,7 @@ static void append_rule(char *buf, size_t n, size_t *used, const struct sc_modul
 
 	append(buf, n, used, "%s (%s) runs on %u.%u", sc_module_arch_name(a, name, sizeof(name)),
 	       sc_code_kind_name(a->code), a->major, a->minor);
-	if (a->code != SC_CODE_SOFT && a->variant == 'a')
+	if (a->variant == 'a')
 		append(buf, n, used, " only");
 	else if (a->code == SC_CODE_SASS || (a->code == SC_CODE_PTX && a->variant == 'f'))
 		append(buf, n, used, " and later %u.x", a->major);
@@ -776,9 +721,7 @@ bool sc_module_runs_on(const struct sc_module_info *m, int major, int minor, cha
 		return true;
 	}
 	if (!m->archs_n) {
-		/* The software device takes a module without an arch line on any device. */
-		if (m->format != SC_MODULE_SOFT)
-			append(why, why_len, &used, "no architecture found in the module");
+		append(why, why_len, &used, "no architecture found in the module");
 		return true;
 	}
 	for (size_t i = 0; i < m->archs_n; i++)
