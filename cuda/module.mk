@@ -9,7 +9,8 @@ CUDA_LIB_SRCS := cuda/api_lock.c cuda/api_init.c cuda/api_proc.c cuda/api_ctx.c 
 	cuda/objects.c cuda/context.c cuda/par_copy.c cuda/arena.c cuda/host_heap.c cuda/client.c \
 	cuda/channel.c cuda/image.c cuda/cuda_image.c cuda/ckpt.c cuda/replay.c \
 	cuda/driver_seen.c cuda/driver_call.c cuda/driver_ckpt.c cuda/driver_record.c
-LIB_A_SRCS += cuda/module_info.c
+LIB_A_SRCS += cuda/module_info.c cuda/module_elf.c cuda/module_fatbin.c cuda/module_ptx.c \
+	cuda/module_arch.c cuda/cuda_log_read.c
 LIB_SRCS += $(CUDA_LIB_SRCS)
 
 # The proxy reads images at a restart (proxy_upload.c): it has the format's code too.

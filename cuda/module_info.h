@@ -12,6 +12,10 @@
  *   cubin   an ELF file of machine EM_CUDA: machine code (SASS) for one architecture
  *   fatbin  a container of cubins and PTX for several architectures, some compressed
  *   ptx     PTX assembly text, compiled for the device when it is loaded
+ *
+ * Read by module_info.c (which format), module_elf.c, module_fatbin.c and
+ * module_ptx.c (each format), module_arch.c (where it runs) and
+ * cuda_log_read.c (the modules of a CUDA_LOG record).
  */
 #ifndef SC_MODULE_INFO_H
 #define SC_MODULE_INFO_H
