@@ -15,7 +15,8 @@ CUDA_LIB_SRCS := $(addprefix cuda/lib/,api_lock.c api_init.c api_proc.c api_ctx.
 CUDA_SHARED_SRCS := $(addprefix cuda/shared/,channel.c array_format.c array_data.c)
 # The GPU records of an image (no CUDA header needed): in every build, as the tools read them.
 CUDA_RECORD_SRCS := cuda/shared/gpu_records.c cuda/shared/driver_record.c
-CUDA_TOOLS_SRCS := cuda/tools/module_info.c cuda/tools/gpu_check.c
+CUDA_TOOLS_SRCS := $(addprefix cuda/tools/,module_info.c module_elf.c module_fatbin.c module_ptx.c \
+	module_arch.c cuda_log_read.c gpu_check.c)
 LIB_SRCS += $(CUDA_RECORD_SRCS)
 LIB_A_SRCS += $(CUDA_TOOLS_SRCS)
 

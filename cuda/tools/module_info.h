@@ -12,7 +12,10 @@
  *   cubin   an ELF file of machine EM_CUDA: machine code (SASS) for one architecture
  *   fatbin  a container of cubins and PTX for several architectures, some compressed
  *   ptx     PTX assembly text, compiled for the device when it is loaded
- *   soft    a text module of the software test device (tests/softcuda/README.md)
+ *
+ * Read by module_info.c (which format), module_elf.c, module_fatbin.c and
+ * module_ptx.c (each format), module_arch.c (where it runs) and
+ * cuda_log_read.c (the modules of a CUDA_LOG record).
  */
 #ifndef SC_MODULE_INFO_H
 #define SC_MODULE_INFO_H
@@ -29,7 +32,6 @@ enum sc_module_format {
 	SC_MODULE_CUBIN,
 	SC_MODULE_FATBIN,
 	SC_MODULE_PTX,
-	SC_MODULE_SOFT,
 };
 
 /*
@@ -41,12 +43,10 @@ enum sc_module_format {
  *   PTX  compute_XY   devices X.Y and every later one (compiled when loaded)
  *   PTX  compute_XYf  devices X.Z with Z >= Y
  *   PTX  compute_XYa  devices X.Y only
- *   soft sm_XY    the software device's rule: devices X.Y and every later one
  */
 enum sc_code_kind {
 	SC_CODE_SASS,
 	SC_CODE_PTX,
-	SC_CODE_SOFT,
 };
 
 struct sc_module_arch {
@@ -98,10 +98,10 @@ void sc_module_info_release(struct sc_module_info *m);
 bool sc_module_runs_on(const struct sc_module_info *m, int major, int minor, char *why,
 		       size_t why_len);
 
-/** sc_module_format_name() - "cubin", "fatbin", "ptx", "soft" or "unknown". */
+/** sc_module_format_name() - "cubin", "fatbin", "ptx" or "unknown". */
 const char *sc_module_format_name(enum sc_module_format f);
 
-/** sc_code_kind_name() - "SASS", "PTX" or "soft". */
+/** sc_code_kind_name() - "SASS" or "PTX". */
 const char *sc_code_kind_name(enum sc_code_kind c);
 
 /**

@@ -63,9 +63,10 @@ $(CUDA_SAMPLES_NATIVE): $(CUDA_SAMPLE_DIR)/%-native: samples/cuda/%.c $(CUDA_SAM
 	$(call quiet,CC,$@)$(CC) $(CPPFLAGS) $(CUDA_SAMPLE_CFLAGS) -DSAMPLE_NATIVE $(CFLAGS) \
 		-o $@ $(filter %.c %.o,$^) $(LDFLAGS) $(CUDA_SAMPLE_DRIVER)
 
-# The software device: the kernels as host functions, and a module text per
-# sample naming them (its library by absolute path). The library calls the
-# device's texture reads, so it is linked against it.
+# The software device: the kernels as host functions, and a module per sample
+# naming them: PTX for sm_90 whose comments name the library (by absolute path)
+# and the globals. The library calls the device's texture reads, so it is
+# linked against it.
 SOFT_SAMPLES_LIB := $(BUILD)/tests/libsoftcuda-samples.so
 SOFT_SAMPLE_MODS := $(CUDA_SAMPLE_NAMES:%=$(BUILD)/tests/softmods/%.softmod)
 cuda-soft-samples: $(SOFT_SAMPLES_LIB) $(SOFT_SAMPLE_MODS)
@@ -79,7 +80,7 @@ $(SOFT_SAMPLES_LIB): tests/softcuda/sample_kernels.c tests/softcuda/softcuda.h \
 
 $(BUILD)/tests/softmods/%.softmod: samples/cuda/kernels/%.soft samples/cuda/module.mk
 	$(Q)mkdir -p $(@D)
-	$(call quiet,GEN,$@){ printf 'SOFTCUDA-MODULE 1\narch sm_90\nlibrary %s\n' \
+	$(call quiet,GEN,$@){ printf '.version 8.0\n.target sm_90\n// softcuda library %s\n' \
 		'$(abspath $(SOFT_SAMPLES_LIB))' && cat $<; } > $@
 
 gpu-test: all cuda-samples

@@ -78,9 +78,10 @@ $(BENCH_SOFT_KERNELS): tests/bench/bench_kernels_soft.c tests/softcuda/softcuda.
 
 $(BENCH_SOFT_MODULE): tests/bench/cuda.mk
 	$(Q)mkdir -p $(@D)
-	$(call quiet,GEN,$@)printf '%s\n' 'SOFTCUDA-MODULE 1' 'arch sm_90' \
-		'library $(abspath $(BENCH_SOFT_KERNELS))' 'kernel bench_fill 8 8 8' \
-		'kernel bench_checksum 8 8 8 8' 'kernel bench_compute 8 4' 'kernel bench_empty' > $@
+	$(call quiet,GEN,$@)printf '%s\n' '.version 8.0' '.target sm_90' \
+		'// softcuda library $(abspath $(BENCH_SOFT_KERNELS))' '.entry bench_fill (8, 8, 8)' \
+		'.entry bench_checksum (8, 8, 8, 8)' '.entry bench_compute (8, 4)' \
+		'.entry bench_empty ()' > $@
 
 bench-cuda-soft: bench-cuda-progs $(SOFTCUDA_LIB) $(BENCH_SOFT_KERNELS) $(BENCH_SOFT_MODULE)
 	$(Q)mkdir -p $(BENCH_SOFT_LIBDIR)

@@ -45,8 +45,9 @@ struct image {
 static const char ptx_module[] = ".version 8.0\n.target sm_86\n.address_size 64\n"
 				 ".visible .entry first()\n{\n\tret;\n}\n"
 				 ".visible .entry second()\n{\n\tret;\n}\n";
-static const char soft_library[] = "SOFTCUDA-MODULE 1\narch sm_80\nkernel soft_kernel 8\n";
-static const char soft_sm90[] = "SOFTCUDA-MODULE 1\narch sm_90\nkernel needs_nine 8\n";
+/* Modules of the software device: PTX, whose comments only the device reads. */
+static const char soft_library[] = ".version 8.0\n.target sm_80\n.entry soft_kernel (8)\n";
+static const char soft_sm90[] = ".version 8.0\n.target sm_90\n.entry needs_nine (8)\n";
 static const uint8_t junk_module[] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5 };
 
 static const char *build_dir(void)
@@ -237,8 +238,8 @@ Test(cuda_tools, inspect_text_names_modules_archs_kernels, .timeout = 30)
 	cr_expect(strstr(out, "modules       3\n"), "%s", out);
 	cr_expect(strstr(out, "  0    module   ptx"), "%s", out);
 	cr_expect(strstr(out, "compute_86 (PTX)\n       kernels  first, second\n"), "%s", out);
-	cr_expect(strstr(out, "  1    library  soft"), "%s", out);
-	cr_expect(strstr(out, "sm_80 (soft)\n       kernels  soft_kernel\n"), "%s", out);
+	cr_expect(strstr(out, "  1    library  ptx"), "%s", out);
+	cr_expect(strstr(out, "compute_80 (PTX)\n       kernels  soft_kernel\n"), "%s", out);
 	cr_expect(strstr(out, "  2    module   unknown         9 B  none\n"), "%s", out);
 	cr_expect_str_empty(err);
 	unlink(img.path);
@@ -263,7 +264,7 @@ Test(cuda_tools, inspect_json_has_cuda_object, .timeout = 30)
 		  "%s", out);
 	cr_expect(strstr(out, "\"kernels\": [\"first\", \"second\"], \"kernels_complete\": true"),
 		  "%s", out);
-	cr_expect(strstr(out, "\"kind\": \"library\", \"format\": \"soft\""), "%s", out);
+	cr_expect(strstr(out, "\"kind\": \"library\", \"format\": \"ptx\""), "%s", out);
 	cr_expect(strstr(out, "\"format\": \"unknown\", \"size\": 9, \"archs\": [], "
 			      "\"kernels\": [], \"kernels_complete\": false"), "%s", out);
 	cr_expect(json_parses(), "%s", out);
@@ -393,9 +394,9 @@ Test(cuda_tools, restore_refuses_module_the_gpu_cannot_run, .timeout = 60)
 	gpu_image(&img, 0);
 	cr_assert_eq(RUN("selfckpt-restore", NULL, img.path), 69, "%s%s", out, err);
 	cr_expect(strstr(err, "selfckpt-restore: error: cannot restart '"), "%s", err);
-	cr_expect(strstr(err, "module 0 (soft; kernels needs_nine) cannot run on GPU 0 "
+	cr_expect(strstr(err, "module 0 (ptx; kernels needs_nine) cannot run on GPU 0 "
 			      "('selfckpt software device', compute capability 8.0): no code for "
-			      "compute capability 8.0: sm_90 (soft) runs on 9.0 and later"),
+			      "compute capability 8.0: compute_90 (PTX) runs on 9.0 and later"),
 		  "%s", err);
 	unlink(img.path);
 }

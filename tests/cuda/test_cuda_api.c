@@ -55,8 +55,9 @@ static CUmodule load(CUfunction *step)
 	char text[1024];
 	CUmodule m;
 
-	snprintf(text, sizeof(text), "SOFTCUDA-MODULE 1\nlibrary %s\nkernel step 8 8 8\n"
-		 "kernel chase 8\nglobal counter 4\n", kernels);
+	snprintf(text, sizeof(text), ".version 8.0\n.target sm_90\n// softcuda library %s\n"
+		 ".entry step (8, 8, 8)\n.entry chase (8)\n// softcuda global counter 4\n",
+		 kernels);
 	OK(cuModuleLoadData(&m, text));
 	OK(cuModuleGetFunction(step, m, "step"));
 	return m;

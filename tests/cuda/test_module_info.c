@@ -283,33 +283,35 @@ Test(module_info, ptx_without_nul)
 	free(img);
 }
 
-Test(module_info, soft_module)
+/* The software device's modules are PTX: its kernels are .entry lines, the rest comments. */
+Test(module_info, software_device_module_is_ptx)
 {
-	static const char text[] = "SOFTCUDA-MODULE 1\n# kernels\narch sm_80\r\n"
-				   "library /lib/k.so\nkernel vec_add 8 8 8 4\nkernel add_to 8 4\n"
-				   "global counter 4\n";
+	static const char text[] = ".version 8.0\n// the tests' kernels\n.target sm_80\r\n"
+				   "// softcuda library /lib/k.so\n.entry vec_add (8, 8, 8, 4)\n"
+				   ".entry add_to (8, 4)\n// softcuda global counter 4\n";
 	struct sc_module_info m;
 
 	describe(text, sizeof(text), &m);
-	cr_expect_eq(m.format, SC_MODULE_SOFT);
-	cr_expect_str_eq(archs(&m), "sm_80 (soft)");
+	cr_expect_eq(m.format, SC_MODULE_PTX);
+	cr_expect_str_eq(archs(&m), "compute_80 (PTX)");
 	cr_expect_eq(m.kernels_n, 2);
 	cr_expect(has_kernel(&m, "vec_add") && has_kernel(&m, "add_to"));
-	cr_expect(runs(&m, 8, 0) && runs(&m, 9, 0), "the software device: its arch or newer");
+	cr_expect(runs(&m, 8, 0) && runs(&m, 9, 0), "PTX: its target or newer");
 	cr_expect_not(runs(&m, 7, 5));
 	sc_module_info_release(&m);
 }
 
-Test(module_info, soft_module_without_arch_runs_anywhere)
+Test(module_info, ptx_without_target_runs_but_says_why)
 {
-	static const char text[] = "SOFTCUDA-MODULE 1\nglobal a 4\n";
+	static const char text[] = ".version 8.0\n// softcuda global a 4\n";
 	struct sc_module_info m;
 	char why[128];
 
 	describe(text, sizeof(text) - 1, &m);
+	cr_expect_eq(m.format, SC_MODULE_PTX);
 	cr_expect_eq(m.archs_n, 0);
-	cr_expect(sc_module_runs_on(&m, 3, 0, why, sizeof(why)));
-	cr_expect_str_empty(why);
+	cr_expect(sc_module_runs_on(&m, 3, 0, why, sizeof(why)), "not certainly refused");
+	cr_expect_str_eq(why, "no architecture found in the module");
 	sc_module_info_release(&m);
 }
 
@@ -435,7 +437,7 @@ Test(module_info, damaged_elf_refused)
 
 Test(module_info, garbage_never_crashes, .timeout = 60)
 {
-	static const char *const heads[] = { "\x7f" "ELF", "\x50\xed\x55\xba", "SOFTCUDA-MODULE",
+	static const char *const heads[] = { "\x7f" "ELF", "\x50\xed\x55\xba", ".target sm_",
 					     ".version", "" };
 	uint8_t buf[1024];
 	unsigned seed = 7;

@@ -18,7 +18,8 @@
 #include "selfckpt.h"
 #include "tests/core/roundtrip_harness.h"
 
-#define SOFT_MODULE "SOFTCUDA-MODULE 1\narch sm_80\nglobal counter 4\n"
+/* A module of the software device: PTX for sm_80, its global in a comment. */
+#define SOFT_MODULE ".version 8.0\n.target sm_80\n// softcuda global counter 4\n"
 #define Z_BYTES (64ull << 20) /* cuda_state's allocation that stays zero */
 
 static void quiet(void)
@@ -268,7 +269,10 @@ Test(spec_dev, cuda_log_reads_its_modules)
 	cr_assert_eq(log.mods_n, 2);
 	cr_assert(!log.mods[0].library && log.mods[1].library);
 	cr_assert_eq(log.mods[0].len, sizeof(SOFT_MODULE) - 1);
-	cr_assert_eq(log.mods[0].info.format, SC_MODULE_SOFT);
+	cr_assert_eq(log.mods[0].info.format, SC_MODULE_PTX);
+	cr_assert_eq(log.mods[0].info.archs_n, 1);
+	cr_assert_eq(log.mods[0].info.archs[0].code, SC_CODE_PTX);
+	cr_assert_eq(log.mods[0].info.archs[0].major * 10 + log.mods[0].info.archs[0].minor, 80);
 	cr_assert_eq(log.mods[1].len, 5);
 	cr_assert_eq(log.mods[1].info.format, SC_MODULE_UNKNOWN);
 	sc_cuda_log_release(&log);

@@ -68,9 +68,9 @@ static void load_module(struct state *s, const char *kernels)
 {
 	char text[1024];
 
-	snprintf(text, sizeof(text), "SOFTCUDA-MODULE 1\narch sm_90\nlibrary %s\n"
-		 "kernel step 8 8 8\nkernel chase 8\nkernel tex_sum 8 8 4 4\n"
-		 "global counter 4\n", kernels);
+	snprintf(text, sizeof(text), ".version 8.0\n.target sm_90\n// softcuda library %s\n"
+		 ".entry step (8, 8, 8)\n.entry chase (8)\n.entry tex_sum (8, 8, 4, 4)\n"
+		 "// softcuda global counter 4\n", kernels);
 	CK(cuModuleLoadData(&s->mod, text));
 	memset(text, 0, sizeof(text)); /* the library must have kept its own copy */
 	CK(cuModuleGetFunction(&s->step, s->mod, "step"));

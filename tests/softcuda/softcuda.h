@@ -7,13 +7,14 @@
  * the Driver API subset the proxy uses on the CPU. It is a test double: it
  * proves nothing about GPUs.
  *
- * Its modules are text, not cubins (format in tests/softcuda/README.md):
+ * Its modules are PTX text whose comments say what the device needs (format
+ * in tests/softcuda/README.md):
  *
- *   SOFTCUDA-MODULE 1
- *   arch sm_90
- *   library /path/to/libkernels.so
- *   kernel vec_add 8 8 8 4
- *   global counter 4
+ *   .version 8.0
+ *   .target sm_90
+ *   // softcuda library /path/to/libkernels.so
+ *   .entry vec_add (8, 8, 8, 4)
+ *   // softcuda global counter 4
  *
  * A kernel named K is the host function softk_K in the module's library, run
  * once per launch (it loops over the grid itself); its parameters are those

@@ -200,7 +200,7 @@ struct sd_global {
 struct sd_module {
 	struct sd_obj obj;	/* ctx NULL: the module of a library */
 	int device;
-	int arch;		/* sm number the image asks for, 0 if any */
+	int arch;		/* sm number of the image's .target */
 	void *dl;		/* the kernel library */
 	struct sd_func *funcs;
 	unsigned n_funcs;

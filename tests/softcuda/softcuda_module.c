@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * softcuda_module.c - modules and libraries: the text image format (see
- * README.md), kernel libraries and module globals.
+ * softcuda_module.c - modules and libraries: the image format (PTX text whose
+ * comments carry what the software device needs, see README.md), kernel
+ * libraries and module globals.
+ *
+ * The images are PTX so that whatever reads a module without the device (the
+ * checkpoint tools) sees a format the real driver takes, targeting the
+ * architecture its .target names; only this file reads the comments.
  *
  * Module globals live in one region at a fixed address (SOFTCUDA_GLOBAL_BASE,
  * default 0x6e0000000000) handed out by a bump allocator in 256-byte steps,
@@ -32,6 +37,7 @@ struct sd_image {
 	struct sd_module *mod;
 	char *library;
 	unsigned line;
+	char variant;		/* of .target: 0, 'a' or 'f' */
 };
 
 static int image_error(const struct sd_image *img, const char *what, const char *token)
@@ -96,7 +102,7 @@ static int parse_params(struct sd_image *img, struct sd_func *f, char **save)
 	size_t size, offset = 0;
 	char *token;
 
-	while ((token = strtok_r(NULL, " \t", save))) {
+	while ((token = strtok_r(NULL, " \t(),", save))) {
 		if (f->n_params == SD_MAX_PARAMS)
 			return image_error(img, "too many kernel parameters", NULL);
 		if (parse_size(token, 4096, &size))
@@ -112,10 +118,11 @@ static int parse_params(struct sd_image *img, struct sd_func *f, char **save)
 	return 0;
 }
 
+/* ".entry NAME (SIZE, ...)": the sizes of the parameters, in bytes. */
 static int parse_kernel(struct sd_image *img, char **save)
 {
 	struct sd_module *m = img->mod;
-	char *name = strtok_r(NULL, " \t", save);
+	char *name = strtok_r(NULL, " \t(", save);
 	struct sd_func *funcs, *f;
 
 	if (!valid_name(name) || name_taken(m, name))
@@ -154,8 +161,8 @@ static int parse_global(struct sd_image *img, char **save)
 	return 0;
 }
 
-/* "sm_90", "sm_100a": the compute capability times ten. */
-static int parse_arch(struct sd_image *img, char **save)
+/* ".target sm_90", "sm_100a": the compute capability times ten, and the variant. */
+static int parse_target(struct sd_image *img, char **save)
 {
 	char *token = strtok_r(NULL, " \t", save);
 	char *end;
@@ -163,12 +170,32 @@ static int parse_arch(struct sd_image *img, char **save)
 
 	if (img->mod->arch || !token || strncmp(token, "sm_", 3) ||
 	    !isdigit((unsigned char)token[3]))
-		return image_error(img, "bad or repeated arch", token);
+		return image_error(img, "bad or repeated .target", token);
 	arch = strtol(token + 3, &end, 10);
 	if ((*end && strcmp(end, "a") && strcmp(end, "f")) || arch < 10 || arch > 999 ||
 	    strtok_r(NULL, " \t", save))
-		return image_error(img, "bad arch", token);
+		return image_error(img, "bad .target", token);
 	img->mod->arch = (int)arch;
+	img->variant = *end;
+	return 0;
+}
+
+/* ".version 8.0": the first line, as in every PTX text. */
+static int parse_version(struct sd_image *img, char *word, char **save)
+{
+	char *version = strtok_r(NULL, " \t", save);
+	char *end = NULL;
+
+	if (word && !strcmp(word, ".version") && version && isdigit((unsigned char)*version)) {
+		strtol(version, &end, 10);
+		if (*end == '.' && isdigit((unsigned char)end[1]))
+			strtol(end + 1, &end, 10);
+		else
+			end = NULL;
+	}
+	if (!end || *end || strtok_r(NULL, " \t", save))
+		return image_error(img, "not a PTX text: the first line is not .version M.N",
+				   NULL);
 	return 0;
 }
 
@@ -187,29 +214,39 @@ static int parse_library(struct sd_image *img, char *rest)
 	return img->library ? 0 : image_error(img, "out of memory", NULL);
 }
 
+/* "// softcuda library PATH", "// softcuda global NAME SIZE"; other comments say nothing. */
+static int parse_comment(struct sd_image *img, char *word, char **save)
+{
+	char *owner, *what;
+
+	if (strcmp(word, "//"))
+		return 0;
+	owner = strtok_r(NULL, " \t", save);
+	if (!owner || strcmp(owner, "softcuda"))
+		return 0;
+	what = strtok_r(NULL, " \t", save);
+	if (what && !strcmp(what, "global"))
+		return parse_global(img, save);
+	if (what && !strcmp(what, "library"))
+		return parse_library(img, *save ? *save : "");
+	return image_error(img, "unknown softcuda directive", what);
+}
+
 static int parse_line(struct sd_image *img, char *line)
 {
 	char *save = NULL;
 	char *word = strtok_r(line, " \t", &save);
 
-	if (img->line == 1) {
-		char *version = strtok_r(NULL, " \t", &save);
-
-		if (!word || strcmp(word, "SOFTCUDA-MODULE") || !version ||
-		    strcmp(version, "1") || strtok_r(NULL, " \t", &save))
-			return image_error(img, "not a SOFTCUDA-MODULE 1 image", NULL);
+	if (img->line == 1)
+		return parse_version(img, word, &save);
+	if (!word)
 		return 0;
-	}
-	if (!word || word[0] == '#')
-		return 0;
-	if (!strcmp(word, "kernel"))
+	if (!strncmp(word, "//", 2))
+		return parse_comment(img, word, &save);
+	if (!strcmp(word, ".entry"))
 		return parse_kernel(img, &save);
-	if (!strcmp(word, "global"))
-		return parse_global(img, &save);
-	if (!strcmp(word, "arch"))
-		return parse_arch(img, &save);
-	if (!strcmp(word, "library"))
-		return parse_library(img, save ? save : "");
+	if (!strcmp(word, ".target"))
+		return parse_target(img, &save);
 	return image_error(img, "unknown directive", word);
 }
 
@@ -237,6 +274,8 @@ static int parse_image(struct sd_image *img, const char *text)
 	}
 	if (!img->line)
 		return image_error(img, "empty image", NULL);
+	if (!img->mod->arch)
+		return image_error(img, "no .target", NULL);
 	return 0;
 }
 
@@ -272,7 +311,7 @@ static CUresult resolve_kernels(struct sd_image *img)
 
 static void init_attrs(struct sd_module *m)
 {
-	int version = m->arch ? m->arch : sd.cc_major * 10 + sd.cc_minor;
+	int version = m->arch;
 	unsigned i;
 
 	for (i = 0; i < m->n_funcs; i++) {
@@ -352,11 +391,26 @@ void sd_module_free(struct sd_obj *obj)
 	module_release(sd_container(obj, struct sd_module, obj), 1);
 }
 
+/*
+ * The driver's rule for PTX, which it compiles when the module loads: sm_XY on
+ * X.Y and every later device, sm_XYf on the later minors of X, sm_XYa on X.Y only.
+ */
+static int target_runs_here(const struct sd_image *img)
+{
+	int major = img->mod->arch / 10, minor = img->mod->arch % 10;
+
+	if (img->variant == 'a')
+		return sd.cc_major == major && sd.cc_minor == minor;
+	if (img->variant == 'f')
+		return sd.cc_major == major && sd.cc_minor >= minor;
+	return sd.cc_major > major || (sd.cc_major == major && sd.cc_minor >= minor);
+}
+
 /* ctx NULL: a library's module, which belongs to no context. */
 static CUresult module_load(const char *text, struct sd_ctx *ctx, struct sd_module **out)
 {
 	struct sd_module *m = calloc(1, sizeof(*m));
-	struct sd_image img = { m, NULL, 0 };
+	struct sd_image img = { .mod = m };
 	CUresult rc = CUDA_SUCCESS;
 
 	if (!m)
@@ -364,9 +418,9 @@ static CUresult module_load(const char *text, struct sd_ctx *ctx, struct sd_modu
 	m->device = ctx ? ctx->device : 0;
 	if (parse_image(&img, text))
 		rc = CUDA_ERROR_INVALID_IMAGE;
-	if (rc == CUDA_SUCCESS && m->arch > sd.cc_major * 10 + sd.cc_minor) {
-		sd_log("module wants sm_%d, the device is %d.%d", m->arch, sd.cc_major,
-		       sd.cc_minor);
+	if (rc == CUDA_SUCCESS && !target_runs_here(&img)) {
+		sd_log("module targets sm_%d%.1s, the device is %d.%d", m->arch, &img.variant,
+		       sd.cc_major, sd.cc_minor);
 		rc = CUDA_ERROR_NO_BINARY_FOR_GPU;
 	}
 	if (rc == CUDA_SUCCESS)

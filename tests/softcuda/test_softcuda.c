@@ -160,20 +160,25 @@ static CUcontext start(void)
 	return ctx;
 }
 
+/* The first lines of every module: PTX, for the device's 9.0 unless a test says otherwise. */
+#define PTX_HEAD ".version 8.0\n"
+#define PTX_SM90 PTX_HEAD ".target sm_90\n"
+
 #define TEST_KERNELS                                                                       \
-	"kernel vec_add 8 8 8 4\n"                                                         \
-	"kernel add_to 8 4\n"                                                              \
-	"kernel mixed 1 8 4 2 8\n"                                                         \
-	"kernel tex_to_surf 8 8 4 4\n"                                                     \
-	"global counter 4\n"
+	".entry vec_add (8, 8, 8, 4)\n"                                                    \
+	".entry add_to (8, 4)\n"                                                           \
+	".entry mixed (1, 8, 4, 2, 8)\n"                                                   \
+	".entry tex_to_surf (8, 8, 4, 4)\n"                                                \
+	"// softcuda global counter 4\n"
 
 /* A module text naming the test kernel library, then body. */
 static char *module_text(char *buf, size_t len, const char *body)
 {
 	char kernels[PATH_MAX];
 
-	snprintf(buf, len, "SOFTCUDA-MODULE 1\n# the tests' kernels\narch sm_80\nlibrary %s\n%s",
-		 build_path(kernels, "tests/libsoftcuda-testkernels.so"), body);
+	build_path(kernels, "tests/libsoftcuda-testkernels.so");
+	snprintf(buf, len, PTX_HEAD "// the tests' kernels\n.target sm_80\n"
+		 "// softcuda library %s\n%s", kernels, body);
 	return buf;
 }
 
@@ -996,7 +1001,7 @@ Test(softcuda, libraries_and_kernels)
 /* In a fresh child: load the device, load two modules of globals, report the addresses. */
 static void globals_child(int fd, const char *shift)
 {
-	static const char text[] = "SOFTCUDA-MODULE 1\nglobal a 4\nglobal b 1000\n";
+	static const char text[] = PTX_SM90 "// softcuda global a 4\n// softcuda global b 1000\n";
 	CUdeviceptr addr[4] = { 0 };
 	CUcontext ctx;
 	CUmodule m;
@@ -1270,34 +1275,50 @@ Test(softcuda, bad_module_images)
 	start();
 	CU_ERR(load_text(""), CUDA_ERROR_INVALID_IMAGE);
 	CU_ERR(load_text("\x7f" "ELF"), CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text("SOFTCUDA-MODULE 2\n"), CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text("# comment first\nSOFTCUDA-MODULE 1\n"), CUDA_ERROR_INVALID_IMAGE);
-	CU_OK(load_text("SOFTCUDA-MODULE 1\n\n# nothing\n"));
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\nfunction f 4\n"), CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\nglobal g 0\n"), CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\nglobal g 4x\n"), CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\nglobal g 4\nglobal g 8\n"), CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\nglobal 9g 4\n"), CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\nkernel vec_add 8 8 8 4\n"), CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\nlibrary relative.so\n"), CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\nlibrary /nonexistent/k.so\n"),
+	CU_ERR(load_text(".version 8\n.target sm_90\n"), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(load_text("// comment first\n" PTX_SM90), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(load_text(PTX_HEAD), CUDA_ERROR_INVALID_IMAGE);              /* no .target */
+	CU_OK(load_text(PTX_SM90 "\n// nothing\n//softcuda global g 0\n"));
+	CU_ERR(load_text(PTX_SM90 ".func f (4)\n"), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(load_text(PTX_SM90 "// softcuda kernel f 4\n"), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(load_text(PTX_SM90 "// softcuda global g 0\n"), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(load_text(PTX_SM90 "// softcuda global g 4x\n"), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(load_text(PTX_SM90 "// softcuda global g 4\n// softcuda global g 8\n"),
 	       CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\narch 90\n"), CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text(module_text(text, sizeof(text), "kernel vec_sub 8\n")),
+	CU_ERR(load_text(PTX_SM90 "// softcuda global 9g 4\n"), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(load_text(PTX_SM90 ".entry vec_add (8, 8, 8, 4)\n"), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(load_text(PTX_SM90 "// softcuda library relative.so\n"), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(load_text(PTX_SM90 "// softcuda library /nonexistent/k.so\n"),
 	       CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text(module_text(text, sizeof(text), "kernel vec_add 8 0\n")),
+	CU_ERR(load_text(PTX_HEAD ".target 90\n"), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(load_text(PTX_SM90 ".target sm_90\n"), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(load_text(module_text(text, sizeof(text), ".entry vec_sub (8)\n")),
 	       CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\narch sm_100\n"), CUDA_ERROR_NO_BINARY_FOR_GPU);
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\narch sm_90a\n"), CUDA_SUCCESS);
-	CU_ERR(cu.cuModuleLoadData(NULL, "SOFTCUDA-MODULE 1\n"), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(load_text(module_text(text, sizeof(text), ".entry vec_add (8, 0)\n")),
+	       CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(cu.cuModuleLoadData(NULL, PTX_SM90), CUDA_ERROR_INVALID_VALUE);
+}
+
+/* The driver's rules for PTX: its target and later devices, 'f' the later minors, 'a' one. */
+Test(softcuda, ptx_target_rules)
+{
+	start();
+	CU_OK(load_text(PTX_HEAD ".target sm_80\n"));
+	CU_OK(load_text(PTX_HEAD ".target sm_90a\n"));
+	CU_OK(load_text(PTX_HEAD ".target sm_90f\n"));
+	CU_ERR(load_text(PTX_HEAD ".target sm_100\n"), CUDA_ERROR_NO_BINARY_FOR_GPU);
+	CU_ERR(load_text(PTX_HEAD ".target sm_80a\n"), CUDA_ERROR_NO_BINARY_FOR_GPU);
+	CU_ERR(load_text(PTX_HEAD ".target sm_80f\n"), CUDA_ERROR_NO_BINARY_FOR_GPU);
 }
 
 Test(softcuda, newer_device_runs_newer_arch)
 {
 	setenv("SOFTCUDA_CC", "10.0", 1);
 	start();
-	CU_OK(load_text("SOFTCUDA-MODULE 1\narch sm_100\r\nglobal g 8\r\n"));
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\narch sm_120\n"), CUDA_ERROR_NO_BINARY_FOR_GPU);
+	CU_OK(load_text(PTX_HEAD ".target sm_100\r\n// softcuda global g 8\r\n"));
+	CU_OK(load_text(PTX_HEAD ".target sm_90\n"));
+	CU_ERR(load_text(PTX_HEAD ".target sm_90a\n"), CUDA_ERROR_NO_BINARY_FOR_GPU);
+	CU_ERR(load_text(PTX_HEAD ".target sm_120\n"), CUDA_ERROR_NO_BINARY_FOR_GPU);
 }
 
 Test(softcuda, invalid_handles_and_missing_context)
@@ -1326,7 +1347,7 @@ Test(softcuda, invalid_handles_and_missing_context)
 	CU_ERR(cu.cuEventCreate(&e, 0), CUDA_ERROR_INVALID_CONTEXT);
 	CU_ERR(cu.cuArrayCreate(&a, &(CUDA_ARRAY_DESCRIPTOR){ 1, 1, CU_AD_FORMAT_FLOAT, 1 }),
 	       CUDA_ERROR_INVALID_CONTEXT);
-	CU_ERR(load_text("SOFTCUDA-MODULE 1\n"), CUDA_ERROR_INVALID_CONTEXT);
+	CU_ERR(load_text(PTX_SM90), CUDA_ERROR_INVALID_CONTEXT);
 	CU_ERR(cu.cuStreamSynchronize(NULL), CUDA_ERROR_INVALID_CONTEXT);
 	CU_ERR(cu.cuMemcpyHtoD(0, &junk, 0), CUDA_ERROR_INVALID_CONTEXT);
 }
@@ -1409,7 +1430,7 @@ static void crash_child(void)
 	setenv("SOFTCUDA_CRASH", "cuLaunchKernel:2", 1);
 	if (try_load() || try_build_path(kernels, "tests/libsoftcuda-testkernels.so"))
 		_exit(1);
-	snprintf(text, sizeof(text), "SOFTCUDA-MODULE 1\nlibrary %s\n%s", kernels, TEST_KERNELS);
+	snprintf(text, sizeof(text), PTX_SM90 "// softcuda library %s\n%s", kernels, TEST_KERNELS);
 	if (cu.cuInit(0) || cu.cuDevicePrimaryCtxRetain(&ctx, 0) || cu.cuCtxSetCurrent(ctx) ||
 	    cu.cuModuleLoadData(&m, text) || cu.cuModuleGetFunction(&f, m, "add_to") ||
 	    cu.cuMemAlloc(&counter, sizeof(unsigned)))
