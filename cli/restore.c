@@ -20,6 +20,7 @@
 
 #include "cli/restore_internal.h"
 #include "cli/tool.h"
+#include "core/sc_settings.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"
 
@@ -188,17 +189,21 @@ static void block_signals(void)
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
+	const struct sc_settings *set;
 	struct image im;
 	struct plan plan;
 	int ret, err;
 
 	sc_tool_init(TOOL);
+	set = sc_settings();
 	ret = parse(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
 	block_signals();
-	if (!o.new_ids && getenv("SELFCKPT_NEW_IDS"))
-		o.new_ids = !strcmp(getenv("SELFCKPT_NEW_IDS"), "1");
+	/* an option beats its variable */
+	o.new_ids = o.new_ids || set->new_ids;
+	if (!o.threads)
+		o.threads = set->threads;
 	err = prepare(&o, &im, &plan);
 	if (!err)
 		err = sc_restore_jump(&im, &plan);

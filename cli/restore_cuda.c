@@ -24,6 +24,7 @@
 
 #include "cli/restore_internal.h"
 #include "core/sc_core.h"
+#include "core/sc_settings.h"
 #include "cuda/module_info.h"
 #include "format/sc_log.h"
 
@@ -105,7 +106,7 @@ static int find_proxy(char *out, size_t len)
 {
 	char why[1024];
 
-	if (sc_find_tool(PROXY_NAME, "SELFCKPT_PROXY", out, len) == 0)
+	if (sc_find_tool(PROXY_NAME, "SELFCKPT_PROXY", sc_settings()->proxy, out, len) == 0)
 		return 0;
 	snprintf(why, sizeof(why), "%s", selfckpt_last_error()); /* sc_err() writes over it */
 	return sc_err(SELFCKPT_EHOST, "%s, to check this machine's GPUs", why);

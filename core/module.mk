@@ -5,7 +5,7 @@ LIB_SRCS += core/version.c core/records.c core/maps.c core/pages.c \
 	core/fd_socket.c core/fd_socket_freeze_rt.c core/fd_socket_restore.c core/sock_defaults.c core/sock_diag.c core/unix_diag.c core/inet_diag.c \
 	core/snapshot.c core/copier.c core/copier_rt.c core/zero_rt.c core/reaper_rt.c core/hold_rt.c core/process_info.c core/segments.c core/checkpoint.c \
 	core/timers.c core/timers_rt.c core/timers_record.c core/vmflags.c core/vmflags_rt.c core/segment_vmflags.c core/segment_held.c \
-	core/restart.c core/skip_rt.c core/ctx_rt.c core/thread_rt.c core/stop_rt.c core/pending_rt.c \
+	core/restart.c core/settings.c core/skip_rt.c core/ctx_rt.c core/thread_rt.c core/stop_rt.c core/pending_rt.c \
 	core/trigger_opts.c core/trigger.c core/trigger_rt.c \
 	core/sysv_ipc.c core/sysv_collect.c core/sysv_freeze_rt.c core/sysv_record.c
 LIB_SRCS += core/exiting.c

@@ -47,9 +47,9 @@ static bool on_path(const char *name, char *out, size_t len)
 	return false;
 }
 
-int sc_find_tool(const char *name, const char *env_name, char *out, size_t len)
+int sc_find_tool(const char *name, const char *env_name, const char *env, char *out,
+		 size_t len)
 {
-	const char *env = getenv(env_name);
 	char dir[PATH_MAX] = "";
 	Dl_info info;
 	char *slash;

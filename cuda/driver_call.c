@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/sc_core.h"
+#include "core/sc_settings.h"
 #include "cuda/cuda_internal.h"
 #include "cuda/driver_mode.h"
 #include "format/sc_log.h"
@@ -90,7 +91,8 @@ static int run_tool(char *const argv[], char *const env[])
 /* selfckpt-driver-ckpt, found as every tool of ours is; not there: said, with what for. */
 static int find_driver_tool(char *path, size_t len)
 {
-	int err = sc_find_tool(SC_CU_DRIVER_TOOL, "SELFCKPT_DRIVER_CKPT", path, len);
+	int err = sc_find_tool(SC_CU_DRIVER_TOOL, "SELFCKPT_DRIVER_CKPT",
+			       sc_settings()->driver_ckpt, path, len);
 	char why[1024];
 
 	if (!err)
