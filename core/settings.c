@@ -27,6 +27,7 @@
 
 static struct sc_settings current;
 static pthread_once_t current_once = PTHREAD_ONCE_INIT;
+static bool fresh; /* load() has just run: for sc_settings_reload() */
 
 /* A value that cannot be used: kept in @s->bad for a warning or a refusal. */
 __attribute__((format(printf, 4, 5)))
@@ -298,6 +299,7 @@ static void load(void)
 		       "defaults are used");
 	sc_log_set_level(current.log_level);
 	sc_settings_warn(&current);
+	fresh = true;
 }
 
 const struct sc_settings *sc_settings(void)
@@ -308,7 +310,10 @@ const struct sc_settings *sc_settings(void)
 
 void sc_settings_reload(void)
 {
+	fresh = false;
 	sc_settings();
+	if (fresh)
+		return; /* that first read was this one: the values are new, and said once */
 	sc_settings_release(&current);
 	load();
 }
