@@ -25,6 +25,7 @@
 #include "cli/tool.h"
 #include "core/sc_fds.h"
 #include "core/sc_records.h"
+#include "core/sc_settings.h"
 #include "cuda/tools/module_info.h"
 #include "format/sc_array.h"
 #include "format/sc_format.h"
@@ -1181,11 +1182,15 @@ static int inspect(const struct options *opt)
 int main(int argc, char **argv)
 {
 	struct options opt = { 0 };
+	const struct sc_settings *set;
 	int ret;
 
 	sc_tool_init(TOOL);
+	set = sc_settings();
 	ret = parse_args(argc, argv, &opt);
 	if (ret >= 0)
 		return ret;
+	if (!opt.threads) /* --threads beats SELFCKPT_THREADS */
+		opt.threads = set->threads;
 	return sc_tool_exit_code(inspect(&opt));
 }

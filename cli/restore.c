@@ -12,6 +12,7 @@
 
 #include "cli/tool.h"
 #include "core/restore/sc_restore.h"
+#include "core/sc_settings.h"
 #include "cuda/tools/sc_gpu_check.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"
@@ -92,14 +93,18 @@ static int parse(int argc, char **argv, struct options *o)
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
+	const struct sc_settings *set;
 	int ret;
 
 	sc_tool_init(TOOL);
+	set = sc_settings();
 	ret = parse(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
-	if (!o.new_ids && getenv("SELFCKPT_NEW_IDS"))
-		o.new_ids = !strcmp(getenv("SELFCKPT_NEW_IDS"), "1");
+	/* an option beats its variable */
+	o.new_ids = o.new_ids || set->new_ids;
+	if (!o.threads)
+		o.threads = set->threads;
 	return sc_tool_exit_code(sc_restore(&(struct sc_restore_opts){
 		.path = o.path, .threads = o.threads, .new_ids = o.new_ids,
 		.check_machine = sc_gpu_check_fd }));

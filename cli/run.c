@@ -3,8 +3,9 @@
  * run.c - selfckpt-run: start a program with the library preloaded, so that a
  * signal or an interval checkpoints it; or restore its latest image.
  *
- * The tool checks its options, hands them to the library through the
- * environment (core/sc_trigger.h; an option beats its variable), puts the
+ * The tool hands its options to the library through the environment
+ * (core/sc_trigger.h; an option beats its variable), checks them and every
+ * other SELFCKPT_* variable the program inherits (core/sc_settings.h), puts the
  * library first in LD_PRELOAD and becomes the program with execvp(): the
  * program keeps the tool's pid, its standard streams and its exit status.
  * The library's constructor (core/trigger.c) does the rest. With --resume and
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "cli/tool.h"
+#include "core/sc_settings.h"
 #include "core/sc_trigger.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
@@ -145,6 +147,70 @@ static const char *pick(const char *opt, const char *var)
 	return v && *v ? v : NULL;
 }
 
+/* The variable each option stands for: its value is the option's, checked by export_opts(). */
+static struct run_opts given;
+
+static const char *option_of(const char *var)
+{
+	const struct { const char *var, *opt; } pairs[] = {
+		{ SC_ENV_DIR, given.dir }, { SC_ENV_INTERVAL, given.interval },
+		{ SC_ENV_SIGNAL, given.signal }, { SC_ENV_SIGNAL_NOW, given.signal_now },
+		{ SC_ENV_LEVEL, given.level }, { SC_ENV_LOG_LEVEL, given.log_level },
+		{ "SELFCKPT_CUDA", given.cuda },
+		{ SC_ENV_EXIT_AFTER_SAVE, given.exit_after_save ? "1" : NULL },
+		{ "SELFCKPT_EMBED_FILES", given.embed_files ? "1" : NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+		if (!strcmp(var, pairs[i].var))
+			return pairs[i].opt;
+	return NULL;
+}
+
+/* The environment less the variables an option replaces: those are the options' to check. */
+static const char *inherited(const char *var)
+{
+	return option_of(var) ? NULL : getenv(var);
+}
+
+/*
+ * Every other variable the program inherits, checked now: the library would
+ * only warn and use its default, in a program already running.
+ */
+static int check_env(const struct run_opts *o)
+{
+	struct sc_settings s;
+	int ret = -1;
+
+	given = *o;
+	if (sc_settings_parse(&s, inherited) < 0)
+		return sc_tool_exit_code(sc_err(ENOMEM, "out of memory"));
+	if (s.bad_n)
+		ret = sc_tool_usage_error("%s", s.bad[0].problem);
+	sc_settings_release(&s);
+	return ret;
+}
+
+/*
+ * The options into the environment first: the settings this tool reads itself
+ * (the stop signal, its own log level) are then the program's.
+ */
+static int put_opts(const struct run_opts *o)
+{
+	static const char *const vars[] = {
+		SC_ENV_INTERVAL, SC_ENV_SIGNAL, SC_ENV_SIGNAL_NOW, SC_ENV_LEVEL, SC_ENV_LOG_LEVEL,
+		"SELFCKPT_CUDA", SC_ENV_EXIT_AFTER_SAVE, "SELFCKPT_EMBED_FILES",
+	};
+	const char *v;
+
+	given = *o;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if ((v = option_of(vars[i])) && setenv(vars[i], v, 1))
+			return sc_tool_exit_code(sc_err(errno, "cannot set the environment: %s",
+							strerror(errno)));
+	return -1;
+}
+
 static int check_signal(const char *var, const char *v, int *sig)
 {
 	char name[SC_SIGNAL_NAME_MAX];
@@ -178,22 +244,17 @@ static bool is_log_level(const char *v)
 }
 
 /* --cuda, else SELFCKPT_CUDA: checked here, read by the library (cuda/lib/driver_ckpt.c). */
-static int export_cuda(const struct run_opts *o)
+static int check_cuda(const struct run_opts *o)
 {
 	const char *mode = pick(o->cuda, "SELFCKPT_CUDA");
 
-	if (!mode)
-		return -1;
-	if (strcmp(mode, "auto") && strcmp(mode, "driver") && strcmp(mode, "proxy"))
+	if (mode && strcmp(mode, "auto") && strcmp(mode, "driver") && strcmp(mode, "proxy"))
 		return sc_tool_usage_error("CUDA mode '%s' is none of auto, driver, proxy", mode);
-	if (setenv("SELFCKPT_CUDA", mode, 1))
-		return sc_tool_exit_code(sc_err(errno, "cannot set the environment: %s",
-						strerror(errno)));
 	return -1;
 }
 
-/* Check every value, option or inherited variable, and export it. */
-static int export_opts(const struct run_opts *o)
+/* Check the options' values, and the variables they stand for (put_opts() exported them). */
+static int check_opts(const struct run_opts *o)
 {
 	const char *interval = pick(o->interval, SC_ENV_INTERVAL);
 	const char *soon = pick(o->signal, SC_ENV_SIGNAL), *now = pick(o->signal_now,
@@ -219,18 +280,7 @@ static int export_opts(const struct run_opts *o)
 	if (log_level && !is_log_level(log_level))
 		return sc_tool_usage_error("log level '%s' is none of none, error, warn, info, "
 					   "debug, 0-4", log_level);
-	if ((ret = export_cuda(o)) >= 0)
-		return ret;
-	if ((interval && setenv(SC_ENV_INTERVAL, interval, 1)) ||
-	    (soon && setenv(SC_ENV_SIGNAL, soon, 1)) ||
-	    (now && setenv(SC_ENV_SIGNAL_NOW, now, 1)) ||
-	    (level && setenv(SC_ENV_LEVEL, level, 1)) ||
-	    (log_level && setenv(SC_ENV_LOG_LEVEL, log_level, 1)) ||
-	    (o->exit_after_save && setenv(SC_ENV_EXIT_AFTER_SAVE, "1", 1)) ||
-	    (o->embed_files && setenv("SELFCKPT_EMBED_FILES", "1", 1)))
-		return sc_tool_exit_code(sc_err(errno, "cannot set the environment: %s",
-						strerror(errno)));
-	return -1;
+	return check_cuda(o);
 }
 
 /* mkdir -p, with mode 0700 for what it makes. */
@@ -299,8 +349,9 @@ static int tool_dir(char *dir)
 
 static int find_library(const char *bin, char *lib)
 {
-	const char *v = getenv(SC_ENV_LIBRARY), *mode = getenv("SELFCKPT_CUDA");
-	const char *name = mode && !strcmp(mode, "driver") ? LIBRARY_NAME_DRIVER : LIBRARY_NAME;
+	const struct sc_settings *set = sc_settings();
+	const char *v = set->library;
+	const char *name = set->cuda == SC_CUDA_DRIVER ? LIBRARY_NAME_DRIVER : LIBRARY_NAME;
 	char path[PATH_MAX];
 	int n = v && *v ? snprintf(path, sizeof(path), "%s", v)
 			: snprintf(path, sizeof(path), "%s/../lib/%s", bin, name);
@@ -365,9 +416,11 @@ int main(int argc, char **argv)
 	int ret;
 
 	sc_tool_init(TOOL);
-	if ((ret = parse(argc, argv, &o)) >= 0 || (ret = export_opts(&o)) >= 0 ||
+	if ((ret = parse(argc, argv, &o)) >= 0 || (ret = put_opts(&o)) >= 0 ||
+	    (ret = check_env(&o)) >= 0 || (ret = check_opts(&o)) >= 0 ||
 	    (ret = export_dir(&o, dir)) >= 0)
 		return ret;
+	sc_settings(); /* this tool's own log level: the program's */
 	if (tool_dir(bin) < 0)
 		return SC_EXIT_IOERR;
 	/* Before anything runs: what a checkpoint that was killed midway left in DIR. */

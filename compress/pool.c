@@ -16,9 +16,6 @@
 
 #include "compress/sc_compress.h"
 
-/* A larger SELFCKPT_THREADS is taken for a mistake and ignored. */
-#define POOL_ENV_MAX_THREADS 4096u
-
 struct sc_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t work;		/* a task was queued, or the pool is stopping */
@@ -32,29 +29,10 @@ struct sc_pool {
 	pthread_t workers[];		/* @started of them; none with one thread */
 };
 
-unsigned long sc_env_count(const char *name, unsigned long max)
-{
-	const char *s = getenv(name);
-	unsigned long n;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	n = strtoul(s, &end, 10);
-	if (errno || *end || n > max)
-		return 0;
-	return n;
-}
-
 static unsigned threads_default(void)
 {
-	unsigned n = (unsigned)sc_env_count("SELFCKPT_THREADS", POOL_ENV_MAX_THREADS);
-	long cpus;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (n)
-		return n;
-	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	return cpus > 0 && cpus <= UINT_MAX ? (unsigned)cpus : 1;
 }
 

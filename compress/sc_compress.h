@@ -97,8 +97,8 @@ struct sc_task {
 /**
  * sc_pool_new() - start a pool of worker threads.
  * @out: receives the pool.
- * @threads: number of workers; 0 means the number of online CPUs, or the
- *           SELFCKPT_THREADS environment variable when it is set.
+ * @threads: number of workers; 0 means the number of online CPUs (the
+ *           caller passes what the user asked for, e.g. SELFCKPT_THREADS).
  *
  * With one worker no thread is started: tasks run inside sc_pool_submit().
  * Return: 0, or -errno.
@@ -111,12 +111,6 @@ int sc_pool_new(struct sc_pool **out, unsigned threads);
  * be stopped like any other thread (core's stop signal).
  */
 int sc_pool_new_taking(struct sc_pool **out, unsigned threads, int take_signal);
-
-/**
- * sc_env_count() - the environment variable @name as a count: a decimal
- * integer from 1 to @max, else 0 (unset, not a number, 0, or above @max).
- */
-unsigned long sc_env_count(const char *name, unsigned long max);
 
 /** sc_pool_free() - stop the workers after the queued tasks ran; NULL is a no-op. */
 void sc_pool_free(struct sc_pool *pool);

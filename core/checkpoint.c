@@ -22,6 +22,7 @@
 #include "core/sc_handoff.h"
 #include "core/sc_hooks.h"
 #include "core/sc_locks.h"
+#include "core/sc_settings.h"
 #include "core/sc_sys.h"
 #include "core/sc_sysv.h"
 #include "core/sc_trigger.h"
@@ -291,8 +292,7 @@ static int write_fds(struct sc_writer *w, const struct sc_frozen *fz, struct sc_
 static int write_image(struct sc_writer *w, const struct sc_frozen *fz)
 {
 	struct sc_process_info p;
-	struct sc_save_opts o = { .embed_files = getenv("SELFCKPT_EMBED_FILES") &&
-						 !strcmp(getenv("SELFCKPT_EMBED_FILES"), "1") };
+	struct sc_save_opts o = { .embed_files = sc_settings()->embed_files };
 	int err = sc_process_collect(fz, &p);
 
 	if (err < 0)
@@ -317,10 +317,23 @@ static int write_image(struct sc_writer *w, const struct sc_frozen *fz)
 	return err ? err : sc_writer_finish(w);
 }
 
+/* How the image is written: the user's level, threads, writers and writeback. */
+static void write_opts(struct sc_write_opts *wo)
+{
+	const struct sc_settings *set = sc_settings();
+
+	sc_write_opts_init(wo);
+	wo->level = set->level;
+	wo->threads = set->threads;
+	wo->writers = set->writers;
+	wo->no_writeback = !set->writeback;
+}
+
 static int save_to(const char *path, const struct sc_frozen *fz)
 {
 	struct sc_atomic_file f;
 	struct sc_writer *w = NULL;
+	struct sc_write_opts wo;
 	int err = sc_atomic_open(&f, path);
 
 	if (err < 0)
@@ -328,7 +341,8 @@ static int save_to(const char *path, const struct sc_frozen *fz)
 	double t0 = sc_log_seconds(), t1;
 	uint64_t bytes = 0;
 
-	err = sc_writer_new(&w, f.fd, path, NULL);
+	write_opts(&wo);
+	err = sc_writer_new(&w, f.fd, path, &wo);
 	if (!err)
 		err = write_image(w, fz);
 	if (!err)
@@ -420,13 +434,11 @@ static int start_background(const char *path, const struct sc_frozen *fz)
 static int restarted(void)
 {
 	int err = sc_restart_finish();
-	const char *level = sc_restart_getenv(SC_ENV_LOG_LEVEL);
 
 	sc_copier_forget();
 
 	/* The restart is the restorer's to watch: its log level, when it has one. */
-	if (level)
-		sc_log_set_level(sc_log_level_parse(level));
+	sc_settings_follow_restorer();
 	sc_log(SC_LOG_DEBUG, "restored from '%s'", sc_handoff.image[0] ? sc_handoff.image :
 		"a stream");
 	if (!err && hooks.restored && (err = hooks.restored(sc_handoff.image)) < 0) {
@@ -557,7 +569,5 @@ int sc_checkpoint_then_exit(const char *path, const struct sc_exit_after *ex)
 
 SELFCKPT_API int selfckpt_save(const char *path)
 {
-	const char *fork_mode = getenv("SELFCKPT_FORK");
-
-	return sc_checkpoint(path, fork_mode && !strcmp(fork_mode, "1"));
+	return sc_checkpoint(path, sc_settings()->fork);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/sc_core.h"
+#include "core/sc_settings.h"
 #include "format/sc_array.h"
 #include "format/sc_log.h"
 
@@ -90,16 +91,7 @@ static int runs_add(struct run_buf *b, uint64_t first, uint64_t count, enum sc_p
 
 static bool scan_disabled(void)
 {
-	static int disabled = -1;
-	int d = __atomic_load_n(&disabled, __ATOMIC_RELAXED);
-
-	if (d < 0) {
-		const char *e = getenv("SELFCKPT_NO_PAGEMAP_SCAN");
-
-		d = e && *e && strcmp(e, "0") != 0;
-		__atomic_store_n(&disabled, d, __ATOMIC_RELAXED);
-	}
-	return d;
+	return sc_settings()->no_pagemap_scan;
 }
 
 struct scan {

@@ -130,14 +130,16 @@ bool sc_nvidia_devices_used(unsigned *fds, unsigned *maps);
 
 /* tool_path.c */
 /**
- * sc_find_tool() - the program @name of selfckpt's: from the variable
- * @env_name, else next to the file this code was loaded from (the shared
- * library's lib/ and its ../bin; the program's folder where it is linked in,
- * as in the tools), else on PATH; its path into @out.
+ * sc_find_tool() - the program @name of selfckpt's: @env, the value of the
+ * variable @env_name (core/sc_settings.h; NULL or "" when unset), else next
+ * to the file this code was loaded from (the shared library's lib/ and its
+ * ../bin; the program's folder where it is linked in, as in the tools), else
+ * on PATH; its path into @out.
  * Return: 0, or -ENOENT with the message kept, not printed: the caller says
  * what it needed the program for.
  */
-int sc_find_tool(const char *name, const char *env_name, char *out, size_t len);
+int sc_find_tool(const char *name, const char *env_name, const char *env, char *out,
+		 size_t len);
 
 /* selfckpt's programs that the library and the tools start, and their variables. */
 #define SC_GPU_PROXY "selfckpt-gpu-proxy"
@@ -150,7 +152,7 @@ int sc_find_tool(const char *name, const char *env_name, char *out, size_t len);
  * without: where it is missing, the error is reported (sc_err()) as
  * "@purpose: " and the search's reason, with @code (0: the search's -ENOENT).
  */
-int sc_need_tool(const char *name, const char *env_name, char *out, size_t len, int code,
-		 const char *purpose);
+int sc_need_tool(const char *name, const char *env_name, const char *env, char *out, size_t len,
+		 int code, const char *purpose);
 
 #endif /* SC_CORE_H */

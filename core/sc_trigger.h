@@ -54,7 +54,7 @@ const char *sc_signal_name(int sig, char *buf);
 
 /**
  * sc_stop_signal() - the signal that stops the threads for a checkpoint:
- * SELFCKPT_STOP_SIGNAL when it holds a real-time signal number, else SIGRTMAX-2.
+ * SELFCKPT_STOP_SIGNAL when it names a real-time signal, else SIGRTMAX-2.
  */
 int sc_stop_signal(void);
 

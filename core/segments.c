@@ -22,6 +22,7 @@
 #include "compress/sc_compress.h"
 #include "core/checkpoint_internal.h"
 #include "core/sc_core.h"
+#include "core/sc_settings.h"
 #include "core/shared_freeze.h"
 #include "format/sc_log.h"
 
@@ -613,7 +614,7 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 		return err;
 	pl.v = v;
 	pl.n = n;
-	err = sc_pool_new(&pl.pool, 0);
+	err = sc_pool_new(&pl.pool, sc_settings()->threads);
 	if (err < 0)
 		err = sc_err(-err, "cannot start the snapshot readers: %s", strerror(-err));
 	shared = sc_copier_buffer(&shared_size);

@@ -48,9 +48,9 @@ static bool on_path(const char *name, char *out, size_t len)
 	return false;
 }
 
-int sc_find_tool(const char *name, const char *env_name, char *out, size_t len)
+int sc_find_tool(const char *name, const char *env_name, const char *env, char *out,
+		 size_t len)
 {
-	const char *env = getenv(env_name);
 	char dir[PATH_MAX] = "";
 	Dl_info info;
 	char *slash;
@@ -76,10 +76,10 @@ int sc_find_tool(const char *name, const char *env_name, char *out, size_t len)
 			    name, slash ? dir : "?", env_name);
 }
 
-int sc_need_tool(const char *name, const char *env_name, char *out, size_t len, int code,
-		 const char *purpose)
+int sc_need_tool(const char *name, const char *env_name, const char *env, char *out, size_t len,
+		 int code, const char *purpose)
 {
-	int err = sc_find_tool(name, env_name, out, len);
+	int err = sc_find_tool(name, env_name, env, out, len);
 	char why[1024];
 
 	if (!err)

@@ -48,6 +48,7 @@
 #include "core/core_internal.h"
 #include "core/sc_exiting.h"
 #include "core/sc_hooks.h"
+#include "core/sc_settings.h"
 #include "core/sc_sys.h"
 #include "core/sc_trigger.h"
 #include "core/trigger_internal.h"
@@ -64,31 +65,21 @@ static struct {
 	bool exit_after_save;
 } cfg;
 
-static bool env_set(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v;
-}
-
 /* Triggers are for the process selfckpt-run started, not for what it runs in turn. */
-static bool wanted(void)
+static bool wanted(const struct sc_settings *set)
 {
-	const char *pid = getenv(SC_ENV_RUN_PID);
-
-	if (!env_set(SC_ENV_DIR) && !env_set(SC_ENV_INTERVAL) && !env_set(SC_ENV_SIGNAL) &&
-	    !env_set(SC_ENV_SIGNAL_NOW))
+	if (!set->dir && !set->interval && !set->signal && !set->signal_now)
 		return false;
-	return !pid || !*pid || atol(pid) == (long)getpid();
+	return !set->run_pid || atol(set->run_pid) == (long)getpid();
 }
 
-static int read_signal(const char *name, int def, int *sig)
+/* @v: the value of @name, NULL when unset. */
+static int read_signal(const char *name, const char *v, int def, int *sig)
 {
-	const char *v = getenv(name);
 	char buf[SC_SIGNAL_NAME_MAX];
 	const char *why;
 
-	*sig = v && *v ? sc_signal_parse(v) : def;
+	*sig = v ? sc_signal_parse(v) : def;
 	if (*sig < 0)
 		return sc_err(SELFCKPT_EUSAGE, "%s='%s' is not a signal name or number: checkpoint "
 			      "triggers are off", name, v);
@@ -99,11 +90,9 @@ static int read_signal(const char *name, int def, int *sig)
 	return 0;
 }
 
-static int read_interval(void)
+static int read_interval(const char *v)
 {
-	const char *v = getenv(SC_ENV_INTERVAL);
-
-	if (!v || !*v)
+	if (!v)
 		return 0;
 	if (sc_interval_parse(v, &cfg.interval_ns) < 0)
 		return sc_err(SELFCKPT_EUSAGE, "%s='%s' is not a number of seconds from %g to "
@@ -112,13 +101,12 @@ static int read_interval(void)
 	return 0;
 }
 
-static int read_dir(void)
+static int read_dir(const char *v)
 {
-	const char *v = getenv(SC_ENV_DIR);
 	char cwd[PATH_MAX];
 	struct stat st;
 
-	if (!v || !*v)
+	if (!v)
 		v = ".";
 	if (v[0] != '/' && !getcwd(cwd, sizeof(cwd)))
 		return sc_err(errno, "cannot read the working directory for %s='%s': %s: "
@@ -138,17 +126,17 @@ static int read_dir(void)
 	return 0;
 }
 
-static int read_config(void)
+static int read_config(const struct sc_settings *set)
 {
-	const char *exit_after = getenv(SC_ENV_EXIT_AFTER_SAVE);
 	int err;
 
 	cfg.prog = *program_invocation_short_name ? program_invocation_short_name : "program";
-	cfg.exit_after_save = exit_after && !strcmp(exit_after, "1");
-	if ((err = read_dir()) < 0 || (err = read_interval()) < 0)
+	cfg.exit_after_save = set->exit_after_save;
+	if ((err = read_dir(set->dir)) < 0 || (err = read_interval(set->interval)) < 0)
 		return err;
-	if ((err = read_signal(SC_ENV_SIGNAL, SC_TRIGGER_SIGNAL_DEFAULT, &sc_trigger.sig_soon)) ||
-	    (err = read_signal(SC_ENV_SIGNAL_NOW, SC_TRIGGER_SIGNAL_NOW_DEFAULT,
+	if ((err = read_signal(SC_ENV_SIGNAL, set->signal, SC_TRIGGER_SIGNAL_DEFAULT,
+			       &sc_trigger.sig_soon)) ||
+	    (err = read_signal(SC_ENV_SIGNAL_NOW, set->signal_now, SC_TRIGGER_SIGNAL_NOW_DEFAULT,
 			       &sc_trigger.sig_now)))
 		return err;
 	if (sc_trigger.sig_soon == sc_trigger.sig_now)
@@ -350,11 +338,13 @@ static int start_thread(void)
 	return 0;
 }
 
+/* The settings are read here first: the library's start-up, before the program's main(). */
 __attribute__((constructor)) static void trigger_init(void)
 {
+	const struct sc_settings *set = sc_settings();
 	char soon[SC_SIGNAL_NAME_MAX], now[SC_SIGNAL_NAME_MAX];
 
-	if (!wanted() || read_config() < 0)
+	if (!wanted(set) || read_config(set) < 0)
 		return;
 	if (install_handler(sc_trigger.sig_soon) < 0 || install_handler(sc_trigger.sig_now) < 0 ||
 	    start_thread() < 0) {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/sc_settings.h"
 #include "core/sc_trigger.h"
 
 /* Linux x86-64 numbering; the C library has no portable table before glibc 2.32. */
@@ -91,10 +92,7 @@ const char *sc_signal_name(int sig, char *buf)
 
 int sc_stop_signal(void)
 {
-	const char *s = getenv("SELFCKPT_STOP_SIGNAL");
-	int sig = s ? atoi(s) : 0;
-
-	return sig >= SIGRTMIN && sig <= SIGRTMAX ? sig : SIGRTMAX - 2;
+	return sc_settings()->stop_signal;
 }
 
 const char *sc_trigger_signal_check(int sig)

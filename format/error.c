@@ -57,7 +57,8 @@ SELFCKPT_API const char *selfckpt_last_error(void)
 	return last_error;
 }
 
-static int log_level = -1; /* -1: not read from the environment yet */
+/* Whoever reads the settings sets it: the library (core/settings.c), each tool, the proxy. */
+static int log_level = SC_LOG_WARN;
 static const char *log_prefix = "selfckpt";
 
 enum sc_log_level sc_log_level_parse(const char *v)
@@ -92,8 +93,6 @@ double sc_log_seconds(void)
 
 static int current_level(void)
 {
-	if (log_level < 0)
-		log_level = (int)sc_log_level_parse(getenv("SELFCKPT_LOG_LEVEL"));
 	return log_level;
 }
 

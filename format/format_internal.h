@@ -51,15 +51,16 @@ struct sc_wout;
 struct sc_wout_slot;
 
 /**
- * sc_wout_new() - an output on @fd: a worker pool of @threads (0 = all CPUs)
- * compressing chunks of at most @chunk_size bytes at @level.
+ * sc_wout_new() - an output on @fd: a worker pool of @o->threads (0 = all CPUs)
+ * compressing chunks of at most @chunk_size bytes at @o->level, and
+ * @o->writers of them writing a regular file at once.
  * @name: the file's name for messages; borrowed, it must outlive the output.
  *
  * A regular file that is not O_APPEND is written by offset, from its current
  * position on, and left positioned at the image's end by sc_wout_finish();
  * any other descriptor is written in order with write() and never seeked.
  */
-int sc_wout_new(struct sc_wout **out, int fd, const char *name, unsigned threads, int level,
+int sc_wout_new(struct sc_wout **out, int fd, const char *name, const struct sc_write_opts *o,
 		size_t chunk_size);
 
 /** sc_wout_free() - wait for every task, release everything; NULL is a no-op. */

@@ -154,13 +154,15 @@ struct sc_writer;
 struct sc_write_opts {
 	int level;            /* SC_LEVEL_STORE, or a zstd level */
 	unsigned threads;     /* compression threads; 0 = all online CPUs */
+	unsigned writers;     /* chunk writes to a regular file at once (at most threads); 0 = 1 */
+	bool no_writeback;    /* leave the image in the page cache until the final fsync() */
 	unsigned chunk_shift; /* 0 = SC_CHUNK_SHIFT_DEFAULT */
 	uint64_t created_ns;  /* 0 = now; fixed values make reproducible images */
 	const char *producer; /* NULL = "selfckpt <version>" */
 	const char *kernel;   /* NULL = uname release */
 };
 
-/** sc_write_opts_init() - defaults: SELFCKPT_LEVEL or SC_LEVEL_DEFAULT, all CPUs. */
+/** sc_write_opts_init() - defaults: SC_LEVEL_DEFAULT, all CPUs, one writer, writeback. */
 void sc_write_opts_init(struct sc_write_opts *o);
 
 /**
@@ -168,7 +170,7 @@ void sc_write_opts_init(struct sc_write_opts *o);
  * @out: receives the writer.
  * @fd: any writable descriptor, a pipe too: a pipe is written in order; a regular
  *      file (not O_APPEND) is written at each chunk's offset, from pool threads
- *      (SELFCKPT_WRITERS of them at once, default 1), with the same result.
+ *      (@o->writers of them at once, default 1), with the same result.
  * @name: the file's name, for messages.
  * @o: options, NULL for defaults.
  *

@@ -31,12 +31,12 @@ int sc_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
  */
 int sc_err_quiet(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/** sc_log() - print a message at @level when SELFCKPT_LOG_LEVEL allows it. */
+/** sc_log() - print a message at @level when the log level allows it. */
 void sc_log(enum sc_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /**
- * sc_log_set_level() - override SELFCKPT_LOG_LEVEL (none, error, warn, info,
- * debug, or 0-4; default warn).
+ * sc_log_set_level() - the level messages are printed up to (default warn). This
+ * code never reads the environment: whoever reads SELFCKPT_LOG_LEVEL sets it.
  */
 void sc_log_set_level(enum sc_log_level level);
 

@@ -42,10 +42,8 @@ struct sc_writer {
 
 void sc_write_opts_init(struct sc_write_opts *o)
 {
-	const char *level = getenv("SELFCKPT_LEVEL");
-
 	memset(o, 0, sizeof(*o));
-	o->level = level && *level ? atoi(level) : SC_LEVEL_DEFAULT;
+	o->level = SC_LEVEL_DEFAULT;
 }
 
 /* Every failure also stops the output, so that no task reads a caller's buffer after it. */
@@ -132,7 +130,7 @@ int sc_writer_new(struct sc_writer **out, int fd, const char *name, const struct
 		goto fail;
 	w->chunk_size = (size_t)1 << (w->opts.chunk_shift ? w->opts.chunk_shift
 							    : SC_CHUNK_SHIFT_DEFAULT);
-	err = sc_wout_new(&w->out, fd, w->name, w->opts.threads, w->opts.level, w->chunk_size);
+	err = sc_wout_new(&w->out, fd, w->name, &w->opts, w->chunk_size);
 	if (err < 0)
 		goto fail;
 	err = write_header(w);

@@ -711,23 +711,13 @@ static bool by_position(int fd, uint64_t *base)
 	return true;
 }
 
-/* Whether the device writes start while the image is written (see Writeback above). */
-static bool writeback_wanted(void)
+/* Chunk writes that may run at once: @writers (at most @threads), else one. */
+static unsigned writers_for(unsigned writers, unsigned threads)
 {
-	const char *e = getenv("SELFCKPT_WRITEBACK");
-
-	return !e || strcmp(e, "0") != 0;
+	return !writers ? 1 : writers < threads ? writers : threads;
 }
 
-/* Chunk writes that may run at once: SELFCKPT_WRITERS (at most @threads), else one. */
-static unsigned writers_for(unsigned threads)
-{
-	unsigned long n = sc_env_count("SELFCKPT_WRITERS", ULONG_MAX);
-
-	return !n ? 1 : n < threads ? (unsigned)n : threads;
-}
-
-static int alloc_slots(struct sc_wout *o)
+static int alloc_slots(struct sc_wout *o, unsigned writers)
 {
 	size_t bound = sc_chunk_bound(o->chunk_size);
 	unsigned t = sc_pool_threads(o->pool);
@@ -741,7 +731,7 @@ static int alloc_slots(struct sc_wout *o)
 	o->slots = calloc(o->n_slots, sizeof(*o->slots));
 	if (!o->slots)
 		return -ENOMEM;
-	o->n_writers = writers_for(t);
+	o->n_writers = writers_for(writers, t);
 	o->writers = calloc(o->n_writers, sizeof(*o->writers));
 	if (!o->writers)
 		return -ENOMEM;
@@ -776,7 +766,7 @@ static int init_sync(struct sc_wout *o)
 	return 0;
 }
 
-int sc_wout_new(struct sc_wout **out, int fd, const char *name, unsigned threads, int level,
+int sc_wout_new(struct sc_wout **out, int fd, const char *name, const struct sc_write_opts *wo,
 		size_t chunk_size)
 {
 	struct sc_wout *o = calloc(1, sizeof(*o));
@@ -787,18 +777,18 @@ int sc_wout_new(struct sc_wout **out, int fd, const char *name, unsigned threads
 		goto fail;
 	o->fd = fd;
 	o->name = name;
-	o->level = level;
+	o->level = wo->level;
 	o->chunk_size = chunk_size;
 	o->positional = by_position(fd, &o->base);
-	o->writeback = o->positional && writeback_wanted();
+	o->writeback = o->positional && !wo->no_writeback;
 	atomic_init(&o->stop_at, NO_STOP);
 	o->hash = XXH3_createState();
 	o->buf = malloc(BUF_SIZE);
 	if (!o->hash || !o->buf || (err = init_sync(o)) < 0)
 		goto fail;
 	XXH3_64bits_reset(o->hash);
-	err = sc_pool_new(&o->pool, threads);
-	if (err < 0 || (err = alloc_slots(o)) < 0)
+	err = sc_pool_new(&o->pool, wo->threads);
+	if (err < 0 || (err = alloc_slots(o, wo->writers)) < 0)
 		goto fail;
 	*out = o;
 	return 0;

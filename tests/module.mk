@@ -26,6 +26,7 @@ TEST_SRCS := \
 	tests/core/test_pages.c \
 	tests/core/test_restored_process.c \
 	tests/core/test_restored_mappings.c \
+	tests/core/test_settings.c \
 	tests/core/test_sock_defaults.c \
 	tests/core/test_hold.c \
 	tests/core/test_stop.c \

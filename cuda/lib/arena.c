@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sc_settings.h"
 #include "cuda/lib/cuda_internal.h"
 #include "format/sc_array.h"
 #include "format/sc_log.h"
 
-#define ARENA_BASE 0x40000000000ull /* 4 TiB */
 #define ARENA_SIZE (1ull << 40)     /* per device */
 #define MAX_DEVICES 64
 #define SMALL_MIN 256u              /* CUDA's alignment for cuMemAlloc */
@@ -50,10 +50,8 @@ static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t arena_base(CUdevice dev)
 {
-	const char *env = getenv("SELFCKPT_CUDA_ARENA");
-	uint64_t base = env && *env ? strtoull(env, NULL, 0) : ARENA_BASE;
-
-	return base + (uint64_t)dev * ARENA_SIZE;
+	/* SELFCKPT_CUDA_ARENA, default 4 TiB */
+	return sc_settings()->cuda_arena + (uint64_t)dev * ARENA_SIZE;
 }
 
 static CUresult reserve(struct sc_cu_ctx *c, struct device_arena *d)

@@ -23,14 +23,13 @@
 
 #include "core/sc_core.h"
 #include "core/sc_handoff.h"
+#include "core/sc_settings.h"
 #include "cuda/lib/cuda_internal.h"
 #include "cuda/lib/driver_mode.h"
 #include "format/sc_log.h"
 #include "selfckpt_errors.h"
 
-#define CHANNEL_ADDR 0x6f0000000000ull /* free in any usual layout; see README */
 #define CHANNEL_TRIES 8
-#define PINNED_MAX_DEFAULT (16ull << 30)
 #define SPIN_NS 50000
 #define START_TIMEOUT_MS 120000
 
@@ -45,23 +44,6 @@ uint64_t sc_cu_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
-	const char *v = getenv(name);
-	char *end;
-	unsigned long long x;
-
-	if (!v || !*v)
-		return dflt;
-	errno = 0;
-	x = strtoull(v, &end, 0);
-	if (errno || *end) {
-		sc_log(SC_LOG_WARN, "ignoring %s='%s': not a number", name, v);
-		return dflt;
-	}
-	return x;
 }
 
 /*
@@ -205,8 +187,8 @@ static int spawn_proxy(void)
 	struct spawn s = { .path = path, .argv = argv, .memfd = sc_cu.memfd };
 	size_t stack_len = 64 << 10;
 	char *stack = NULL, **envp = NULL;
-	int err = sc_need_tool(SC_GPU_PROXY, SC_GPU_PROXY_ENV, path, sizeof(path), 0,
-			       "cannot start the GPU proxy");
+	int err = sc_need_tool(SC_GPU_PROXY, SC_GPU_PROXY_ENV, sc_settings()->proxy, path,
+			       sizeof(path), 0, "cannot start the GPU proxy");
 	pid_t pid;
 
 	if (err < 0)
@@ -311,12 +293,12 @@ static CUresult start_proxy(void)
 
 CUresult sc_cu_start(void)
 {
-	uint64_t pinned = env_u64("SELFCKPT_CUDA_PINNED_MB", PINNED_MAX_DEFAULT >> 20) << 20;
+	const struct sc_settings *set = sc_settings();
+	uint64_t pinned = set->cuda_pinned_mb << 20;
 
 	if (sc_cu.started)
 		return sc_cu.dead ? CUDA_ERROR_DEVICE_UNAVAILABLE : CUDA_SUCCESS;
-	if (create_channel(env_u64("SELFCKPT_CUDA_CHANNEL", CHANNEL_ADDR),
-			   SC_CH_HEAP_OFF + pinned, false) < 0)
+	if (create_channel(set->cuda_channel, SC_CH_HEAP_OFF + pinned, false) < 0)
 		return CUDA_ERROR_OPERATING_SYSTEM;
 	sc_cu_driver_warn_mixed();
 	return start_proxy();

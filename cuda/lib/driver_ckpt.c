@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "core/sc_hooks.h"
+#include "core/sc_settings.h"
 #include "cuda/shared/gpu_records.h"
 #include "cuda/lib/cuda_internal.h"
 #include "cuda/lib/driver_mode.h"
@@ -38,7 +39,6 @@
 #include "format/sc_log.h"
 #include "selfckpt_errors.h"
 
-#define LOCK_TIMEOUT_MS 10000
 
 /* The driver has checkpointed this process: true in every image it made. */
 static bool held;
@@ -155,36 +155,23 @@ void sc_cu_driver_frozen(void)
 		sc_threads_hold_at_restart(program_thread);
 }
 
+/* SELFCKPT_CUDA; a wrong value was said when the settings were read. */
 enum sc_cu_mode sc_cu_mode(void)
 {
-	const char *m = getenv("SELFCKPT_CUDA");
-
-	if (!m || !*m || !strcmp(m, "auto"))
-		return SC_CU_MODE_AUTO;
-	if (!strcmp(m, "driver"))
+	switch (sc_settings()->cuda) {
+	case SC_CUDA_DRIVER:
 		return SC_CU_MODE_DRIVER;
-	if (!strcmp(m, "proxy"))
+	case SC_CUDA_PROXY:
 		return SC_CU_MODE_PROXY;
-	sc_log(SC_LOG_WARN, "SELFCKPT_CUDA='%s' is none of auto, driver, proxy: auto is used", m);
-	return SC_CU_MODE_AUTO;
+	default:
+		return SC_CU_MODE_AUTO;
+	}
 }
 
 /* SELFCKPT_CUDA_LOCK_MS: how long the driver may wait for CUDA calls in flight. */
 static unsigned lock_timeout_ms(void)
 {
-	const char *v = getenv("SELFCKPT_CUDA_LOCK_MS");
-	char *end;
-	unsigned long ms;
-
-	if (!v || !*v)
-		return LOCK_TIMEOUT_MS;
-	ms = strtoul(v, &end, 10);
-	if (*end || ms == 0 || ms > 3600000) {
-		sc_log(SC_LOG_WARN, "SELFCKPT_CUDA_LOCK_MS='%s' is not 1 to 3600000: %d is used",
-		       v, LOCK_TIMEOUT_MS);
-		return LOCK_TIMEOUT_MS;
-	}
-	return (unsigned)ms;
+	return sc_settings()->cuda_lock_ms;
 }
 
 /* Once, where the driver @s saw is initialised: see sc_cu_driver_warn_mixed(). */

@@ -254,6 +254,8 @@ int main(int argc, char **argv)
 	void *base;
 	CUresult r;
 
+	/* Its own program, without the library's settings: the format code logs at this level. */
+	sc_log_set_level(sc_log_level_parse(getenv("SELFCKPT_LOG_LEVEL")));
 	if (argc == 2 && !strcmp(argv[1], "--query"))
 		return query_devices(driver && *driver ? driver : "libcuda.so.1");
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))

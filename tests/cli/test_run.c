@@ -445,6 +445,24 @@ Test(run, help_version_and_usage_errors, .timeout = 60)
 				err), 64);
 }
 
+/* A variable the program would inherit with a value the library cannot use: refused, named. */
+Test(run, a_wrong_variable_is_refused_before_the_program_starts, .timeout = 60)
+{
+	struct run r;
+
+	run_init(&r);
+	start(&r, (const char *[]){ "SELFCKPT_CUDA_LOCK_MS=0", NULL },
+	      (const char *[]){ "--", "true", NULL });
+	cr_expect_eq(finish(&r), 64, "%s", r.err);
+	cr_expect(strstr(r.err, "SELFCKPT_CUDA_LOCK_MS='0' is not a whole number from 1 to "
+			 "3600000"), "%s", r.err);
+	run_init(&r);
+	start(&r, (const char *[]){ "SELFCKPT_LEVEL=fast", NULL },
+	      (const char *[]){ "--level", "3", "--", "true", NULL });
+	cr_expect_eq(finish(&r), 0, "an option beats its variable: %s", r.err);
+	cr_expect_null(strstr(r.err, "SELFCKPT_LEVEL"), "%s", r.err);
+}
+
 Test(run, missing_program_is_127_and_unrunnable_126, .timeout = 60)
 {
 	static char err[ERR_MAX];

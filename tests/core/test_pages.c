@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/sc_core.h"
+#include "core/sc_settings.h"
 #include "format/sc_log.h"
 
 #define P SC_PAGE_PRESENT
@@ -252,8 +253,10 @@ static void child_scan(bool fallback, const void *start, size_t len,
 		size_t rn = 0;
 		int ok;
 
-		if (fallback)
+		if (fallback) {
 			setenv("SELFCKPT_NO_PAGEMAP_SCAN", "1", 1);
+			sc_settings_reload();
+		}
 		ok = sc_pages_scan(parent, (uintptr_t)start, (uintptr_t)start + len, &r, &rn) == 0 &&
 		     rn == n;
 		for (size_t i = 0; ok && i < n; i++)

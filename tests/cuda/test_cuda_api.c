@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/sc_settings.h"
+
 static char kernels[4096];
 
 static void use_software_device(void)
@@ -30,6 +32,7 @@ static void use_software_device(void)
 	snprintf(path, sizeof(path), "%s/bin/selfckpt-gpu-proxy", build);
 	cr_assert(realpath(path, real), "no GPU proxy at %s", path);
 	setenv("SELFCKPT_PROXY", real, 1);
+	sc_settings_reload(); /* the library in this process read them at its start */
 	snprintf(path, sizeof(path), "%s/tests/progs/libcuda-kernels.so", build);
 	cr_assert(realpath(path, kernels), "no kernel library at %s", path);
 }

@@ -17,6 +17,7 @@
 
 #include <cuda.h>
 
+#include "core/sc_settings.h"
 #include "cuda/lib/driver_mode.h"
 #include "selfckpt.h"
 
@@ -88,6 +89,7 @@ static void init_driver(char *path)
 	snprintf(tool, sizeof(tool), "%s/bin/selfckpt-driver-ckpt",
 		 getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build");
 	cr_assert_eq(setenv("SELFCKPT_DRIVER_CKPT", tool, 1), 0);
+	sc_settings_reload(); /* the library in this process read them at its start */
 }
 
 Test(driver_mode, driver_without_process_checkpoint_refuses_the_save)
@@ -104,5 +106,6 @@ Test(driver_mode, proxy_mode_refuses_the_save)
 
 	init_driver(path);
 	cr_assert_eq(setenv("SELFCKPT_CUDA", "proxy", 1), 0);
+	sc_settings_reload();
 	save_refused(path, "SELFCKPT_CUDA=proxy forbids the driver's process checkpoint");
 }

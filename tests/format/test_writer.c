@@ -84,16 +84,8 @@ struct config {
 	int level;
 	unsigned shift, threads;
 	enum data data;
-	unsigned writers; /* SELFCKPT_WRITERS: chunk writes at once to a regular file */
+	unsigned writers; /* chunk writes at once to a regular file */
 };
-
-static void set_writers(unsigned n)
-{
-	char v[16];
-
-	snprintf(v, sizeof(v), "%u", n);
-	cr_assert_eq(setenv("SELFCKPT_WRITERS", v, 1), 0);
-}
 
 /* The same image whatever the descriptor: fixed time, producer and kernel. */
 static int write_image(int fd, const char *name, const struct config *c)
@@ -109,7 +101,7 @@ static int write_image(int fd, const char *name, const struct config *c)
 	o.created_ns = 1;
 	o.producer = "writer test";
 	o.kernel = "test";
-	set_writers(c->writers);
+	o.writers = c->writers;
 	err = sc_writer_new(&w, fd, name, &o);
 	for (size_t i = 0; !err && i < N_SPECS; i++) {
 		const struct rec_spec *s = &specs[i];
@@ -228,7 +220,8 @@ static void file_matches_pipe(const struct config *c)
 }
 
 /* One record of @n bytes of @data, stored as chunks of 1 MiB, into a fresh file at @path. */
-static uint8_t *big_image(const char *path, const uint8_t *data, size_t n, size_t *len)
+static uint8_t *big_image(const char *path, const uint8_t *data, size_t n, unsigned writers,
+			  bool writeback, size_t *len)
 {
 	struct sc_write_opts o;
 	struct sc_writer *w;
@@ -238,6 +231,8 @@ static uint8_t *big_image(const char *path, const uint8_t *data, size_t n, size_
 
 	sc_write_opts_init(&o);
 	o.threads = 3;
+	o.writers = writers;
+	o.no_writeback = !writeback;
 	o.created_ns = 1;
 	o.producer = "writer test";
 	o.kernel = "test";
@@ -266,14 +261,10 @@ Test(writer, writeback_keeps_the_bytes, .timeout = 120)
 	char path[128];
 
 	snprintf(path, sizeof(path), "%s/img.sckpt", tmpdir);
-	cr_assert_eq(setenv("SELFCKPT_WRITEBACK", "0", 1), 0);
-	set_writers(1);
-	want = big_image(path, data, n, &want_len);
+	want = big_image(path, data, n, 1, false, &want_len);
 	cr_assert_gt(want_len, 3 * (16u << 20), "the image spans several writeback steps");
-	cr_assert_eq(unsetenv("SELFCKPT_WRITEBACK"), 0);
 	for (unsigned writers = 1; writers <= 3; writers += 2) {
-		set_writers(writers);
-		got = big_image(path, data, n, &got_len);
+		got = big_image(path, data, n, writers, true, &got_len);
 		cr_assert_eq(got_len, want_len, "%u writers: %zu bytes, expected %zu", writers,
 			     got_len, want_len);
 		cr_assert_eq(memcmp(got, want, want_len), 0, "%u writers: the bytes differ",
@@ -343,7 +334,7 @@ static int failing_write(const char *path, unsigned threads, unsigned writers, i
 	sc_write_opts_init(&o);
 	o.level = SC_LEVEL_STORE;
 	o.threads = threads;
-	set_writers(writers);
+	o.writers = writers;
 	if (fd < 0 || sc_writer_new(&w, fd, path, &o) < 0)
 		return 10;
 	err = sc_writer_begin(w, SC_REC_SEGMENT, SC_RF_REQUIRED, NULL, 0, FAIL_IMAGE);
@@ -481,7 +472,7 @@ Test(writer, free_in_the_middle_of_a_record)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	sc_write_opts_init(&o);
 	o.threads = 4;
-	set_writers(2);
+	o.writers = 2;
 	cr_assert_eq(sc_writer_new(&w, fd, path, &o), 0);
 	cr_assert_eq(sc_writer_begin(w, SC_REC_SEGMENT, SC_RF_REQUIRED, NULL, 0, 16u << 20), 0);
 	cr_assert_eq(sc_writer_append(w, data, 8u << 20), 0);
