@@ -6,62 +6,92 @@
  * image of the process memory can hold (cuda/lib/driver_seen.c, and
  * cuda_absent.c where the library was built without CUDA).
  */
-#include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/sc_core.h"
 
+/*
+ * Nothing here allocates: it runs inside a checkpoint, which must leave the
+ * program's heap (and its break) as it found it.
+ */
+
 #define NVIDIA_DEV "/dev/nvidia"
+#define DIRENT_BUF 4096
 
 static bool is_nvidia_device(const char *path)
 {
 	return strncmp(path, NVIDIA_DEV, strlen(NVIDIA_DEV)) == 0;
 }
 
+struct linux_dirent64 {
+	unsigned long long d_ino;
+	long long d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
 static unsigned count_device_fds(void)
 {
-	DIR *d = opendir("/proc/self/fd");
+	char buf[DIRENT_BUF] __attribute__((aligned(8)));
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	unsigned n = 0;
-	struct dirent *e;
+	long got;
 
-	if (!d)
+	if (dir < 0)
 		return 0;
-	while ((e = readdir(d))) {
-		char link[300], target[PATH_MAX];
-		ssize_t len;
+	while ((got = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got;) {
+			struct linux_dirent64 *e = (struct linux_dirent64 *)(buf + off);
+			char target[PATH_MAX];
+			ssize_t len;
 
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
-		len = readlink(link, target, sizeof(target) - 1);
-		if (len <= 0)
-			continue;
-		target[len] = '\0';
-		n += is_nvidia_device(target);
+			off += e->d_reclen;
+			if (e->d_name[0] == '.')
+				continue;
+			len = readlinkat(dir, e->d_name, target, sizeof(target) - 1);
+			if (len <= 0)
+				continue;
+			target[len] = '\0';
+			n += is_nvidia_device(target);
+		}
 	}
-	closedir(d);
+	close(dir);
 	return n;
 }
 
-/* Mappings of device and control memory. */
+/*
+ * Mappings of device and control memory: a path in /proc/self/maps starts
+ * after a space, so " /dev/nvidia" is one, wherever the reads cut the lines.
+ */
 static unsigned count_device_maps(void)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[PATH_MAX + 128];
+	static const char key[] = " " NVIDIA_DEV;
+	const size_t keep = sizeof(key) - 2; /* a key cut by a read: its start, kept */
+	char buf[4096 + sizeof(key)];
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t have = 0;
 	unsigned n = 0;
+	ssize_t got;
 
-	if (!f)
+	if (fd < 0)
 		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		char *path = strchr(line, '/');
-
-		if (path && strchr(line, ' ') < path)
-			n += is_nvidia_device(path);
+	while ((got = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		have += (size_t)got;
+		buf[have] = '\0';
+		for (const char *p = buf; (p = strstr(p, key)); p += sizeof(key) - 1)
+			n++;
+		if (have > keep) {
+			memmove(buf, buf + have - keep, keep);
+			have = keep;
+		}
 	}
-	fclose(f);
+	close(fd);
 	return n;
 }
 
