@@ -477,10 +477,64 @@ static void end_hold(const struct sc_exit_after *ex, const char *path, pid_t chi
 		       "the program does not end, as it ran past the image", SC_HOLD_STALL_S);
 }
 
+/*
+ * Everything the checkpoint sets up while the program runs, with room for
+ * @fd_spare descriptors opened before the stop. On failure nothing is held.
+ */
+static int prepare(struct sc_frozen *fz, unsigned fd_spare)
+{
+	int err = sc_stop_handler_install();
+
+	if (!err)
+		err = sc_fds_prepare(&fz->fds, fd_spare);
+	if (!err)
+		err = sc_shared_prepare(&fz->shared);
+	if (!err)
+		err = sc_sysv_prepare(&fz->sysv);
+	if (!err)
+		err = sc_timers_prepare(&fz->timers);
+	/* before the memory settings: the CUDA driver's checkpoint drops its mappings */
+	if (!err && hooks.prepare)
+		err = hooks.prepare();
+	else if (!err)
+		err = sc_gpu_guard();
+	/* late: the closer to the stop, the fewer settings can change in between */
+	if (!err && (err = sc_vmflags_read(0, SC_VMF_FORK_LOST, &fz->vmflags)) < 0 && hooks.done)
+		hooks.done(err); /* prepare() succeeded: undo what it holds */
+	if (err)
+		frozen_free(fz);
+	return err;
+}
+
+/*
+ * An instant that cannot be used (see FREEZE_TRIES) is given up: the threads
+ * go on, the snapshot dies, and what prepare() holds is released.
+ */
+static void drop_instant(struct sc_frozen *fz, bool held)
+{
+	if (held)
+		let_go();
+	sc_copier_stop();
+	sc_snapshot_kill(fz->child);
+	frozen_free(fz);
+	if (hooks.done)
+		hooks.done(-EAGAIN);
+	*fz = (struct sc_frozen){ .child = -1 };
+}
+
+/*
+ * A program that opens descriptors fast can open more between their count
+ * and the stop than the table has room for; the instant is then taken again
+ * with four times the room, up to this many tries, before it is refused.
+ */
+#define FREEZE_TRIES 4
+
 static int checkpoint(const char *path, bool background, const struct sc_exit_after *ex)
 {
 	struct sc_frozen fz = { .child = -1 };
 	int err, program_errno = errno;
+	double t0 = 0, t1 = 0, t2, t3;
+	bool stopped = false; /* the threads were stopped: what follows must undo it */
 
 	if (!path || !*path)
 		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save() needs a file name");
@@ -488,45 +542,37 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	checkpoint_begin();
 	sc_snapshot_reaped(); /* the last snapshot's reaper is no thread to save */
 	err = sc_exiting_refuse(path); /* none starts once the program is exiting */
-	if (!err)
-		err = sc_stop_handler_install();
-	if (!err)
-		err = sc_fds_prepare(&fz.fds);
-	if (!err)
-		err = sc_shared_prepare(&fz.shared);
-	if (!err)
-		err = sc_sysv_prepare(&fz.sysv);
-	if (!err)
-		err = sc_timers_prepare(&fz.timers);
-	/* before the memory settings: the CUDA driver's checkpoint drops its mappings */
-	if (!err && hooks.prepare)
-		err = hooks.prepare();
-	else if (!err)
-		err = sc_gpu_guard();
-	/* late: the closer to the stop, the fewer settings can change in between */
-	if (!err && (err = sc_vmflags_read(0, SC_VMF_FORK_LOST, &fz.vmflags)) < 0 && hooks.done)
-		hooks.done(err); /* prepare() succeeded: undo what it holds */
-	if (err) {
-		frozen_free(&fz);
+	for (unsigned tries = 1, fd_spare = SC_FDS_SPARE; !err; tries++, fd_spare *= 4) {
+		err = prepare(&fz, fd_spare);
+		if (err)
+			break;
+		t0 = sc_log_seconds();
+		/* Without a copier the snapshot is read through /proc: slower, as good. */
+		err = sc_copier_start(SC_SHARED_SIZE);
+		if (err < 0)
+			sc_log(SC_LOG_DEBUG, "checkpoint: no memory shared with the snapshot: %s",
+			       strerror(-err));
+		t1 = sc_log_seconds();
+		/* the image holds the program's errno, not what the preparations left in it */
+		errno = program_errno;
+		stopped = true;
+		err = freeze(&fz, ex != NULL);
+		if (err == 1) {
+			sc_fds_restarted(&fz.fds);
+			sc_shared_forget(&fz.shared); /* its stage was no part of the image */
+			frozen_free(&fz);
+			return restarted();
+		}
+		if (err || !sc_fds_outgrown(&fz.fds) || tries == FREEZE_TRIES)
+			break;
+		sc_log(SC_LOG_DEBUG, "checkpoint: more descriptors were opened before the stop "
+		       "than the %u spare: again, with %u", fd_spare, 4 * fd_spare);
+		drop_instant(&fz, ex != NULL);
+		stopped = false;
+	}
+	if (!stopped) { /* refused before the stop: prepare() released it all */
 		checkpoint_end();
 		return err;
-	}
-	double t0 = sc_log_seconds(), t1, t2, t3;
-
-	/* Without a copier the snapshot is read through /proc: slower, as good. */
-	err = sc_copier_start(SC_SHARED_SIZE);
-	if (err < 0)
-		sc_log(SC_LOG_DEBUG, "checkpoint: no memory shared with the snapshot: %s",
-		       strerror(-err));
-	t1 = sc_log_seconds();
-	/* the image holds the program's errno, not what the preparations left in it */
-	errno = program_errno;
-	err = freeze(&fz, ex != NULL);
-	if (err == 1) {
-		sc_fds_restarted(&fz.fds);
-		sc_shared_forget(&fz.shared); /* its stage was no part of the image: not unmapped */
-		frozen_free(&fz);
-		return restarted();
 	}
 	t2 = sc_log_seconds();
 	if (!err && background && (err = start_background(path, &fz)) == 0)

@@ -105,9 +105,6 @@ void sc_fds_restarted(const struct sc_fds_frozen *z)
 	}
 }
 
-/* Leave room for descriptors opened between the count and the freeze. */
-#define FDS_SPARE 256
-
 static int count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -179,7 +176,7 @@ static int helpers_for(int n)
  * The table is mapped, not malloc'd: malloc could move the break, and the
  * program's break must be at the instant what it was before the call.
  */
-int sc_fds_prepare(struct sc_fds_frozen *z)
+int sc_fds_prepare(struct sc_fds_frozen *z, unsigned spare)
 {
 	int slots = fd_slots();
 	bool small = slots > 0 && slots <= PROBE_SLOTS_MAX;
@@ -191,7 +188,7 @@ int sc_fds_prepare(struct sc_fds_frozen *z)
 		return n;
 	/* a table mostly empty (a few descriptors at high numbers) is listed */
 	z->probe = small && slots <= 8 * n + 1024;
-	z->cap = n + FDS_SPARE;
+	z->cap = n + (int)(spare > SC_FDS_SPARE ? spare : SC_FDS_SPARE);
 	z->n_helpers = helpers_for(n);
 	m = mmap(NULL, table_size(z), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
@@ -218,6 +215,11 @@ void sc_fds_frozen_free(struct sc_fds_frozen *z)
 	if (z->fds)
 		munmap(z->fds, table_size(z));
 	memset(z, 0, sizeof(*z));
+}
+
+bool sc_fds_outgrown(const struct sc_fds_frozen *z)
+{
+	return z->err && z->err_what == SC_FREEZE_TOO_MANY;
 }
 
 static int report_freeze_error(const struct sc_fds_frozen *z)
@@ -883,7 +885,7 @@ int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *ski
 int sc_fds_capture(struct sc_fd **out, size_t *n, const int *skip, size_t n_skip)
 {
 	struct sc_fds_frozen z;
-	int err = sc_fds_prepare(&z);
+	int err = sc_fds_prepare(&z, 0);
 
 	if (err)
 		return err;

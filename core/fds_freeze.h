@@ -12,6 +12,7 @@
 #ifndef SC_FDS_FREEZE_H
 #define SC_FDS_FREEZE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -115,12 +116,22 @@ enum {
 };
 
 /* fds.c */
+/* Room for descriptors opened between the count and the freeze, at the first try. */
+#define SC_FDS_SPARE 256
+
 /**
  * sc_fds_prepare() - allocate @z for the descriptors this process has, with room
- * to spare for those it opens before the threads stop. Ordinary libc: call it
- * before the freeze. Return: 0 or a negative error (reported).
+ * for @spare more (at least SC_FDS_SPARE) that it opens before the threads
+ * stop. Ordinary libc: call it before the freeze.
+ * Return: 0 or a negative error (reported).
  */
-int sc_fds_prepare(struct sc_fds_frozen *z);
+int sc_fds_prepare(struct sc_fds_frozen *z, unsigned spare);
+/**
+ * sc_fds_outgrown() - after the freeze: the process had opened more
+ * descriptors than @z had room for, so the instant holds none of them; it
+ * may be taken again with more room. Nothing was reported.
+ */
+bool sc_fds_outgrown(const struct sc_fds_frozen *z);
 /** sc_fds_frozen_free() - release @z's memory (the copies belong to the snapshot). */
 void sc_fds_frozen_free(struct sc_fds_frozen *z);
 

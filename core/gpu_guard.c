@@ -13,14 +13,19 @@
 #include "format/sc_log.h"
 #include "selfckpt.h"
 
+/*
+ * The mappings tell: a driver that holds GPU state has mapped its control
+ * and device memory. Its descriptors are not counted here: reading every
+ * descriptor's link would cost a large table milliseconds at each checkpoint.
+ */
 int sc_gpu_guard(void)
 {
-	unsigned fds, maps;
+	unsigned maps = sc_nvidia_device_maps();
 
-	if (!sc_nvidia_devices_used(&fds, &maps))
+	if (!maps)
 		return 0;
-	return sc_err(SELFCKPT_EDRIVER, "this process uses an NVIDIA GPU (%u descriptors and %u "
-		      "mappings of /dev/nvidia*), whose state no image can hold, and it has no CUDA "
-		      "support of selfckpt's (a library built without the CUDA toolkit, or a static "
-		      "link without the flags of 'pkg-config --static selfckpt')", fds, maps);
+	return sc_err(SELFCKPT_EDRIVER, "this process uses an NVIDIA GPU (%u mappings of "
+		      "/dev/nvidia*), whose state no image can hold, and it has no CUDA support of "
+		      "selfckpt's (a library built without the CUDA toolkit, or a static link "
+		      "without the flags of 'pkg-config --static selfckpt')", maps);
 }

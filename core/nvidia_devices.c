@@ -69,7 +69,7 @@ static unsigned count_device_fds(void)
  * Mappings of device and control memory: a path in /proc/self/maps starts
  * after a space, so " /dev/nvidia" is one, wherever the reads cut the lines.
  */
-static unsigned count_device_maps(void)
+unsigned sc_nvidia_device_maps(void)
 {
 	static const char key[] = " " NVIDIA_DEV;
 	const size_t keep = sizeof(key) - 2; /* a key cut by a read: its start, kept */
@@ -98,6 +98,6 @@ static unsigned count_device_maps(void)
 bool sc_nvidia_devices_used(unsigned *fds, unsigned *maps)
 {
 	*fds = count_device_fds();
-	*maps = count_device_maps();
+	*maps = sc_nvidia_device_maps();
 	return *fds || *maps;
 }

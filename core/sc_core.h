@@ -127,6 +127,8 @@ bool sc_skip_covers(uint64_t start, uint64_t end);
  * the process.
  */
 bool sc_nvidia_devices_used(unsigned *fds, unsigned *maps);
+/** sc_nvidia_device_maps() - the mappings of /dev/nvidia* alone (no descriptor is read). */
+unsigned sc_nvidia_device_maps(void);
 
 /* tool_path.c */
 /**

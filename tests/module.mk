@@ -200,7 +200,7 @@ fuzz: fuzz-build
 # Round-trip test programs (tests/progs/, run by tests/core/test_roundtrip*.c): each is its own
 # process that checkpoints itself, linked with the static library. Like every checkpointed
 # process they come from the plain build (test-processes, PLAIN_BUILD in the Makefile).
-PROG_NAMES := badsave blocked churn clock dlopen failsave files growth heap mapfile mappings procstate signals \
+PROG_NAMES := badsave blocked churn clock dlopen failsave fdrace files growth heap mapfile mappings procstate signals \
 	threads tlsmisc
 
 test-progs: $(PROG_NAMES:%=$(BUILD)/tests/progs/%)

@@ -328,7 +328,7 @@ Test(fd_rights, a_lock_held_only_in_flight_refuses)
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_DGRAM, 0, sk), 0);
 	send_fds(sk[0], "l", &fd, 1);
 	close(fd);
-	cr_assert_eq(sc_fds_prepare(&z), 0, "%s", selfckpt_last_error());
+	cr_assert_eq(sc_fds_prepare(&z, 0), 0, "%s", selfckpt_last_error());
 	sc_fds_freeze(&z);
 	cr_assert_eq(z.err, 0);
 	cr_assert_eq(sc_locks_collect(&z, getpid(), &locks, &n), -SELFCKPT_EHOST);

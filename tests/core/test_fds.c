@@ -696,7 +696,7 @@ Test(fds, a_name_removed_after_the_instant_is_the_name_it_had)
 	int fd = open(data_path, O_CREAT | O_RDWR, 0600);
 
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(sc_fds_prepare(&z), 0, "%s", selfckpt_last_error());
+	cr_assert_eq(sc_fds_prepare(&z, 0), 0, "%s", selfckpt_last_error());
 	sc_fds_freeze(&z);
 	cr_assert_eq(unlink(data_path), 0);
 	cr_assert_eq(sc_fds_collect(&z, getpid(), NULL, 0, &fds, &n), 0, "%s",

@@ -221,3 +221,28 @@ Test(roundtrip, restorer_command_line)
 	cr_assert(r.err_len > 0, "no message for a missing argument");
 	run_free(&r);
 }
+
+/*
+ * Threads that open descriptors as fast as they can during the checkpoint
+ * open more between the count and the stop than the first table holds: the
+ * instant is taken again with more room, and the checkpoint succeeds; the
+ * restored process ends with every descriptor, as the saving one does.
+ */
+Test(roundtrip, a_checkpoint_amid_descriptors_opened_fast_is_taken_again)
+{
+	for (int i = 0; i < 10; i++) {
+		const char *image = in_base("fdrace-%d.img", i);
+		const char *save[] = { prog_path("fdrace"), image, NULL };
+		const char *back[] = { restorer(), image, NULL };
+		struct run r;
+
+		run(save, &r);
+		expect_exit(&r, 0, "fdrace");
+		cr_expect_str_eq(r.out, "saved\ndescriptors 6003\n", "%s", r.err);
+		run_free(&r);
+		run(back, &r);
+		expect_exit(&r, 0, "fdrace restored");
+		cr_expect_str_eq(r.out, "restored\ndescriptors 6003\n", "%s", r.err);
+		run_free(&r);
+	}
+}
