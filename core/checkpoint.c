@@ -528,6 +528,35 @@ static void drop_instant(struct sc_frozen *fz, bool held)
  * with four times the room, up to this many tries, before it is refused.
  */
 #define FREEZE_TRIES 4
+/* An instant with inotify events unread is taken again this long after. */
+#define QUEUE_RETRY_MS 2
+
+/*
+ * Whether the instant just taken is given up for another, where a later one
+ * can do better: 1, at once, with *@fd_spare raised; 2, after QUEUE_RETRY_MS,
+ * in which the program reads its events; 0, kept (the image is then refused
+ * where it cannot hold what the instant has).
+ */
+static int take_again(const struct sc_frozen *fz, unsigned *fd_tries, unsigned *fd_spare,
+		      double *queued_since)
+{
+	if (sc_fds_outgrown(&fz->fds)) {
+		if (++*fd_tries >= FREEZE_TRIES)
+			return 0;
+		sc_log(SC_LOG_DEBUG, "checkpoint: more descriptors were opened before the stop "
+		       "than the %u spare: again, with %u", *fd_spare, 4 * *fd_spare);
+		*fd_spare *= 4;
+		return 1;
+	}
+	if (sc_fds_events_queued(&fz->fds) >= 0) {
+		if (!*queued_since)
+			*queued_since = sc_log_seconds();
+		else if (sc_log_seconds() - *queued_since >= SC_FDS_QUEUE_WAIT_MS / 1000.0)
+			return 0;
+		return 2;
+	}
+	return 0;
+}
 
 static int checkpoint(const char *path, bool background, const struct sc_exit_after *ex)
 {
@@ -542,7 +571,11 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	checkpoint_begin();
 	sc_snapshot_reaped(); /* the last snapshot's reaper is no thread to save */
 	err = sc_exiting_refuse(path); /* none starts once the program is exiting */
-	for (unsigned tries = 1, fd_spare = SC_FDS_SPARE; !err; tries++, fd_spare *= 4) {
+	unsigned fd_tries = 0, fd_spare = SC_FDS_SPARE;
+	double queued_since = 0; /* when the first instant found inotify events unread */
+	int again;
+
+	while (!err) {
 		err = prepare(&fz, fd_spare);
 		if (err)
 			break;
@@ -563,12 +596,12 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 			frozen_free(&fz);
 			return restarted();
 		}
-		if (err || !sc_fds_outgrown(&fz.fds) || tries == FREEZE_TRIES)
+		if (err || !(again = take_again(&fz, &fd_tries, &fd_spare, &queued_since)))
 			break;
-		sc_log(SC_LOG_DEBUG, "checkpoint: more descriptors were opened before the stop "
-		       "than the %u spare: again, with %u", fd_spare, 4 * fd_spare);
 		drop_instant(&fz, ex != NULL);
 		stopped = false;
+		if (again == 2)
+			nanosleep(&(struct timespec){ 0, QUEUE_RETRY_MS * 1000000L }, NULL);
 	}
 	if (!stopped) { /* refused before the stop: prepare() released it all */
 		checkpoint_end();

@@ -222,6 +222,23 @@ bool sc_fds_outgrown(const struct sc_fds_frozen *z)
 	return z->err && z->err_what == SC_FREEZE_TOO_MANY;
 }
 
+int sc_fds_events_queued(const struct sc_fds_frozen *z)
+{
+	for (int i = 0; i < z->n; i++)
+		if (z->fds[i].anon_kind == SC_ANON_INOTIFY && z->fds[i].queued > 0)
+			return i;
+	return -1;
+}
+
+/* An instant with inotify events queued, after the checkpoint waited for the program. */
+static int report_events_queued(const struct sc_fds_frozen *z, int i)
+{
+	return sc_err(EAGAIN, "inotify descriptor %d has %d bytes of events queued that the "
+		      "program did not read within %d ms: the kernel keeps them in the object, "
+		      "and no image can hold them, so none is written", z->fds[i].fd,
+		      z->fds[i].queued, SC_FDS_QUEUE_WAIT_MS);
+}
+
 static int report_freeze_error(const struct sc_fds_frozen *z)
 {
 	static const char *const step[] = {
@@ -837,12 +854,14 @@ int sc_fds_collect(const struct sc_fds_frozen *z, pid_t snapshot, const int *ski
 	struct sc_fd *fds;
 	struct snap snap;
 	size_t k = 0;
-	int err = 0, *sharers, *slot;
+	int err = 0, *sharers, *slot, queued;
 
 	*out = NULL;
 	*n = 0;
 	if (z->err)
 		return report_freeze_error(z);
+	if ((queued = sc_fds_events_queued(z)) >= 0)
+		return report_events_queued(z, queued);
 	err = snap_open(z, snapshot, &snap);
 	if (err)
 		return err;

@@ -47,6 +47,7 @@ struct sc_fd_instant {
 	 */
 	int32_t anon_kind; /* SC_ANON_*, 0: not such an object, or not told */
 	int64_t anon_id;   /* eventfd-id, or -1 */
+	int32_t queued;    /* an inotify instance: bytes of events not read yet (FIONREAD) */
 };
 
 enum { SC_ANON_EVENTFD = 1, SC_ANON_TIMERFD, SC_ANON_SIGNALFD, SC_ANON_EPOLL, SC_ANON_INOTIFY };
@@ -132,6 +133,16 @@ int sc_fds_prepare(struct sc_fds_frozen *z, unsigned spare);
  * may be taken again with more room. Nothing was reported.
  */
 bool sc_fds_outgrown(const struct sc_fds_frozen *z);
+/* How long a checkpoint waits for the program to read queued inotify events. */
+#define SC_FDS_QUEUE_WAIT_MS 100
+
+/**
+ * sc_fds_events_queued() - after the freeze: the index in @z of the first
+ * inotify descriptor with events queued that the program has not read (the kernel keeps
+ * them in the object, where no image can), or -1. An instant taken a moment
+ * later, once the program has read them, has none.
+ */
+int sc_fds_events_queued(const struct sc_fds_frozen *z);
 /** sc_fds_frozen_free() - release @z's memory (the copies belong to the snapshot). */
 void sc_fds_frozen_free(struct sc_fds_frozen *z);
 

@@ -21,6 +21,7 @@
  * The snapshot holds them; the process closes them with its copies.
  */
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include "core/fd_socket.h"
@@ -80,6 +81,7 @@ int sc_fds_freeze_read_one(struct sc_fd_instant *d, int fd)
 	d->pipe_cap = 0;
 	d->anon_kind = 0;
 	d->anon_id = -1;
+	d->queued = 0;
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
 	d->size = (uint64_t)st.st_size;
@@ -446,6 +448,10 @@ static int note_object(struct sc_fd_instant *d, const char *t, long n)
 			d->anon_kind = kinds[k].kind;
 	if (d->anon_kind == SC_ANON_EVENTFD)
 		d->anon_id = number_of(t, n, "eventfd-id:", 10);
+	/* events the program has not read yet: the kernel keeps them, no image can */
+	if (d->anon_kind == SC_ANON_INOTIFY &&
+	    sc_sys3(SYS_ioctl, d->fd, FIONREAD, (long)&d->queued) < 0)
+		d->queued = 0;
 	if (flags < 0)
 		return -EIO_;
 	d->status = (int32_t)(flags & ~(int64_t)O_CLOEXEC);

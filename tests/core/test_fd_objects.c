@@ -198,6 +198,36 @@ Test(fd_objects, inotify_watch_comes_back_with_its_number)
 	free(f.data);
 }
 
+/*
+ * Events queued in an inotify instance live in the kernel's object, where no
+ * image can hold them: a capture while some are unread is refused, naming
+ * the descriptor, and succeeds once the program has read them.
+ */
+Test(fd_objects, inotify_events_not_read_refuse_the_image)
+{
+	char dir[] = "/tmp/sc-inotify-XXXXXX", path[64], buf[256], want[64];
+	int in = inotify_init1(IN_NONBLOCK), wd;
+	struct sc_fd *fds;
+	size_t n;
+
+	cr_assert_not_null(mkdtemp(dir));
+	wd = inotify_add_watch(in, dir, IN_CREATE);
+	sc_inotify_note(in, wd, dir);
+	snprintf(path, sizeof(path), "%s/new", dir);
+	close(open(path, O_CREAT | O_WRONLY, 0600));
+	cr_assert_eq(sc_fds_capture(&fds, &n, NULL, 0), -EAGAIN, "%s", selfckpt_last_error());
+	snprintf(want, sizeof(want), "inotify descriptor %d has ", in);
+	cr_expect(strstr(selfckpt_last_error(), want), "%s", selfckpt_last_error());
+	cr_expect(strstr(selfckpt_last_error(), "no image can hold them"), "%s",
+		  selfckpt_last_error());
+	cr_assert_gt(read(in, buf, sizeof(buf)), 0);
+	cr_assert_eq(sc_fds_capture(&fds, &n, NULL, 0), 0, "%s", selfckpt_last_error());
+	sc_fds_free(fds, n);
+	unlink(path);
+	rmdir(dir);
+	close(in);
+}
+
 /* An eventfd record whose payload is @len bytes of @items. */
 static struct sc_fd with_items(const void *items, size_t len)
 {
