@@ -88,9 +88,14 @@ static void cpu_only_build(const char *build, const char *log)
 	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
 	cr_assert_eq(access("Makefile", R_OK), 0, "the tests run from the source tree, not '%s'",
 		     cwd);
-	/* the sub-make must not inherit `make test`'s variables (SAN=1, BUILD) */
-	snprintf(cmd, sizeof(cmd), "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C '%s' -j2 "
-		 "--no-print-directory BUILD='%s' CUDA_HOME=/nonexistent all "
+	/*
+	 * The sub-make must not inherit `make test`'s variables (SAN=1, BUILD):
+	 * make passes those of its command line down in MAKEFLAGS and in the
+	 * environment.
+	 */
+	snprintf(cmd, sizeof(cmd), "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES "
+		 "-u SAN -u BUILD -u WITH_CUDA -u CUDA_INCLUDE make -C '%s' -j2 "
+		 "--no-print-directory SAN= BUILD='%s' CUDA_HOME=/nonexistent all "
 		 "'%s/tests/progs/sigblock' > '%s' 2>&1", cwd, build, build, log);
 	cr_assert_eq(system(cmd), 0, "the build without CUDA failed: see '%s'", log);
 }
