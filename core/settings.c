@@ -3,11 +3,9 @@
  * settings.c - reading the SELFCKPT_* environment variables once, checking
  * each, and keeping the result for the whole process (sc_settings.h).
  *
- * Every reader of a variable used to call getenv() where it needed the value,
- * at a different time and with its own idea of a wrong value (often none: a
- * typo quietly became 0). Here each variable has one parser, the same rule for
- * a wrong value everywhere (its default, said once), and one moment at which
- * the environment is read: a program that changes its environment afterwards
+ * Each variable has one parser and the same rule for a wrong value (its
+ * default, said once, never a typo quietly taken for 0), and the environment
+ * is read at one moment: a program that changes its environment afterwards
  * changes nothing of selfckpt's, as a restored process never could.
  */
 #include <errno.h>
