@@ -147,30 +147,41 @@ static const char *pick(const char *opt, const char *var)
 	return v && *v ? v : NULL;
 }
 
-/* The variable each option stands for: its value is the option's, checked by export_opts(). */
-static struct run_opts given;
+/* An option and the variable it stands for: the option beats the variable. */
+struct stand_in {
+	const char *var;
+	const char *value; /* the option's; NULL: not given */
+};
 
-static const char *option_of(const char *var)
+#define STAND_INS 9
+
+static void stand_ins(const struct run_opts *o, struct stand_in s[STAND_INS])
 {
-	const struct { const char *var, *opt; } pairs[] = {
-		{ SC_ENV_DIR, given.dir }, { SC_ENV_INTERVAL, given.interval },
-		{ SC_ENV_SIGNAL, given.signal }, { SC_ENV_SIGNAL_NOW, given.signal_now },
-		{ SC_ENV_LEVEL, given.level }, { SC_ENV_LOG_LEVEL, given.log_level },
-		{ "SELFCKPT_CUDA", given.cuda },
-		{ SC_ENV_EXIT_AFTER_SAVE, given.exit_after_save ? "1" : NULL },
-		{ "SELFCKPT_EMBED_FILES", given.embed_files ? "1" : NULL },
+	const struct stand_in all[STAND_INS] = {
+		{ SC_ENV_DIR, o->dir }, { SC_ENV_INTERVAL, o->interval },
+		{ SC_ENV_SIGNAL, o->signal }, { SC_ENV_SIGNAL_NOW, o->signal_now },
+		{ SC_ENV_LEVEL, o->level }, { SC_ENV_LOG_LEVEL, o->log_level },
+		{ "SELFCKPT_CUDA", o->cuda },
+		{ SC_ENV_EXIT_AFTER_SAVE, o->exit_after_save ? "1" : NULL },
+		{ "SELFCKPT_EMBED_FILES", o->embed_files ? "1" : NULL },
 	};
 
-	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
-		if (!strcmp(var, pairs[i].var))
-			return pairs[i].opt;
-	return NULL;
+	memcpy(s, all, sizeof(all));
 }
+
+/* The options given, for inherited(), which the settings' parser calls with a name only. */
+static const struct run_opts *given;
 
 /* The environment less the variables an option replaces: those are the options' to check. */
 static const char *inherited(const char *var)
 {
-	return option_of(var) ? NULL : getenv(var);
+	struct stand_in s[STAND_INS];
+
+	stand_ins(given, s);
+	for (size_t i = 0; i < STAND_INS; i++)
+		if (s[i].value && !strcmp(var, s[i].var))
+			return NULL;
+	return getenv(var);
 }
 
 /*
@@ -182,7 +193,7 @@ static int check_env(const struct run_opts *o)
 	struct sc_settings s;
 	int ret = -1;
 
-	given = *o;
+	given = o;
 	if (sc_settings_parse(&s, inherited) < 0)
 		return sc_tool_exit_code(sc_err(ENOMEM, "out of memory"));
 	if (s.bad_n)
@@ -197,15 +208,11 @@ static int check_env(const struct run_opts *o)
  */
 static int put_opts(const struct run_opts *o)
 {
-	static const char *const vars[] = {
-		SC_ENV_INTERVAL, SC_ENV_SIGNAL, SC_ENV_SIGNAL_NOW, SC_ENV_LEVEL, SC_ENV_LOG_LEVEL,
-		"SELFCKPT_CUDA", SC_ENV_EXIT_AFTER_SAVE, "SELFCKPT_EMBED_FILES",
-	};
-	const char *v;
+	struct stand_in s[STAND_INS];
 
-	given = *o;
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
-		if ((v = option_of(vars[i])) && setenv(vars[i], v, 1))
+	stand_ins(o, s);
+	for (size_t i = 0; i < STAND_INS; i++)
+		if (s[i].value && setenv(s[i].var, s[i].value, 1))
 			return sc_tool_exit_code(sc_err(errno, "cannot set the environment: %s",
 							strerror(errno)));
 	return -1;

@@ -531,38 +531,77 @@ static void drop_instant(struct sc_frozen *fz, bool held)
 /* An instant with inotify events unread is taken again this long after. */
 #define QUEUE_RETRY_MS 2
 
-/*
- * Whether the instant just taken is given up for another, where a later one
- * can do better: 1, at once, with *@fd_spare raised; 2, after QUEUE_RETRY_MS,
- * in which the program reads its events; 0, kept (the image is then refused
- * where it cannot hold what the instant has).
- */
-static int take_again(const struct sc_frozen *fz, unsigned *fd_tries, unsigned *fd_spare,
-		      double *queued_since)
+/* What take_again() says of the instant just taken. */
+enum instant_verdict {
+	INSTANT_KEEP,        /* the image is made of it (or refused, where it cannot hold it) */
+	INSTANT_AGAIN,       /* taken again at once, with more room for descriptors */
+	INSTANT_AGAIN_LATER, /* taken again after QUEUE_RETRY_MS, once the program read its events */
+};
+
+static enum instant_verdict take_again(const struct sc_frozen *fz, unsigned *fd_tries,
+				       unsigned *fd_spare, double *queued_since)
 {
 	if (sc_fds_outgrown(&fz->fds)) {
 		if (++*fd_tries >= FREEZE_TRIES)
-			return 0;
+			return INSTANT_KEEP;
 		sc_log(SC_LOG_DEBUG, "checkpoint: more descriptors were opened before the stop "
 		       "than the %u spare: again, with %u", *fd_spare, 4 * *fd_spare);
 		*fd_spare *= 4;
-		return 1;
+		return INSTANT_AGAIN;
 	}
 	if (sc_fds_events_queued(&fz->fds) >= 0) {
 		if (!*queued_since)
 			*queued_since = sc_log_seconds();
 		else if (sc_log_seconds() - *queued_since >= SC_FDS_QUEUE_WAIT_MS / 1000.0)
-			return 0;
-		return 2;
+			return INSTANT_KEEP;
+		return INSTANT_AGAIN_LATER;
 	}
-	return 0;
+	return INSTANT_KEEP;
+}
+
+/*
+ * The instant: prepare, stop every thread and take the snapshot, taken again
+ * where a later one can do better (take_again()); @t[0..1] when the copier
+ * was set up. Return: as freeze(), with *@stopped; or, with *@stopped false,
+ * the refusal of prepare(), which left nothing held.
+ */
+static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, double t[2],
+			bool *stopped)
+{
+	unsigned fd_tries = 0, fd_spare = SC_FDS_SPARE;
+	double queued_since = 0; /* when the first instant found inotify events unread */
+	enum instant_verdict verdict;
+	int err;
+
+	for (;;) {
+		*stopped = false;
+		if ((err = prepare(fz, fd_spare)) < 0)
+			return err;
+		t[0] = sc_log_seconds();
+		/* Without a copier the snapshot is read through /proc: slower, as good. */
+		err = sc_copier_start(SC_SHARED_SIZE);
+		if (err < 0)
+			sc_log(SC_LOG_DEBUG, "checkpoint: no memory shared with the snapshot: %s",
+			       strerror(-err));
+		t[1] = sc_log_seconds();
+		/* the image holds the program's errno, not what the preparations left in it */
+		errno = program_errno;
+		*stopped = true;
+		err = freeze(fz, hold);
+		if (err || (verdict = take_again(fz, &fd_tries, &fd_spare, &queued_since)) ==
+			   INSTANT_KEEP)
+			return err;
+		drop_instant(fz, hold);
+		if (verdict == INSTANT_AGAIN_LATER)
+			nanosleep(&(struct timespec){ 0, QUEUE_RETRY_MS * 1000000L }, NULL);
+	}
 }
 
 static int checkpoint(const char *path, bool background, const struct sc_exit_after *ex)
 {
 	struct sc_frozen fz = { .child = -1 };
 	int err, program_errno = errno;
-	double t0 = 0, t1 = 0, t2, t3;
+	double t[2] = { 0, 0 }, t2, t3;
 	bool stopped = false; /* the threads were stopped: what follows must undo it */
 
 	if (!path || !*path)
@@ -571,39 +610,15 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	checkpoint_begin();
 	sc_snapshot_reaped(); /* the last snapshot's reaper is no thread to save */
 	err = sc_exiting_refuse(path); /* none starts once the program is exiting */
-	unsigned fd_tries = 0, fd_spare = SC_FDS_SPARE;
-	double queued_since = 0; /* when the first instant found inotify events unread */
-	int again;
-
-	while (!err) {
-		err = prepare(&fz, fd_spare);
-		if (err)
-			break;
-		t0 = sc_log_seconds();
-		/* Without a copier the snapshot is read through /proc: slower, as good. */
-		err = sc_copier_start(SC_SHARED_SIZE);
-		if (err < 0)
-			sc_log(SC_LOG_DEBUG, "checkpoint: no memory shared with the snapshot: %s",
-			       strerror(-err));
-		t1 = sc_log_seconds();
-		/* the image holds the program's errno, not what the preparations left in it */
-		errno = program_errno;
-		stopped = true;
-		err = freeze(&fz, ex != NULL);
-		if (err == 1) {
-			sc_fds_restarted(&fz.fds);
-			sc_shared_forget(&fz.shared); /* its stage was no part of the image */
-			frozen_free(&fz);
-			return restarted();
-		}
-		if (err || !(again = take_again(&fz, &fd_tries, &fd_spare, &queued_since)))
-			break;
-		drop_instant(&fz, ex != NULL);
-		stopped = false;
-		if (again == 2)
-			nanosleep(&(struct timespec){ 0, QUEUE_RETRY_MS * 1000000L }, NULL);
+	if (!err)
+		err = take_instant(&fz, ex != NULL, program_errno, t, &stopped);
+	if (err == 1) {
+		sc_fds_restarted(&fz.fds);
+		sc_shared_forget(&fz.shared); /* its stage was no part of the image: not unmapped */
+		frozen_free(&fz);
+		return restarted();
 	}
-	if (!stopped) { /* refused before the stop: prepare() released it all */
+	if (!stopped) { /* refused before the stop: nothing is held */
 		checkpoint_end();
 		return err;
 	}
@@ -629,7 +644,7 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	frozen_free(&fz);
 	sc_log(SC_LOG_DEBUG, "checkpoint: shared memory set up in %.3f s, snapshot taken in "
 	       "%.3f s, image in %.3f s, snapshot and shared memory released in %.3f s",
-	       t1 - t0, t2 - t1, t3 - t2, sc_log_seconds() - t3);
+	       t[1] - t[0], t2 - t[1], t3 - t2, sc_log_seconds() - t3);
 	if (hooks.done)
 		hooks.done(err);
 	checkpoint_end();

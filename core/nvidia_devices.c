@@ -3,8 +3,8 @@
  * nvidia_devices.c - how much of the process holds the NVIDIA driver's device
  * files (nvidiactl, nvidia0, nvidia-uvm ...): open descriptors and mappings.
  * Either means a CUDA driver works in this process, and GPU state that no
- * image of the process memory can hold (cuda/lib/driver_seen.c, and
- * cuda_absent.c where the library was built without CUDA).
+ * image of the process memory can hold (cuda/lib/driver_seen.c; gpu_guard.c
+ * where no CUDA support is in).
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/sc_core.h"
+#include "core/sc_sys.h"
 
 /*
  * Nothing here allocates: it runs inside a checkpoint, which must leave the
@@ -28,14 +29,6 @@ static bool is_nvidia_device(const char *path)
 	return strncmp(path, NVIDIA_DEV, strlen(NVIDIA_DEV)) == 0;
 }
 
-struct linux_dirent64 {
-	unsigned long long d_ino;
-	long long d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 static unsigned count_device_fds(void)
 {
 	char buf[DIRENT_BUF] __attribute__((aligned(8)));
@@ -47,7 +40,7 @@ static unsigned count_device_fds(void)
 		return 0;
 	while ((got = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
 		for (long off = 0; off < got;) {
-			struct linux_dirent64 *e = (struct linux_dirent64 *)(buf + off);
+			struct sc_dirent64 *e = (struct sc_dirent64 *)(buf + off);
 			char target[PATH_MAX];
 			ssize_t len;
 

@@ -143,18 +143,19 @@ unsigned sc_nvidia_device_maps(void);
 int sc_find_tool(const char *name, const char *env_name, const char *env, char *out,
 		 size_t len);
 
-/* selfckpt's programs that the library and the tools start, and their variables. */
+/* selfckpt's programs that the library and the tools start. */
 #define SC_GPU_PROXY "selfckpt-gpu-proxy"
-#define SC_GPU_PROXY_ENV "SELFCKPT_PROXY"
-#define SC_DRIVER_TOOL "selfckpt-driver-ckpt"
-#define SC_DRIVER_TOOL_ENV "SELFCKPT_DRIVER_CKPT"
+enum sc_tool {
+	SC_TOOL_GPU_PROXY,   /* selfckpt-gpu-proxy, or SELFCKPT_PROXY */
+	SC_TOOL_DRIVER_CKPT, /* selfckpt-driver-ckpt, or SELFCKPT_DRIVER_CKPT */
+};
 
 /**
- * sc_need_tool() - sc_find_tool() for a program that a step cannot do
- * without: where it is missing, the error is reported (sc_err()) as
- * "@purpose: " and the search's reason, with @code (0: the search's -ENOENT).
+ * sc_need_tool() - sc_find_tool() for @tool, with the user's variable from the
+ * settings, for a step that cannot do without it: where it is missing, the
+ * error is reported (sc_err()) as "@purpose: " and the search's reason, with
+ * @code (0: the search's -ENOENT).
  */
-int sc_need_tool(const char *name, const char *env_name, const char *env, char *out, size_t len,
-		 int code, const char *purpose);
+int sc_need_tool(enum sc_tool tool, char *out, size_t len, int code, const char *purpose);
 
 #endif /* SC_CORE_H */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/sc_core.h"
+#include "core/sc_settings.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"
 
@@ -76,10 +77,13 @@ int sc_find_tool(const char *name, const char *env_name, const char *env, char *
 			    name, slash ? dir : "?", env_name);
 }
 
-int sc_need_tool(const char *name, const char *env_name, const char *env, char *out, size_t len,
-		 int code, const char *purpose)
+int sc_need_tool(enum sc_tool tool, char *out, size_t len, int code, const char *purpose)
 {
-	int err = sc_find_tool(name, env_name, env, out, len);
+	const struct sc_settings *set = sc_settings();
+	int err = tool == SC_TOOL_GPU_PROXY ?
+		  sc_find_tool(SC_GPU_PROXY, "SELFCKPT_PROXY", set->proxy, out, len) :
+		  sc_find_tool("selfckpt-driver-ckpt", "SELFCKPT_DRIVER_CKPT", set->driver_ckpt,
+			       out, len);
 	char why[1024];
 
 	if (!err)

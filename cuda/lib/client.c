@@ -187,8 +187,8 @@ static int spawn_proxy(void)
 	struct spawn s = { .path = path, .argv = argv, .memfd = sc_cu.memfd };
 	size_t stack_len = 64 << 10;
 	char *stack = NULL, **envp = NULL;
-	int err = sc_need_tool(SC_GPU_PROXY, SC_GPU_PROXY_ENV, sc_settings()->proxy, path,
-			       sizeof(path), 0, "cannot start the GPU proxy");
+	int err = sc_need_tool(SC_TOOL_GPU_PROXY, path, sizeof(path), 0,
+			       "cannot start the GPU proxy");
 	pid_t pid;
 
 	if (err < 0)

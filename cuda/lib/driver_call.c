@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "core/sc_core.h"
-#include "core/sc_settings.h"
 #include "cuda/lib/cuda_internal.h"
 #include "cuda/lib/driver_mode.h"
 #include "format/sc_log.h"
@@ -88,14 +87,16 @@ static int run_tool(char *const argv[], char *const env[])
 		      WTERMSIG(status));
 }
 
+/* What selfckpt-driver-ckpt is needed for, when it is missing. */
+#define WHY_DRIVER_TOOL "cannot run the CUDA driver's checkpoint"
+
 int sc_cu_driver_call(const char *action, pid_t pid, unsigned timeout_ms)
 {
 	char path[PATH_MAX], pid_s[16], timeout_s[16];
 	char *argv[] = { path, pid_s, (char *)action, timeout_s, NULL };
 	int err;
 
-	if ((err = sc_need_tool(SC_DRIVER_TOOL, SC_DRIVER_TOOL_ENV, sc_settings()->driver_ckpt,
-				path, sizeof(path), 0, "cannot run the CUDA driver's checkpoint")) < 0)
+	if ((err = sc_need_tool(SC_TOOL_DRIVER_CKPT, path, sizeof(path), 0, WHY_DRIVER_TOOL)) < 0)
 		return err;
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
 	snprintf(timeout_s, sizeof(timeout_s), "%u", timeout_ms);
@@ -111,8 +112,7 @@ int sc_cu_driver_resume_on(pid_t pid, const struct sc_cu_gpus *gpus)
 	unsigned n = gpus->n < SC_CU_GPUS_MAX ? gpus->n : SC_CU_GPUS_MAX;
 	int err;
 
-	if ((err = sc_need_tool(SC_DRIVER_TOOL, SC_DRIVER_TOOL_ENV, sc_settings()->driver_ckpt,
-				path, sizeof(path), 0, "cannot run the CUDA driver's checkpoint")) < 0)
+	if ((err = sc_need_tool(SC_TOOL_DRIVER_CKPT, path, sizeof(path), 0, WHY_DRIVER_TOOL)) < 0)
 		return err;
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)pid);
 	argv[0] = path;

@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "core/sc_core.h"
-#include "core/sc_settings.h"
 #include "cuda/tools/module_info.h"
 #include "cuda/tools/sc_gpu_check.h"
 #include "format/sc_log.h"
@@ -225,8 +224,8 @@ static int query_gpus(const char *path, struct gpus *g)
 
 	if (!out)
 		return sc_err(ENOMEM, "out of memory asking for the GPUs");
-	err = sc_need_tool(SC_GPU_PROXY, SC_GPU_PROXY_ENV, sc_settings()->proxy, g->proxy,
-			   sizeof(g->proxy), SELFCKPT_EHOST, "cannot check this machine's GPUs");
+	err = sc_need_tool(SC_TOOL_GPU_PROXY, g->proxy, sizeof(g->proxy), SELFCKPT_EHOST,
+			    "cannot check this machine's GPUs");
 	if (!err)
 		err = run_query(g->proxy, out, QUERY_OUT_MAX, &status);
 	if (!err)
