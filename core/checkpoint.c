@@ -25,6 +25,7 @@
 #include "core/sc_settings.h"
 #include "core/sc_sys.h"
 #include "core/sc_sysv.h"
+#include "core/job.h"
 #include "core/sc_trigger.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"
@@ -165,7 +166,7 @@ static void let_go(void)
  * fz->child), 1 when the process resumes from an image, or a negative error.
  * With @hold the other threads stay stopped once the snapshot is taken.
  */
-static int freeze(struct sc_frozen *fz, bool hold)
+static int freeze(struct sc_frozen *fz, bool hold, const struct sc_job_member *job)
 {
 	struct sc_thread_state *me;
 	int32_t tid;
@@ -185,6 +186,11 @@ static int freeze(struct sc_frozen *fz, bool hold)
 			return sc_err(ETIMEDOUT, "a thread did not stop for the checkpoint within "
 				      "10 s; the checkpoint is given up and the program goes on");
 		return sc_err(-err, "cannot stop the threads: %s", strerror(-err));
+	}
+	/* The job's instant: nothing is read until every process of it is stopped. */
+	if ((err = sc_job_stopped(job)) < 0) {
+		sc_threads_release();
+		return sc_err_quiet(-err, "the checkpoint of the job was given up");
 	}
 	/* Counted again from zero as the threads come back from an image. */
 	__atomic_store_n(&sc_stopped.stopped, 0, __ATOMIC_RELEASE);
@@ -215,6 +221,10 @@ static int freeze(struct sc_frozen *fz, bool hold)
 	fz->child = (pid_t)sc_clone_frozen();
 	sc_vmflags_fork_back(&fz->vmflags);
 	sc_fds_freeze_drop(&fz->fds); /* the snapshot holds the copies now */
+	if (fz->child >= 0 && (err = sc_job_captured(job)) < 0) {
+		let_go();
+		return sc_err_quiet(-err, "the checkpoint of the job was given up");
+	}
 	if (!hold || fz->child < 0)
 		let_go();
 	if (fz->child < 0)
@@ -566,7 +576,7 @@ static enum instant_verdict take_again(const struct sc_frozen *fz, unsigned *fd_
  * the refusal of prepare(), which left nothing held.
  */
 static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, double t[2],
-			bool *stopped)
+			bool *stopped, const struct sc_job_member *job)
 {
 	unsigned fd_tries = 0, fd_spare = SC_FDS_SPARE;
 	double queued_since = 0; /* when the first instant found inotify events unread */
@@ -587,9 +597,10 @@ static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, doub
 		/* the image holds the program's errno, not what the preparations left in it */
 		errno = program_errno;
 		*stopped = true;
-		err = freeze(fz, hold);
-		if (err || (verdict = take_again(fz, &fd_tries, &fd_spare, &queued_since)) ==
-			   INSTANT_KEEP)
+		err = freeze(fz, hold, job);
+		/* A job's instant is taken again by the whole job (job.c), never by one member. */
+		if (err || job ||
+		    (verdict = take_again(fz, &fd_tries, &fd_spare, &queued_since)) == INSTANT_KEEP)
 			return err;
 		drop_instant(fz, hold);
 		if (verdict == INSTANT_AGAIN_LATER)
@@ -597,7 +608,8 @@ static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, doub
 	}
 }
 
-static int checkpoint(const char *path, bool background, const struct sc_exit_after *ex)
+static int checkpoint(const char *path, bool background, const struct sc_exit_after *ex,
+		      const struct sc_job_member *job)
 {
 	struct sc_frozen fz = { .child = -1 };
 	int err, program_errno = errno;
@@ -611,7 +623,7 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	sc_snapshot_reaped(); /* the last snapshot's reaper is no thread to save */
 	err = sc_exiting_refuse(path); /* none starts once the program is exiting */
 	if (!err)
-		err = take_instant(&fz, ex != NULL, program_errno, t, &stopped);
+		err = take_instant(&fz, ex != NULL, program_errno, t, &stopped, job);
 	if (err == 1) {
 		sc_fds_restarted(&fz.fds);
 		sc_shared_forget(&fz.shared); /* its stage was no part of the image: not unmapped */
@@ -653,12 +665,17 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 
 int sc_checkpoint(const char *path, bool background)
 {
-	return checkpoint(path, background, NULL);
+	return checkpoint(path, background, NULL, NULL);
 }
 
 int sc_checkpoint_then_exit(const char *path, const struct sc_exit_after *ex)
 {
-	return checkpoint(path, false, ex);
+	return checkpoint(path, false, ex, NULL);
+}
+
+int sc_checkpoint_member(const char *path, const struct sc_job_member *job)
+{
+	return checkpoint(path, false, NULL, job);
 }
 
 SELFCKPT_API int selfckpt_save(const char *path)

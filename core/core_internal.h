@@ -175,6 +175,13 @@ extern struct sc_stopped sc_stopped;
  */
 int sc_checkpoint(const char *path, bool background);
 
+/**
+ * sc_checkpoint_member() - sc_checkpoint() of this process as @job's member:
+ * its instant is the job's (job.h); the image is written before it returns.
+ */
+struct sc_job_member;
+int sc_checkpoint_member(const char *path, const struct sc_job_member *job);
+
 /* How a checkpoint that ends the program ends it (sc_checkpoint_then_exit()). */
 struct sc_exit_after {
 	void (*saved)(const char *path); /* runs once the image is complete, threads stopped */

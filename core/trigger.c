@@ -46,6 +46,8 @@
 #include <unistd.h>
 
 #include "core/core_internal.h"
+#include "core/job.h"
+#include "core/job_set.h"
 #include "core/sc_exiting.h"
 #include "core/sc_hooks.h"
 #include "core/sc_settings.h"
@@ -65,12 +67,13 @@ static struct {
 	bool exit_after_save;
 } cfg;
 
-/* Triggers are for the process selfckpt-run started, not for what it runs in turn. */
+/*
+ * Triggers are for every process of the job: the one selfckpt-run started and
+ * every process started under it, which a trigger sends up to the job's top.
+ */
 static bool wanted(const struct sc_settings *set)
 {
-	if (!set->dir && !set->interval && !set->signal && !set->signal_now)
-		return false;
-	return !set->run_pid || atol(set->run_pid) == (long)getpid();
+	return set->dir || set->interval || set->signal || set->signal_now;
 }
 
 /* @v: the value of @name, NULL when unset. */
@@ -228,6 +231,23 @@ static void saved(const char *path, const char *why)
 	sc_log(SC_LOG_INFO, "checkpoint on %s written to '%s'", why, path);
 }
 
+/* The set this process wrote last: replaced by the next, as an image is. */
+static char last_set[2 * PATH_MAX + 2];
+
+/* The set at @path is complete: DIR/latest names it, and the job's previous set goes. */
+static void saved_set(const char *path, const char *why)
+{
+	if (update_latest(path + strlen(cfg.dir) + 1) < 0) {
+		sc_log(SC_LOG_WARN, "'%s/%s' still names an older image", cfg.dir,
+		       SC_TRIGGER_LATEST);
+		return;
+	}
+	if (last_set[0] && strcmp(last_set, path))
+		sc_set_discard(last_set);
+	snprintf(last_set, sizeof(last_set), "%s", path);
+	sc_log(SC_LOG_INFO, "checkpoint of the job on %s written to '%s'", why, path);
+}
+
 static const char *exit_why; /* what asked for the checkpoint that ends the program */
 
 /* sc_checkpoint_then_exit()'s end: every other thread is still stopped. */
@@ -237,6 +257,58 @@ static void saved_then_exit(const char *path)
 	sc_log(SC_LOG_INFO, "exiting with status %d as asked", SC_TRIGGER_EXIT_SAVED);
 }
 
+/* Join the job's checkpoint its coordinator asked for (job.c). */
+static void join(void)
+{
+	uint64_t v = __atomic_load_n(&sc_trigger.join, __ATOMIC_ACQUIRE);
+
+	sc_job_join(sc_trigger.join_from, (int)(uint32_t)v, (int)((v >> 32) & 0xffff),
+		    cfg.prog);
+}
+
+/*
+ * A trigger in a process whose parent is of the job goes up to the parent,
+ * and so to the job's top, which checkpoints the whole job; the interval is
+ * the top's alone. Return: true when the request was passed on (or dropped).
+ */
+static bool passed_up(unsigned req)
+{
+	pid_t parent = getppid();
+
+	if (!sc_job_parent_is_member())
+		return false;
+	if (req & SC_TRIGGER_NOW)
+		kill(parent, sc_trigger.sig_now);
+	else if (req & SC_TRIGGER_SOON)
+		kill(parent, sc_trigger.sig_soon);
+	if (req & (SC_TRIGGER_NOW | SC_TRIGGER_SOON))
+		sc_log(SC_LOG_DEBUG, "checkpoint request passed to the parent, process %d, "
+		       "which checkpoints the job", (int)parent);
+	return true;
+}
+
+/* The top of a job with children checkpoints them all: one set, named by DIR/latest. */
+static void serve_job(const char *why)
+{
+	char name[PATH_MAX], path[2 * PATH_MAX + 2];
+	int ret;
+
+	if (cfg.exit_after_save)
+		sc_log(SC_LOG_WARN, "the job has several processes: it goes on after this "
+		       "checkpoint (%s is for a job of one process)", SC_ENV_EXIT_AFTER_SAVE);
+	ret = sc_job_checkpoint(cfg.dir, cfg.prog, why, name, sizeof(name));
+	if (ret == SELFCKPT_RESTORED) {
+		sc_log(SC_LOG_INFO, "resumed from the checkpoint of the job");
+		return;
+	}
+	if (ret < 0) {
+		sc_log(SC_LOG_WARN, "the checkpoint of the job on %s failed; the job goes on", why);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s", cfg.dir, name);
+	saved_set(path, why);
+}
+
 static void serve(unsigned req)
 {
 	char path[PATH_MAX], buf[SC_SIGNAL_NAME_MAX];
@@ -244,8 +316,17 @@ static void serve(unsigned req)
 	const char *why = describe(req, buf);
 	int n, ret;
 
-	if (sc_exiting())
+	if (req & SC_TRIGGER_JOIN)
+		join();
+	req &= ~SC_TRIGGER_JOIN;
+	if (!req || sc_exiting())
 		return; /* the program is exiting: no new checkpoint */
+	if (passed_up(req))
+		return;
+	if (sc_job_has_children()) {
+		serve_job(why);
+		return;
+	}
 	n = snprintf(path, sizeof(path), "%s/%s.%d.sckpt", cfg.dir, cfg.prog, (int)getpid());
 	if (n >= (int)sizeof(path)) {
 		sc_err(ENAMETOOLONG, "image path '%s/%s...' is too long", cfg.dir, cfg.prog);
@@ -300,8 +381,8 @@ static int install_handler(int sig)
 	struct sigaction sa = { 0 };
 	char buf[SC_SIGNAL_NAME_MAX];
 
-	sa.sa_handler = sc_trigger_handler;
-	sa.sa_flags = SA_RESTART;
+	sa.sa_sigaction = sc_trigger_handler;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
 	sigfillset(&sa.sa_mask);
 	if (sigaction(sig, &sa, NULL) < 0)
 		return sc_err(errno, "cannot install the handler of %s: %s",
@@ -338,6 +419,22 @@ static int start_thread(void)
 	return 0;
 }
 
+/*
+ * A forked child is of the job too: it gets a checkpoint thread of its own
+ * (the parent's is not in it), and no request the parent had not served yet.
+ */
+static void start_in_child(void)
+{
+	if (!__atomic_load_n(&sc_trigger.active, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&sc_trigger.pending, 0, __ATOMIC_RELEASE);
+	if (start_thread() < 0) {
+		signal(sc_trigger.sig_soon, SIG_DFL);
+		signal(sc_trigger.sig_now, SIG_DFL);
+		__atomic_store_n(&sc_trigger.active, 0, __ATOMIC_RELEASE);
+	}
+}
+
 /* The settings are read here first: the library's start-up, before the program's main(). */
 __attribute__((constructor)) static void trigger_init(void)
 {
@@ -353,6 +450,7 @@ __attribute__((constructor)) static void trigger_init(void)
 		return;
 	}
 	__atomic_store_n(&sc_trigger.active, 1, __ATOMIC_RELEASE);
+	pthread_atfork(NULL, NULL, start_in_child);
 	sc_log(SC_LOG_DEBUG, "checkpoints to '%s' on %s, %s%s", cfg.dir,
 	       sc_signal_name(sc_trigger.sig_soon, soon), sc_signal_name(sc_trigger.sig_now, now),
 	       cfg.interval_ns ? " and on an interval" : "");
@@ -364,7 +462,7 @@ void sc_trigger_note_action(int sig, void (*handler)(int))
 		       : sig == sc_trigger.sig_now ? SC_TRIGGER_NOW : 0;
 	char name[SC_SIGNAL_NAME_MAX];
 
-	if (!bit || handler == sc_trigger_handler ||
+	if (!bit || handler == (void (*)(int))(void (*)(void))sc_trigger_handler ||
 	    !__atomic_load_n(&sc_trigger.active, __ATOMIC_ACQUIRE))
 		return;
 	if (__atomic_fetch_or(&sc_trigger.warned, bit, __ATOMIC_ACQ_REL) & bit)

@@ -7,10 +7,14 @@
 #ifndef SC_TRIGGER_INTERNAL_H
 #define SC_TRIGGER_INTERNAL_H
 
+#include <signal.h>
+#include <stdint.h>
+
 /* Requests, as bits of sc_trigger.pending. */
 #define SC_TRIGGER_SOON 0x1u  /* the "at the next safe point" signal */
 #define SC_TRIGGER_NOW 0x2u   /* the "at once" signal */
 #define SC_TRIGGER_TIMER 0x4u /* the interval elapsed (never set by the handler) */
+#define SC_TRIGGER_JOIN 0x8u  /* the job's coordinator asks this process to join (job.h) */
 
 /* Static, so that the handler needs nothing set up but this. */
 struct sc_trigger {
@@ -20,12 +24,14 @@ struct sc_trigger {
 	int sig_now;
 	int active;        /* the handlers are installed and the thread runs */
 	unsigned warned;   /* SC_TRIGGER_SOON/NOW: the program's own action was reported */
+	int join_from;     /* SC_TRIGGER_JOIN: the coordinator's pid */
+	uint64_t join;     /* and the value it queued (job.c) */
 };
 
 extern struct sc_trigger sc_trigger;
 
 /* trigger_rt.c */
-void sc_trigger_handler(int sig);
+void sc_trigger_handler(int sig, siginfo_t *info, void *uc);
 
 /* trigger.c */
 

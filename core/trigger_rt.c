@@ -11,14 +11,31 @@
  */
 #include <stddef.h>
 
+#include "core/job.h"
 #include "core/sc_sys.h"
 #include "core/trigger_internal.h"
 
 struct sc_trigger sc_trigger;
 
-void sc_trigger_handler(int sig)
+/* A request the job's coordinator queued (job.c): SI_QUEUE, with its mark in the value. */
+static int is_join(const siginfo_t *info)
+{
+	uint64_t v = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
+
+	return info->si_code == SI_QUEUE && (v >> 48) == SC_JOB_MAGIC;
+}
+
+void sc_trigger_handler(int sig, siginfo_t *info, void *uc)
 {
 	unsigned bit = sig == sc_trigger.sig_now ? SC_TRIGGER_NOW : SC_TRIGGER_SOON;
+
+	(void)uc;
+	if (info && is_join(info)) {
+		sc_trigger.join_from = info->si_pid;
+		__atomic_store_n(&sc_trigger.join, (uint64_t)(uintptr_t)info->si_value.sival_ptr,
+				 __ATOMIC_RELEASE);
+		bit = SC_TRIGGER_JOIN;
+	}
 
 	__atomic_or_fetch(&sc_trigger.pending, bit, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&sc_trigger.seq, 1, __ATOMIC_RELEASE);

@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * job.c - the checkpoint of a job (job.h): the coordinator's side, which
+ * finds the members, asks them to join and makes their images one set, and
+ * a member's side, which joins.
+ *
+ * The coordinator gathers before it stops itself: it asks its children,
+ * then the children each stopped member lists, until every member is
+ * stopped. A process that exits meanwhile is a zombie of a stopped parent
+ * (recorded as one) or gone (reaped before its parent stopped: not part of
+ * the instant). Only then does the coordinator stop its own threads; a child
+ * it started in between makes it give the instant up (job_rt.c), and the
+ * whole job takes it again.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/checkpoint_internal.h"
+#include "core/core_internal.h"
+#include "core/job.h"
+#include "core/job_set.h"
+#include "core/sc_core.h"
+#include "core/trigger_internal.h"
+#include "format/sc_log.h"
+#include "selfckpt.h"
+
+#define THREAD_NAME "selfckpt" /* the checkpoint thread's (trigger.c) */
+#define JOIN_WAIT_MS 2000      /* for a new child to start the library's thread */
+#define GATHER_WAIT_MS 30000   /* for every member to stop */
+#define ROUNDS 3               /* instants given up and taken again, at most */
+
+/* ---- who belongs ---- */
+
+/* Does @pid run the library's checkpoint thread? */
+static bool runs_library(pid_t pid)
+{
+	char path[320], comm[32];
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return false;
+	while (!found && (e = readdir(d))) {
+		int fd;
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)pid, e->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		found = n == (ssize_t)strlen(THREAD_NAME) + 1 &&
+			!memcmp(comm, THREAD_NAME "\n", (size_t)n);
+	}
+	closedir(d);
+	return found;
+}
+
+bool sc_job_parent_is_member(void)
+{
+	pid_t parent = getppid();
+
+	return parent > 1 && runs_library(parent);
+}
+
+bool sc_job_has_children(void)
+{
+	int32_t none[1];
+
+	return sc_job_list_children(none, 0) != 0;
+}
+
+/* What /proc/<pid>/stat says: state, group, session and exit code (field 52). */
+struct proc_stat {
+	char state;
+	int pgid, sid, exit_code;
+};
+
+static int read_stat(pid_t pid, struct proc_stat *st)
+{
+	char path[64], buf[1024], *p;
+	int fd, field = 3;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || !(p = strrchr((buf[n] = '\0', buf), ')')))
+		return -EIO;
+	*st = (struct proc_stat){ .state = p[2], .exit_code = 0 };
+	for (p += 2; p && field <= 52; p = strchr(p, ' '), p = p ? p + 1 : p, field++) {
+		if (field == 5)
+			st->pgid = atoi(p);
+		else if (field == 6)
+			st->sid = atoi(p);
+		else if (field == 52)
+			st->exit_code = atoi(p);
+	}
+	return 0;
+}
+
+/* The program @pid runs, for a message. */
+static const char *program_of(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, buf, size - 1);
+	if (n <= 0)
+		snprintf(buf, size, "?");
+	else
+		buf[n] = '\0';
+	return buf;
+}
+
+/* ---- the area ---- */
+
+static struct sc_job_area *area_create(int *fd)
+{
+	struct sc_job_area *a;
+
+	*fd = memfd_create("selfckpt-job", MFD_CLOEXEC);
+	if (*fd < 0 || ftruncate(*fd, sizeof(*a)) < 0) {
+		sc_err(errno, "cannot make the memory the job's checkpoint shares: %s",
+		       strerror(errno));
+		if (*fd >= 0)
+			close(*fd);
+		return NULL;
+	}
+	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (a == MAP_FAILED) {
+		sc_err(errno, "cannot map the memory the job's checkpoint shares: %s",
+		       strerror(errno));
+		close(*fd);
+		return NULL;
+	}
+	sc_skip_add((uint64_t)(uintptr_t)a, (uint64_t)(uintptr_t)a + sizeof(*a));
+	return a;
+}
+
+static void area_drop(struct sc_job_area *a)
+{
+	sc_skip_remove((uint64_t)(uintptr_t)a);
+	munmap(a, sizeof(*a));
+}
+
+/* ---- the coordinator ---- */
+
+struct gather {
+	struct sc_job_area *a;
+	int fd;     /* the area's, which members open through /proc */
+	int sig;    /* the members' "at once" signal */
+};
+
+static bool holds(const struct sc_job_area *a, pid_t pid)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->slot[i].pid == pid)
+			return true;
+	return false;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void zombie_slot(struct sc_job_slot *s, const struct proc_stat *st)
+{
+	s->pgid = st->pgid;
+	s->sid = st->sid;
+	s->status = st->exit_code;
+	__atomic_store_n(&s->state, SC_MEMBER_ZOMBIE, __ATOMIC_RELEASE);
+}
+
+static int escaped(pid_t pid, pid_t parent)
+{
+	char prog[256];
+
+	return sc_err(SELFCKPT_EHOST, "process %d ('%s'), a child of %d, runs without the "
+		      "selfckpt library (a static program, or one started with the environment "
+		      "cleared), so the job cannot be checkpointed whole: no image is written",
+		      (int)pid, program_of(pid, prog, sizeof(prog)), (int)parent);
+}
+
+/* Add @pid, a child of @parent, to the job and ask it to join. */
+static int ask(struct gather *g, pid_t pid, pid_t parent)
+{
+	struct sc_job_area *a = g->a;
+	struct sc_job_slot *s;
+	struct proc_stat st;
+	union sigval v;
+	int64_t until = now_ms() + JOIN_WAIT_MS;
+
+	if (a->n >= SC_JOB_MEMBERS)
+		return sc_err(SELFCKPT_EHOST, "the job has more than %d processes, the most one "
+			      "checkpoint takes", SC_JOB_MEMBERS);
+	s = &a->slot[a->n];
+	*s = (struct sc_job_slot){ .pid = pid, .ppid = parent };
+	if (read_stat(pid, &st) < 0)
+		return 0; /* gone already: reaped before its parent stopped */
+	if (st.state == 'Z') {
+		a->n++;
+		zombie_slot(s, &st);
+		return 0;
+	}
+	while (!runs_library(pid)) {
+		if (now_ms() > until)
+			return escaped(pid, parent);
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	}
+	snprintf(s->prog, sizeof(s->prog), "%s", "?");
+	{
+		char path[64];
+		int fd;
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+			n = read(fd, s->prog, sizeof(s->prog) - 1);
+			close(fd);
+			s->prog[n > 0 ? n - 1 : 0] = '\0';
+		}
+	}
+	s->state = SC_MEMBER_ASKED;
+	v.sival_ptr = (void *)(((uintptr_t)SC_JOB_MAGIC << 48) | ((uintptr_t)a->n << 32) |
+			       (uint32_t)g->fd);
+	a->n++;
+	if (sigqueue(pid, g->sig, v) < 0)
+		return sc_err(errno, "cannot ask process %d to join the checkpoint: %s", (int)pid,
+			      strerror(errno));
+	return 0;
+}
+
+/* The children a stopped member listed, asked in their turn. */
+static int take_children(struct gather *g, struct sc_job_slot *s)
+{
+	int err = 0;
+
+	if (s->n_children < 0)
+		return sc_err(SELFCKPT_EHOST, "process %d has more than %d children, the most "
+			      "one checkpoint takes", (int)s->pid, SC_JOB_CHILDREN);
+	for (int i = 0; i < s->n_children && !err; i++)
+		if (!holds(g->a, s->children[i]))
+			err = ask(g, s->children[i], s->pid);
+	s->listed = 1;
+	return err;
+}
+
+/* A member asked but not stopped: still on its way, a zombie now, or gone. */
+static void look_again(struct sc_job_slot *s)
+{
+	struct proc_stat st;
+
+	if (read_stat(s->pid, &st) < 0)
+		s->state = SC_MEMBER_ZOMBIE, s->pid = -s->pid; /* gone: no part of the instant */
+	else if (st.state == 'Z')
+		zombie_slot(s, &st);
+}
+
+static int member_failed(const struct sc_job_slot *s)
+{
+	return sc_err(s->err ? -s->err : ECANCELED, "process %d ('%s') of the job cannot be "
+		      "checkpointed: %s", (int)s->pid, s->prog, s->msg[0] ? s->msg : "it gave up");
+}
+
+/* Every member but this one is stopped (or a zombie): 1; not yet: 0; or a refusal. */
+static int gather_step(struct gather *g)
+{
+	int all = 1, err;
+
+	for (int i = 1; i < g->a->n; i++) {
+		struct sc_job_slot *s = &g->a->slot[i];
+		int st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+		if (st == SC_MEMBER_FAILED)
+			return member_failed(s);
+		if (st == SC_MEMBER_STOPPED && !s->listed && (err = take_children(g, s)) < 0)
+			return err;
+		if (st == SC_MEMBER_ASKED) {
+			look_again(s);
+			all = 0;
+		}
+	}
+	return all;
+}
+
+static int gather(struct gather *g)
+{
+	int64_t until = now_ms() + GATHER_WAIT_MS;
+	int32_t own[SC_JOB_CHILDREN];
+	int n = sc_job_list_children(own, SC_JOB_CHILDREN), err = 0, done;
+
+	if (n < 0)
+		return sc_err(SELFCKPT_EHOST, "this process has more than %d children, the most "
+			      "one checkpoint takes", SC_JOB_CHILDREN);
+	for (int i = 0; i < n && !err; i++)
+		err = ask(g, own[i], getpid());
+	while (!err) {
+		int32_t seen = __atomic_load_n(&g->a->changed, __ATOMIC_ACQUIRE);
+
+		if ((done = gather_step(g)) != 0)
+			return done < 0 ? done : 0;
+		if (now_ms() > until)
+			return sc_err(ETIMEDOUT, "a process of the job did not stop for the "
+				      "checkpoint within %d s; it is given up and the job goes on",
+				      GATHER_WAIT_MS / 1000);
+		sc_job_wait(&g->a->changed, seen, 20);
+	}
+	return err;
+}
+
+/* Every member wrote its image: 0; or the refusal of the first that could not. */
+static int wait_written(struct sc_job_area *a)
+{
+	for (;;) {
+		int32_t seen = __atomic_load_n(&a->changed, __ATOMIC_ACQUIRE);
+		int pending = 0;
+
+		for (int i = 1; i < a->n; i++) {
+			struct sc_job_slot *s = &a->slot[i];
+			int st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+			if (st == SC_MEMBER_FAILED)
+				return member_failed(s);
+			if (st != SC_MEMBER_WRITTEN && st != SC_MEMBER_ZOMBIE) {
+				if (kill(s->pid, 0) < 0)
+					return sc_err(ESRCH, "process %d ('%s') of the job ended "
+						      "before its image was written", (int)s->pid,
+						      s->prog);
+				pending = 1;
+			}
+		}
+		if (!pending)
+			return 0;
+		sc_job_wait(&a->changed, seen, 100);
+	}
+}
+
+/* The set's processes, from the area: members and zombies, parents first. */
+static int set_of(const struct sc_job_area *a, struct sc_set *s)
+{
+	s->m = calloc((size_t)a->n, sizeof(*s->m));
+	s->n = 0;
+	if (!s->m)
+		return sc_err(ENOMEM, "out of memory");
+	for (int i = 0; i < a->n; i++) {
+		const struct sc_job_slot *sl = &a->slot[i];
+		struct sc_set_member *m = &s->m[s->n];
+
+		if (sl->pid <= 0)
+			continue; /* gone before the instant */
+		*m = (struct sc_set_member){ .pid = sl->pid, .ppid = sl->ppid, .pgid = sl->pgid,
+					     .sid = sl->sid, .status = sl->status,
+					     .zombie = sl->state == SC_MEMBER_ZOMBIE };
+		if (!m->zombie)
+			snprintf(m->file, sizeof(m->file), "%s.%d.sckpt", sl->prog, (int)sl->pid);
+		s->n++;
+	}
+	return 0;
+}
+
+/* Tell every member the checkpoint is over and wait until none is stopped by it. */
+static void finish(struct sc_job_area *a, int phase)
+{
+	__atomic_store_n(&a->phase, phase, __ATOMIC_RELEASE);
+	sc_job_wake(&a->phase);
+	/* a member that joined leaves the area at once once told */
+	for (int ms = 0; ms < 200; ms += 20) {
+		int busy = 0;
+
+		for (int i = 1; i < a->n; i++) {
+			int st = __atomic_load_n(&a->slot[i].state, __ATOMIC_ACQUIRE);
+
+			busy |= st == SC_MEMBER_STOPPED || st == SC_MEMBER_CAPTURED;
+		}
+		if (!busy)
+			break;
+		nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+	}
+}
+
+/*
+ * One round: gather, the instant, the images, the set. Return as
+ * sc_job_checkpoint(); -EAGAIN when the round is to be taken again.
+ */
+static int round_of(struct gather *g, const char *dir, const char *prog, char *name,
+		    size_t size)
+{
+	struct sc_job_area *a = g->a;
+	struct sc_job_member self = { .area = a, .index = 0, .coordinator = true };
+	char path[PATH_MAX + 64];
+	struct sc_set set = { 0 };
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	a->magic = SC_JOB_MAGIC;
+	a->phase = SC_JOB_GATHER;
+	a->n = 1;
+	a->slot[0] = (struct sc_job_slot){ .pid = getpid(), .state = SC_MEMBER_ASKED };
+	snprintf(a->slot[0].prog, sizeof(a->slot[0].prog), "%s", prog);
+	if ((err = sc_set_begin(dir, prog, getpid(), a->dir, sizeof(a->dir))) < 0)
+		return err;
+	err = gather(g);
+	snprintf(path, sizeof(path), "%s/%s.%d.sckpt", a->dir, prog, (int)getpid());
+	if (!err) {
+		err = sc_checkpoint_member(path, &self);
+		if (err == SELFCKPT_RESTORED)
+			return err; /* the area is no part of the restored process */
+		if (err == -ECANCELED && !strcmp(a->slot[0].msg, "a process was started as "
+						 "the checkpoint began"))
+			err = -EAGAIN;
+	}
+	if (err >= 0)
+		err = wait_written(a);
+	if (err >= 0)
+		err = set_of(a, &set);
+	if (err >= 0)
+		err = sc_set_commit(dir, a->dir, prog, getpid(), &set, name, size);
+	sc_set_free(&set);
+	finish(a, err < 0 ? SC_JOB_ABORT : SC_JOB_DONE);
+	if (err < 0)
+		sc_set_discard(a->dir);
+	return err < 0 ? err : SELFCKPT_SAVED;
+}
+
+int sc_job_checkpoint(const char *dir, const char *prog, const char *why, char *name,
+		      size_t size)
+{
+	struct gather g = { .sig = sc_trigger.sig_now };
+	int err = -EAGAIN;
+
+	sc_snapshot_reaped(); /* the last snapshot is a child no more */
+	if (!(g.a = area_create(&g.fd)))
+		return -ENOMEM;
+	for (int round = 0; round < ROUNDS && err == -EAGAIN; round++) {
+		if (round)
+			sc_log(SC_LOG_DEBUG, "checkpoint of the job: a process started as it "
+			       "began; taken again");
+		err = round_of(&g, dir, prog, name, size);
+	}
+	if (err == SELFCKPT_RESTORED) {
+		close(g.fd); /* in the image only as a number the program never knew */
+		return err;
+	}
+	close(g.fd);
+	area_drop(g.a);
+	if (err == -EAGAIN)
+		err = sc_err(EAGAIN, "the job kept starting processes as its checkpoint on %s "
+			     "began: no image is written", why);
+	return err;
+}
+
+/* ---- a member ---- */
+
+static struct sc_job_area *area_open(pid_t coord, int fd)
+{
+	char path[64];
+	struct sc_job_area *a;
+	int mine;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)coord, fd);
+	if ((mine = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+		sc_log(SC_LOG_WARN, "cannot join the checkpoint of the job (process %d): %s",
+		       (int)coord, strerror(errno));
+		return NULL;
+	}
+	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED, mine, 0);
+	close(mine);
+	if (a == MAP_FAILED || a->magic != SC_JOB_MAGIC) {
+		if (a != MAP_FAILED)
+			munmap(a, sizeof(*a));
+		sc_log(SC_LOG_WARN, "cannot join the checkpoint of the job (process %d)",
+		       (int)coord);
+		return NULL;
+	}
+	sc_skip_add((uint64_t)(uintptr_t)a, (uint64_t)(uintptr_t)a + sizeof(*a));
+	return a;
+}
+
+void sc_job_join(pid_t coord, int fd, int index, const char *prog)
+{
+	struct sc_job_area *a = area_open(coord, fd);
+	struct sc_job_member me = { .area = a, .index = index };
+	struct sc_job_slot *s;
+	char path[PATH_MAX + 64];
+	int ret;
+
+	if (!a)
+		return;
+	if (index <= 0 || index >= a->n || a->slot[index].pid != getpid()) {
+		area_drop(a);
+		return;
+	}
+	s = &a->slot[index];
+	snprintf(path, sizeof(path), "%s/%s.%d.sckpt", a->dir, s->prog, (int)getpid());
+	(void)prog;
+	ret = sc_checkpoint_member(path, &me);
+	if (ret == SELFCKPT_RESTORED)
+		return; /* the area is no part of the restored process */
+	if (ret < 0) {
+		snprintf(s->msg, sizeof(s->msg), "%s", selfckpt_last_error());
+		s->err = ret;
+	}
+	__atomic_store_n(&s->state, ret < 0 ? SC_MEMBER_FAILED : SC_MEMBER_WRITTEN,
+			 __ATOMIC_RELEASE);
+	sc_job_wake(&a->changed);
+	area_drop(a);
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * job.h - a job is a process tree: the checkpoint of every process started
+ * under selfckpt-run and of every process those start, at one instant.
+ *
+ * The process that checkpoints the job (the coordinator: the highest process
+ * of the job whose parent is not of the job) shares a small area of memory
+ * (a memfd, struct sc_job_area) with every member for the length of one
+ * checkpoint. Members are found from the coordinator down: each member, once
+ * its threads are stopped, lists its children in its slot, and the
+ * coordinator asks each child to join (a queued trigger signal whose value
+ * names the area). A child that cannot join (no library in it: a static
+ * program, or one started with the environment cleared) is reported by pid
+ * and program and the checkpoint is refused.
+ *
+ * The instant: every member stops its threads and waits; once all are
+ * stopped (none can fork or exit any more) each takes its snapshot and waits;
+ * once all have one, all go on. Each member then writes its image into the
+ * set's directory, and the coordinator writes the set's manifest and makes
+ * it the latest (job_set.c).
+ */
+#ifndef SC_JOB_H
+#define SC_JOB_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SC_JOB_MEMBERS 256  /* processes in one job */
+#define SC_JOB_CHILDREN 128 /* children of one member at the instant */
+#define SC_JOB_MAGIC 0x5343u /* in the top bits of a join request's value */
+
+/* The coordinator's word to every member (area->phase). */
+enum sc_job_phase {
+	SC_JOB_GATHER = 1,  /* stop your threads, list your children, wait */
+	SC_JOB_CAPTURE,     /* every member is stopped: take the snapshot, wait */
+	SC_JOB_RELEASE,     /* every member has its snapshot: go on, write the image */
+	SC_JOB_DONE,        /* the set is complete (or refused): leave the area */
+	SC_JOB_ABORT,       /* give the instant up: go on, write nothing */
+};
+
+/* A member's word to the coordinator (slot->state). */
+enum sc_job_state {
+	SC_MEMBER_ASKED = 1, /* signalled, not stopped yet */
+	SC_MEMBER_STOPPED,   /* threads stopped, children listed */
+	SC_MEMBER_CAPTURED,  /* snapshot taken, still stopped */
+	SC_MEMBER_WRITTEN,   /* image complete in the set's directory */
+	SC_MEMBER_FAILED,    /* gave up: err and msg say why */
+	SC_MEMBER_ZOMBIE,    /* not a process that runs: a child not waited for yet */
+};
+
+struct sc_job_slot {
+	int32_t pid, ppid, pgid, sid;
+	int32_t state;       /* enum sc_job_state */
+	int32_t err;         /* a failure's code (negative) */
+	int32_t status;      /* a zombie's wait status */
+	int32_t n_children;  /* -1: more than SC_JOB_CHILDREN */
+	int32_t listed;      /* the coordinator took the children in */
+	int32_t children[SC_JOB_CHILDREN];
+	char prog[16];
+	char msg[240];       /* a failure, as the member reported it */
+};
+
+struct sc_job_area {
+	uint32_t magic;
+	int32_t phase;   /* futex, shared: enum sc_job_phase */
+	int32_t changed; /* futex, shared: bumped by a member at each step */
+	int32_t n;       /* slots in use; slot 0 is the coordinator */
+	char dir[PATH_MAX]; /* the set's directory while it is written */
+	struct sc_job_slot slot[SC_JOB_MEMBERS];
+};
+
+/* A member's part in a checkpoint of the job; NULL in a checkpoint of one process. */
+struct sc_job_member {
+	struct sc_job_area *area;
+	int index;        /* its slot */
+	bool coordinator; /* slot 0: the rest of the job is stopped before it stops */
+};
+
+/* job_rt.c: run by freeze() while every other thread of the process is stopped (raw). */
+
+/**
+ * sc_job_stopped() - this member's threads are stopped: list its children in
+ * its slot and wait until every member is stopped. The coordinator checks
+ * that it has no child the job does not hold and gives the word to capture.
+ * Return: 0 to capture, or -ECANCELED when the instant is given up.
+ */
+int sc_job_stopped(const struct sc_job_member *jm);
+
+/**
+ * sc_job_captured() - this member has its snapshot: wait until every member
+ * has one (the coordinator gives the word). Return: 0, or -ECANCELED.
+ */
+int sc_job_captured(const struct sc_job_member *jm);
+
+/**
+ * sc_job_list_children() - the children of this process that belong to the
+ * job (not selfckpt's own helpers), into @out; raw. Return: their count, or
+ * -1 when there are more than @max.
+ */
+int sc_job_list_children(int32_t *out, int max);
+
+/** sc_job_wake() - bump @word and wake every process waiting on it (shared futex). */
+void sc_job_wake(int32_t *word);
+
+/**
+ * sc_job_wait() - wait while *@word is @seen, at most @ms milliseconds (raw).
+ */
+void sc_job_wait(int32_t *word, int32_t seen, int ms);
+
+/* job.c */
+
+/**
+ * sc_job_parent_is_member() - does the parent of this process belong to the
+ * job (it runs the library's checkpoint thread)? Then a trigger goes up to it.
+ */
+bool sc_job_parent_is_member(void);
+
+/**
+ * sc_job_has_children() - does this process have children of the job?
+ */
+bool sc_job_has_children(void);
+
+/**
+ * sc_job_checkpoint() - checkpoint the job this process coordinates into a
+ * new set in @dir (images named after each member's @prog and pid), and make
+ * @dir/latest name it. @why says what asked (for the log).
+ * Return: SELFCKPT_SAVED, SELFCKPT_RESTORED in the restored coordinator, or
+ * a refusal (< 0, reported), with the previous set left as it was.
+ */
+int sc_job_checkpoint(const char *dir, const char *prog, const char *why, char *set_path,
+		      size_t size);
+
+/**
+ * sc_job_join() - take part in the checkpoint of coordinator @coord whose
+ * area is its descriptor @fd, as slot @index. The image goes to the set's
+ * directory.
+ */
+void sc_job_join(pid_t coord, int fd, int index, const char *prog);
+
+#endif /* SC_JOB_H */
