@@ -28,6 +28,7 @@
 #include "core/fd_index.h"
 #include "core/fd_objects.h"
 #include "core/restore/fd_place.h"
+#include "core/restore/tree_pipes.h"
 #include "core/fd_socket.h"
 #include "format/sc_log.h"
 
@@ -452,6 +453,21 @@ static int place_end(const int ends[2], const struct sc_fd *fds, size_t i, bool 
 	return err;
 }
 
+/*
+ * An end of a pipe another process of the tree holds too: a copy of the end
+ * the tree made (tree_pipes.h), whose bytes are in it already.
+ */
+static int place_tree_end(const struct sc_fd *fds, size_t i, int min)
+{
+	const struct sc_fd *f = &fds[i], *same = sc_fd_shares_with(fds, i);
+	const struct sc_tree_pipe *p = sc_tree_pipe_of(f);
+	bool kind_done[2] = { false, false };
+
+	if (same && same->fd <= 2 && !sc_tree_pipe_of(same))
+		return 0; /* a copy of the restorer's own, made with it */
+	return place_end(p->ends, fds, i, kind_done, min);
+}
+
 /* Restored as a copy of the restorer's own 0, 1 or 2, in restore_shared(). */
 static bool shares_stdio(const struct sc_fd *fds, size_t i)
 {
@@ -582,6 +598,8 @@ static int restore_one(const struct fds_restore *r, size_t i)
 		return restore_char(f, min);
 	case SC_FD_PIPE_R:
 	case SC_FD_PIPE_W:
+		if (sc_tree_pipe_of(f))
+			return place_tree_end(fds, i, min);
 		return pipe_done(r, i) ? 0 : restore_pipe(r, i);
 	case SC_FD_MEMFD:
 	case SC_FD_DELETED:
@@ -648,7 +666,8 @@ static int restore_at(const struct fds_restore *r, size_t i)
 /* The standard descriptors stay the restorer's own, unless the program had its own there. */
 static bool restorers_own(const struct sc_fd *f)
 {
-	return f->fd <= 2 && !(f->fd_flags & SC_FD_OWN_STDIO);
+	/* in a tree, a pipe to another process of it is the tree's, not the restorer's */
+	return f->fd <= 2 && !(f->fd_flags & SC_FD_OWN_STDIO) && !sc_tree_pipe_of(f);
 }
 
 /* A unix or IP socket, or a copy of one: made by sc_fd_sockets_restore(). */

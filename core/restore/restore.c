@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdbool.h>
 
+#include "core/job_set.h"
 #include "core/restore/restore_internal.h"
 #include "core/restore/sc_restore.h"
 #include "format/sc_log.h"
@@ -60,7 +61,9 @@ static int prepare(struct sc_restore_opts *o, struct image *im, struct plan *pla
 				       "SELFCKPT_NEW_IDS=1), and System V objects come back only "
 				       "in the same-ids mode's namespaces");
 	sc_loginuid_restore(&peek);
-	if (!o->new_ids && peek.pid > 1)
+	if (o->in_tree)
+		same_ids = true; /* at its pid already (tree_restore.c) */
+	else if (!o->new_ids && peek.pid > 1)
 		same_ids = sc_same_ids_enter(peek.pid, fd, peek.sysv) == 0;
 	if (peek.sysv && !same_ids)
 		return no_ipc_namespace(o->path, "the namespaces of the same-ids mode are not "
@@ -116,6 +119,8 @@ int sc_restore(const struct sc_restore_opts *opts)
 	int err;
 
 	block_signals();
+	if (!o.in_tree && sc_set_is_set(o.path))
+		return sc_restore_tree(&o);
 	err = prepare(&o, &im, &plan);
 	if (!err)
 		err = sc_restore_jump(&im, &plan);

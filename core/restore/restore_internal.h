@@ -171,6 +171,14 @@ int sc_plan_fill(struct image *im, struct plan *p, unsigned threads);
  */
 int sc_same_ids_enter(pid_t pid, int image_fd, bool ipc);
 
+struct sc_restore_opts;
+/*
+ * tree_restore.c: sc_restore_tree() - sc_restore() of a job's image set: the
+ * process tree it holds. Return: never once restored; a refusal (reported),
+ * with nothing changed.
+ */
+int sc_restore_tree(const struct sc_restore_opts *o);
+
 /*
  * restore_sysv.c: sc_sysv_restore() - make every System V object of @im
  * again, in this process's own IPC namespace, with its id, owner, mode and

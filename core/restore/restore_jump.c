@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/restore/restore_internal.h"
+#include "core/restore/tree_pipes.h"
 #include "core/sc_core.h"
 #include "format/sc_log.h"
 
@@ -283,13 +284,32 @@ static void close_all_but(const int *keep, size_t n)
 	syscall(SYS_close_range, (unsigned)from, ~0u, 0);
 }
 
+/* close_all_but(), keeping the pipes of a tree being restored too (tree_pipes.h). */
+static void close_all_but_tree(const int *keep, size_t n)
+{
+	int *all;
+
+	if (!sc_tree_n_pipes || !(all = malloc((n + 2 * sc_tree_n_pipes) * sizeof(*all)))) {
+		close_all_but(keep, n);
+		return;
+	}
+	memcpy(all, keep, n * sizeof(*all));
+	for (size_t i = 0; i < sc_tree_n_pipes; i++) {
+		all[n + 2 * i] = sc_tree_pipes[i].ends[0];
+		all[n + 2 * i + 1] = sc_tree_pipes[i].ends[1];
+	}
+	close_all_but(all, n + 2 * sc_tree_n_pipes);
+	free(all);
+}
+
 /* Leave open exactly the descriptors the image had, plus the blob's own. */
 static int restore_descriptors(const struct image *im, const struct plan *p)
 {
 	int err;
 
-	close_all_but(p->map_fds, p->n_map_fds);
+	close_all_but_tree(p->map_fds, p->n_map_fds);
 	err = sc_fds_restore(im->fds, im->n_fds);
+	sc_tree_pipes_close(); /* every end this process held is in place */
 	if (!err)
 		err = check_locked_maps(im, p);
 	return err ? err : sc_locks_restore(im->locks, im->n_locks);

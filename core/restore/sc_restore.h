@@ -12,6 +12,7 @@ struct sc_restore_opts {
 	const char *path;   /* the image */
 	unsigned threads;   /* threads that decompress; 0: every online CPU */
 	bool new_ids;       /* no namespaces: new pid and thread ids */
+	bool in_tree;       /* already at its pid, in the namespaces of a tree's restore */
 	/*
 	 * What this machine must have beyond what the engine checks itself (the
 	 * GPUs a CUDA program's modules run on): called on the image open at @fd
@@ -21,7 +22,8 @@ struct sc_restore_opts {
 };
 
 /**
- * sc_restore() - become the process saved in @o->path: it goes on from its
+ * sc_restore() - become the process saved in @o->path (or, where @o->path is
+ * the directory of a job's image set, the tree of processes it holds): it goes on from its
  * checkpoint with this process's pid (or its own, in new namespaces) and
  * standard streams. Every check is made before the point of no return.
  *

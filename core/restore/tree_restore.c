@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tree_restore.c - a job's image set brought back as the process tree it was
+ * (job_set.h): every process at its pid, under its parent, in its process
+ * group and session, zombies not yet waited for, and the pipes between them
+ * each one object with its saved bytes once.
+ *
+ * Before anything changes, every image of the set is opened and checked and
+ * the pipes that cross processes are found. Then, in new namespaces (a tree
+ * comes back only with its own pids: its processes remember each other's),
+ * the first process (at the top's pid) makes those pipes and the processes,
+ * each parent its children, with clone3(set_tid). Once all exist, the pid
+ * counter is moved past every id the tree had, so that no thread started by
+ * a restore takes an id a thread still to come back needs; then every
+ * process restores itself from its image (sc_restore()) at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/job_set.h"
+#include "core/restore/restore_internal.h"
+#include "core/restore/sc_restore.h"
+#include "core/restore/tree_pipes.h"
+#include "format/sc_log.h"
+#include "selfckpt.h"
+
+#define EXIT_TREE_FAILED 70 /* a process of the tree could not be made */
+
+/* One end of a pipe, as an image of the set holds it. */
+struct pipe_end {
+	uint64_t dev, pipe_id;
+	size_t member;
+	uint64_t cap;
+	void *data; /* the saved bytes (one read end's record per pipe), or NULL */
+	size_t len;
+};
+
+struct tree {
+	char dir[PATH_MAX];
+	struct sc_set set;
+	struct pipe_end *ends;
+	size_t n_ends;
+	int max_fd;   /* the highest descriptor number any process of the tree had */
+	pid_t max_id; /* the highest pid or thread id */
+	int go[2];    /* every process waits for the end of file on go[0] */
+	int ready[2]; /* a byte from each process once its children exist */
+};
+
+static const char *image_path(const struct tree *t, size_t i, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/%s", t->dir, t->set.m[i].file);
+	return buf;
+}
+
+static int add_end(struct tree *t, const struct sc_fd *f, size_t member)
+{
+	struct pipe_end *e;
+
+	if (!(t->n_ends & (t->n_ends + 1))) { /* at 0, 1, 3, 7...: room for twice as many */
+		void *m = realloc(t->ends, (2 * t->n_ends + 2) * sizeof(*t->ends));
+
+		if (!m)
+			return sc_err(ENOMEM, "out of memory");
+		t->ends = m;
+	}
+	e = &t->ends[t->n_ends++];
+	*e = (struct pipe_end){ .dev = f->dev, .pipe_id = f->pipe_id, .member = member,
+				.cap = f->size };
+	if (f->data && f->data_len) {
+		if (!(e->data = malloc(f->data_len)))
+			return sc_err(ENOMEM, "out of memory");
+		memcpy(e->data, f->data, f->data_len);
+		e->len = f->data_len;
+	}
+	return 0;
+}
+
+/* What the tree needs of one process's image: its pipe ends, its highest ids. */
+static int note_image(struct tree *t, size_t i, const struct image *im)
+{
+	int err = 0;
+
+	for (size_t k = 0; k < im->n_fds && !err; k++) {
+		const struct sc_fd *f = &im->fds[k];
+
+		if (f->fd > t->max_fd && f->fd < (1 << 20))
+			t->max_fd = f->fd;
+		if (f->kind == SC_FD_PIPE_R || f->kind == SC_FD_PIPE_W)
+			err = add_end(t, f, i);
+	}
+	for (size_t k = 0; k < im->n_threads; k++)
+		if ((pid_t)im->threads[k].tid > t->max_id)
+			t->max_id = (pid_t)im->threads[k].tid;
+	return err;
+}
+
+/* Open, check and read one process's image; refusals name the set and the file. */
+static int check_member(struct tree *t, size_t i, const struct sc_restore_opts *o)
+{
+	const struct sc_set_member *m = &t->set.m[i];
+	char path[PATH_MAX + SC_SET_FILE_MAX];
+	struct sc_peek peek;
+	struct image im;
+	int fd, err;
+
+	image_path(t, i, path, sizeof(path));
+	if (access(path, F_OK) < 0)
+		return sc_err(errno, "the set '%s' is missing the image of process %d ('%s'): "
+			      "nothing was restored", t->dir, (int)m->pid, m->file);
+	if ((err = sc_image_open(path, &fd)) < 0)
+		return err;
+	err = sc_image_peek(fd, path, &peek);
+	if (!err && peek.pid != m->pid)
+		err = sc_err(SELFCKPT_EHEADER, "'%s' is the image of process %d, but the set's "
+			     "manifest names it for process %d: nothing was restored", path,
+			     (int)peek.pid, (int)m->pid);
+	if (!err && peek.sysv)
+		err = sc_err(SELFCKPT_EIPCNS, "'%s' holds System V IPC objects, which a process "
+			     "tree does not bring back yet: nothing was restored", path);
+	if (!err && o->check_machine)
+		err = o->check_machine(fd, path, o->threads);
+	if (!err && !(err = sc_image_load_fd(&im, fd, path))) {
+		err = note_image(t, i, &im);
+		sc_image_release(&im);
+	}
+	close(fd);
+	return err;
+}
+
+static int compare_ends(const void *a, const void *b)
+{
+	const struct pipe_end *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->pipe_id != y->pipe_id)
+		return x->pipe_id < y->pipe_id ? -1 : 1;
+	return x->member < y->member ? -1 : x->member > y->member;
+}
+
+/* Make one pipe two processes share, above @base, with its saved bytes. */
+static int make_pipe(const struct pipe_end *first, const struct pipe_end *end, int base,
+		     struct sc_tree_pipe *p)
+{
+	const struct pipe_end *src = NULL;
+	int ends[2];
+
+	for (const struct pipe_end *e = first; e < end; e++)
+		if (e->data)
+			src = e;
+	if (pipe2(ends, O_CLOEXEC) < 0)
+		return sc_err(errno, "cannot make a pipe of the tree: %s", strerror(errno));
+	p->dev = first->dev;
+	p->pipe_id = first->pipe_id;
+	p->ends[0] = fcntl(ends[0], F_DUPFD_CLOEXEC, base);
+	p->ends[1] = fcntl(ends[1], F_DUPFD_CLOEXEC, base);
+	close(ends[0]);
+	close(ends[1]);
+	if (p->ends[0] < 0 || p->ends[1] < 0)
+		return sc_err(errno, "cannot move a pipe of the tree above descriptor %d: %s",
+			      base, strerror(errno));
+	if (first->cap > (uint64_t)fcntl(p->ends[1], F_GETPIPE_SZ))
+		fcntl(p->ends[1], F_SETPIPE_SZ, (int)first->cap);
+	if (src && write(p->ends[1], src->data, src->len) != (ssize_t)src->len)
+		return sc_err(errno ? errno : EIO, "cannot put %zu saved bytes back in a pipe of "
+			      "the tree", src->len);
+	return 0;
+}
+
+/* The pipes with ends in two processes or more, each made once (tree_pipes.h). */
+static int make_pipes(struct tree *t)
+{
+	int base = t->max_fd + 1, err = 0;
+
+	qsort(t->ends, t->n_ends, sizeof(*t->ends), compare_ends);
+	sc_tree_pipes = calloc(t->n_ends ? t->n_ends : 1, sizeof(*sc_tree_pipes));
+	if (!sc_tree_pipes)
+		return sc_err(ENOMEM, "out of memory");
+	for (size_t i = 0, j; i < t->n_ends && !err; i = j) {
+		bool crosses = false;
+
+		for (j = i + 1; j < t->n_ends && t->ends[j].dev == t->ends[i].dev &&
+				t->ends[j].pipe_id == t->ends[i].pipe_id; j++)
+			crosses |= t->ends[j].member != t->ends[i].member;
+		if (crosses)
+			err = make_pipe(&t->ends[i], &t->ends[j], base,
+					&sc_tree_pipes[sc_tree_n_pipes++]);
+	}
+	return err;
+}
+
+/* ---- in the namespaces: the processes ---- */
+
+static bool in_set(const struct tree *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->set.n; i++)
+		if (t->set.m[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* Is @j made by @i: its child, or, for the top, a process whose parent is not of the tree? */
+static bool makes(const struct tree *t, size_t i, size_t j)
+{
+	if (j == 0)
+		return false;
+	if (t->set.m[j].ppid == t->set.m[i].pid)
+		return true;
+	return i == 0 && !in_set(t, t->set.m[j].ppid);
+}
+
+/* A zombie: ends at once as it ended, and is not waited for. */
+static void __attribute__((noreturn)) end_as(int status)
+{
+	sigset_t none;
+
+	if (WIFSIGNALED(status)) {
+		setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
+		signal(WTERMSIG(status), SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		raise(WTERMSIG(status));
+	}
+	_exit(WEXITSTATUS(status));
+}
+
+static void become(struct tree *t, size_t i, const struct sc_restore_opts *o);
+
+/* Make process @j of the tree at its pid; the zombie ends before this returns. */
+static int make(struct tree *t, size_t i, size_t j, const struct sc_restore_opts *o)
+{
+	pid_t want = t->set.m[j].pid;
+	struct clone_args ca = { .exit_signal = SIGCHLD, .set_tid = (uint64_t)(uintptr_t)&want,
+				 .set_tid_size = 1 };
+	long child;
+	siginfo_t info;
+
+	if (!in_set(t, t->set.m[j].ppid) && i == 0)
+		ca.flags = CLONE_PARENT; /* its parent was no process of the tree: init's */
+	child = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (child < 0)
+		return sc_err(errno, "cannot make process %d of the tree at its pid: %s", (int)want,
+			      strerror(errno));
+	if (child == 0) {
+		if (t->set.m[j].zombie)
+			end_as(t->set.m[j].status);
+		close(t->go[1]);
+		become(t, j, o); /* never returns */
+	}
+	if (t->set.m[j].zombie && !(ca.flags & CLONE_PARENT))
+		waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT);
+	return 0;
+}
+
+/* Its own group or session, where it led one; joining another's waits for "go". */
+static void lead(const struct sc_set_member *m)
+{
+	if (m->sid == m->pid)
+		setsid();
+	else if (m->pgid == m->pid)
+		setpgid(0, 0);
+}
+
+static void join_group(const struct tree *t, const struct sc_set_member *m)
+{
+	if (m->pgid != m->pid && m->sid != m->pid && in_set(t, m->pgid) &&
+	    setpgid(0, m->pgid) < 0)
+		sc_log(SC_LOG_DEBUG, "restore: process %d cannot join the process group %d: %s",
+		       (int)m->pid, (int)m->pgid, strerror(errno));
+}
+
+/* Signals made by the making of zombies are no part of the image. */
+static void drop_sigchld(void)
+{
+	sigset_t chld;
+	struct timespec zero = { 0, 0 };
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	while (sigtimedwait(&chld, NULL, &zero) > 0)
+		;
+}
+
+/* The top, once every process exists: move the pid counter past the tree's ids, then go. */
+static void start_all(struct tree *t)
+{
+	char n[16], c;
+	size_t processes = 0;
+
+	for (size_t i = 0; i < t->set.n; i++)
+		processes += !t->set.m[i].zombie;
+	for (size_t got = 0; got < processes && read(t->ready[0], &c, 1) == 1; got++)
+		;
+	snprintf(n, sizeof(n), "%d", (int)t->max_id);
+	if (sc_write_knob("/proc/sys/kernel/ns_last_pid", n) < 0)
+		sc_log(SC_LOG_DEBUG, "restore: cannot move the pid counter of the tree's namespace");
+	close(t->go[1]);
+}
+
+/* Process @i of the tree, at its pid: its children, then itself from its image. */
+static void become(struct tree *t, size_t i, const struct sc_restore_opts *o)
+{
+	const struct sc_set_member *m = &t->set.m[i];
+	char path[PATH_MAX + SC_SET_FILE_MAX], c;
+	struct sc_restore_opts mine = { .threads = o->threads, .in_tree = true };
+	int err = 0;
+
+	lead(m);
+	for (size_t j = 0; j < t->set.n && !err; j++)
+		if (makes(t, i, j))
+			err = make(t, i, j, o);
+	if (err)
+		_exit(EXIT_TREE_FAILED);
+	drop_sigchld();
+	if (write(t->ready[1], "r", 1) != 1)
+		_exit(EXIT_TREE_FAILED);
+	if (i == 0)
+		start_all(t);
+	while (read(t->go[0], &c, 1) > 0)
+		;
+	close(t->go[0]);
+	close(t->ready[0]);
+	close(t->ready[1]);
+	join_group(t, m);
+	mine.path = image_path(t, i, path, sizeof(path));
+	err = sc_restore(&mine);
+	/* a refusal now, with the rest of the tree made: none of it may go on alone */
+	sc_log(SC_LOG_ERROR, "process %d of the tree could not be restored: the tree is ended",
+	       (int)m->pid);
+	kill(-1, SIGKILL);
+	_exit(EXIT_TREE_FAILED);
+}
+
+static void tree_free(struct tree *t)
+{
+	for (size_t i = 0; i < t->n_ends; i++)
+		free(t->ends[i].data);
+	free(t->ends);
+	sc_set_free(&t->set);
+}
+
+int sc_restore_tree(const struct sc_restore_opts *o)
+{
+	struct tree t = { .max_fd = 2 };
+	int err;
+
+	snprintf(t.dir, sizeof(t.dir), "%s", o->path);
+	if ((err = sc_set_read(t.dir, &t.set)) < 0)
+		return err;
+	for (size_t i = 0; i < t.set.n && !err; i++) {
+		if (t.set.m[i].pid > t.max_id)
+			t.max_id = t.set.m[i].pid;
+		if (!t.set.m[i].zombie)
+			err = check_member(&t, i, o);
+	}
+	if (!err && o->new_ids)
+		err = sc_err(SELFCKPT_EHOST, "'%s' is a process tree, which comes back only with "
+			     "its own pids (its processes remember each other's): it cannot be "
+			     "restored with new ids", t.dir);
+	if (!err && sc_same_ids_enter(t.set.m[0].pid, -1, false) != 0)
+		err = sc_err(SELFCKPT_EHOST, "'%s' is a process tree, which comes back only in "
+			     "a pid namespace of its own, and namespaces are not allowed here: "
+			     "nothing was restored", t.dir);
+	/*
+	 * From here on, this is the tree's top at its pid, in the new namespaces.
+	 * Its pipes are made here, so that only the tree holds them: "go" ends
+	 * when the top closes the last writer.
+	 */
+	if (!err && (pipe2(t.go, O_CLOEXEC) < 0 || pipe2(t.ready, O_CLOEXEC) < 0 ||
+		     make_pipes(&t) < 0)) {
+		sc_log(SC_LOG_ERROR, "cannot make the pipes of the tree: %s", strerror(errno));
+		_exit(EXIT_TREE_FAILED);
+	}
+	if (!err)
+		become(&t, 0, o); /* never returns */
+	tree_free(&t);
+	return err;
+}
