@@ -288,6 +288,8 @@ static int write_fds(struct sc_writer *w, const struct sc_frozen *fz, struct sc_
 	for (size_t i = 0; !err && i < n; i++)
 		err = sc_fd_write_record(w, &fds[i]);
 	if (!err)
+		sc_job_note_fds(fds, n);
+	if (!err)
 		err = sc_held_files(fds, n, o);
 	sc_fds_free(fds, n);
 	if (!err)
@@ -641,8 +643,12 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 		let_go(); /* no watchdog: no hold */
 		ex = NULL;
 	}
+	sc_job_noting(job);
 	if (!err)
 		err = save_to(path, &fz);
+	if (!err && job)
+		sc_job_note_maps(fz.child);
+	sc_job_noting(NULL);
 	if (ex && fz.child > 0)
 		end_hold(ex, path, fz.child, err);
 	t3 = sc_log_seconds();

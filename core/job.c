@@ -131,33 +131,41 @@ static const char *program_of(pid_t pid, char *buf, size_t size)
 
 /* ---- the area ---- */
 
+/* Its length as mapped: whole pages, so that the mapping is left out whole. */
+static size_t area_len(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (sizeof(struct sc_job_area) + page - 1) / page * page;
+}
+
 static struct sc_job_area *area_create(int *fd)
 {
 	struct sc_job_area *a;
 
 	*fd = memfd_create("selfckpt-job", MFD_CLOEXEC);
-	if (*fd < 0 || ftruncate(*fd, sizeof(*a)) < 0) {
+	if (*fd < 0 || ftruncate(*fd, (off_t)area_len()) < 0) {
 		sc_err(errno, "cannot make the memory the job's checkpoint shares: %s",
 		       strerror(errno));
 		if (*fd >= 0)
 			close(*fd);
 		return NULL;
 	}
-	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	a = mmap(NULL, area_len(), PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
 	if (a == MAP_FAILED) {
 		sc_err(errno, "cannot map the memory the job's checkpoint shares: %s",
 		       strerror(errno));
 		close(*fd);
 		return NULL;
 	}
-	sc_skip_add((uint64_t)(uintptr_t)a, (uint64_t)(uintptr_t)a + sizeof(*a));
+	sc_skip_add((uint64_t)(uintptr_t)a, (uint64_t)(uintptr_t)a + area_len());
 	return a;
 }
 
 static void area_drop(struct sc_job_area *a)
 {
 	sc_skip_remove((uint64_t)(uintptr_t)a);
-	munmap(a, sizeof(*a));
+	munmap(a, area_len());
 }
 
 /* ---- the coordinator ---- */
@@ -433,6 +441,8 @@ static int round_of(struct gather *g, const char *dir, const char *prog, char *n
 	if (err >= 0)
 		err = wait_written(a);
 	if (err >= 0)
+		err = sc_job_check_shares(a);
+	if (err >= 0)
 		err = set_of(a, &set);
 	if (err >= 0)
 		err = sc_set_commit(dir, a->dir, prog, getpid(), &set, name, size);
@@ -484,16 +494,16 @@ static struct sc_job_area *area_open(pid_t coord, int fd)
 		       (int)coord, strerror(errno));
 		return NULL;
 	}
-	a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED, mine, 0);
+	a = mmap(NULL, area_len(), PROT_READ | PROT_WRITE, MAP_SHARED, mine, 0);
 	close(mine);
 	if (a == MAP_FAILED || a->magic != SC_JOB_MAGIC) {
 		if (a != MAP_FAILED)
-			munmap(a, sizeof(*a));
+			munmap(a, area_len());
 		sc_log(SC_LOG_WARN, "cannot join the checkpoint of the job (process %d)",
 		       (int)coord);
 		return NULL;
 	}
-	sc_skip_add((uint64_t)(uintptr_t)a, (uint64_t)(uintptr_t)a + sizeof(*a));
+	sc_skip_add((uint64_t)(uintptr_t)a, (uint64_t)(uintptr_t)a + area_len());
 	return a;
 }
 

@@ -30,6 +30,21 @@
 #define SC_JOB_MEMBERS 256  /* processes in one job */
 #define SC_JOB_CHILDREN 128 /* children of one member at the instant */
 #define SC_JOB_MAGIC 0x5343u /* in the top bits of a join request's value */
+#define SC_JOB_OBJECTS 256  /* objects one member notes that another may share */
+
+/* What a member holds that another member may hold too (job_share.c). */
+enum sc_job_object_kind {
+	SC_JOB_SOCKET = 1, /* a socket: its inode, and its peer's */
+	SC_JOB_FILE_W,     /* a regular file open for writing, not appending */
+	SC_JOB_MAP,        /* shared memory: a MAP_SHARED mapping of no file that stays */
+};
+
+struct sc_job_object {
+	uint32_t kind;
+	int32_t fd;     /* a descriptor's number; 0 for a mapping */
+	uint64_t dev, ino, peer;
+	uint64_t start; /* a mapping's address */
+};
 
 /* The coordinator's word to every member (area->phase). */
 enum sc_job_phase {
@@ -60,6 +75,8 @@ struct sc_job_slot {
 	int32_t children[SC_JOB_CHILDREN];
 	char prog[16];
 	char msg[240];       /* a failure, as the member reported it */
+	int32_t n_objects;   /* -1: more than SC_JOB_OBJECTS */
+	struct sc_job_object objects[SC_JOB_OBJECTS];
 };
 
 struct sc_job_area {
@@ -138,5 +155,28 @@ int sc_job_checkpoint(const char *dir, const char *prog, const char *why, char *
  * directory.
  */
 void sc_job_join(pid_t coord, int fd, int index, const char *prog);
+
+/* job_share.c */
+
+/**
+ * sc_job_noting() - the member whose image is being written (@jm), or NULL
+ * once it is: what the image holds that another process may share is noted
+ * in its slot as it is written.
+ */
+void sc_job_noting(const struct sc_job_member *jm);
+
+struct sc_fd;
+/** sc_job_note_fds() - note the sockets and written files of @fds (no-op outside a job). */
+void sc_job_note_fds(const struct sc_fd *fds, size_t n);
+
+/** sc_job_note_maps() - note the shared memory the snapshot @child maps (no-op outside a job). */
+void sc_job_note_maps(pid_t child);
+
+/**
+ * sc_job_check_shares() - refuse (reported) a set in which two processes
+ * share what a tree's restore cannot give back shared: a socket, a file
+ * open for writing, or shared memory. Return: 0 or the refusal.
+ */
+int sc_job_check_shares(const struct sc_job_area *a);
 
 #endif /* SC_JOB_H */
