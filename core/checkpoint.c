@@ -38,6 +38,7 @@
 static pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t busy_done = PTHREAD_COND_INITIALIZER;
 static bool busy;
+static pid_t busy_thread; /* the thread that began it */
 
 static struct sc_hooks hooks;
 
@@ -57,6 +58,7 @@ static void checkpoint_begin(void)
 	while (busy)
 		pthread_cond_wait(&busy_done, &busy_lock);
 	busy = true;
+	busy_thread = (pid_t)sc_gettid();
 	pthread_mutex_unlock(&busy_lock);
 }
 
@@ -410,8 +412,13 @@ static void *write_in_background(void *arg)
 /* A process that exits while its image is being written waits for it first. */
 static void wait_for_background(void)
 {
+	sc_checkpoint_wait_idle();
+}
+
+void sc_checkpoint_wait_idle(void)
+{
 	pthread_mutex_lock(&busy_lock);
-	while (busy)
+	while (busy && busy_thread != (pid_t)sc_gettid())
 		pthread_cond_wait(&busy_done, &busy_lock);
 	pthread_mutex_unlock(&busy_lock);
 }

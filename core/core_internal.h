@@ -182,6 +182,12 @@ int sc_checkpoint(const char *path, bool background);
 struct sc_job_member;
 int sc_checkpoint_member(const char *path, const struct sc_job_member *job);
 
+/**
+ * sc_checkpoint_wait_idle() - return once no checkpoint of this process is
+ * under way (at once in the thread that began it): what an exit waits for.
+ */
+void sc_checkpoint_wait_idle(void);
+
 /* How a checkpoint that ends the program ends it (sc_checkpoint_then_exit()). */
 struct sc_exit_after {
 	void (*saved)(const char *path); /* runs once the image is complete, threads stopped */

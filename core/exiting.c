@@ -10,9 +10,9 @@
  * run in the reverse order of registration, so this one runs after those the
  * program registers later, and a checkpoint they start is still waited for.
  *
- * A child made by fork() has none of its parent's threads, so none of the
- * parent's checkpoints is under way in it, whatever state it copied says: it
- * does not wait at exit.
+ * A child made by fork() has none of its parent's checkpoints under way: the
+ * state it copied is reset in it (checkpoint.c), and it waits only for its
+ * own, as a process of the job.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,7 +22,7 @@
 #include "core/sc_exiting.h"
 #include "format/sc_log.h"
 
-static bool exiting, forked;
+static bool exiting;
 static void (*wait_idle_fn)(void);
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -31,23 +31,16 @@ static void at_exit(void)
 	void (*wait_idle)(void) = __atomic_load_n(&wait_idle_fn, __ATOMIC_ACQUIRE);
 
 	__atomic_store_n(&exiting, true, __ATOMIC_SEQ_CST);
-	if (wait_idle && !__atomic_load_n(&forked, __ATOMIC_RELAXED))
+	if (wait_idle)
 		wait_idle();
-}
-
-static void in_fork_child(void)
-{
-	__atomic_store_n(&forked, true, __ATOMIC_RELAXED);
 }
 
 static void register_at_exit(void)
 {
-	int err = pthread_atfork(NULL, NULL, in_fork_child);
-
-	if (err || atexit(at_exit))
+	if (atexit(at_exit))
 		sc_log(SC_LOG_WARN, "cannot watch for the program's exit (%s): a checkpoint "
 		       "under way at exit may leave its temporary file behind",
-		       strerror(err ? err : ENOMEM));
+		       strerror(ENOMEM));
 }
 
 void sc_exiting_watch(void (*wait_idle)(void))

@@ -63,18 +63,33 @@ static bool ends_with(const char *s, const char *suffix)
  * a standard descriptor that later points at another regular file was pointed
  * there by the program itself, and is restored from the image.
  */
-static struct {
-	bool open;
-	uint64_t dev, ino;
-} stdio_start[3];
+static struct sc_stdio_ids stdio_start;
+/*
+ * The job's, while the image of a process of a job is written (job.c): a
+ * copy, as the memory it comes from is no part of a restored process.
+ */
+static struct sc_stdio_ids job_stdio_copy;
+static const struct sc_stdio_ids *job_stdio;
 
 static void note_stdio(int fd)
 {
 	struct stat st;
 
-	stdio_start[fd].open = fstat(fd, &st) == 0;
-	stdio_start[fd].dev = stdio_start[fd].open ? st.st_dev : 0;
-	stdio_start[fd].ino = stdio_start[fd].open ? st.st_ino : 0;
+	stdio_start.open[fd] = fstat(fd, &st) == 0;
+	stdio_start.dev[fd] = stdio_start.open[fd] ? st.st_dev : 0;
+	stdio_start.ino[fd] = stdio_start.open[fd] ? st.st_ino : 0;
+}
+
+void sc_fds_stdio_start(struct sc_stdio_ids *ids)
+{
+	*ids = stdio_start;
+}
+
+void sc_fds_job_stdio(const struct sc_stdio_ids *ids)
+{
+	if (ids)
+		job_stdio_copy = *ids;
+	job_stdio = ids ? &job_stdio_copy : NULL;
 }
 
 __attribute__((constructor)) static void note_stdio_at_start(void)
@@ -85,9 +100,10 @@ __attribute__((constructor)) static void note_stdio_at_start(void)
 
 static bool own_stdio(const struct sc_fd_instant *d)
 {
+	const struct sc_stdio_ids *s = job_stdio ? job_stdio : &stdio_start;
+
 	return d->fd <= 2 && S_ISREG(d->mode) &&
-	       (!stdio_start[d->fd].open || stdio_start[d->fd].dev != d->dev ||
-		stdio_start[d->fd].ino != d->ino);
+	       (!s->open[d->fd] || s->dev[d->fd] != d->dev || s->ino[d->fd] != d->ino);
 }
 
 void sc_fds_restarted(const struct sc_fds_frozen *z)

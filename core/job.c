@@ -28,6 +28,7 @@
 #include "core/core_internal.h"
 #include "core/job.h"
 #include "core/job_set.h"
+#include "core/sc_exiting.h"
 #include "core/sc_core.h"
 #include "core/trigger_internal.h"
 #include "format/sc_log.h"
@@ -232,6 +233,13 @@ static int ask(struct gather *g, pid_t pid, pid_t parent)
 		return 0;
 	}
 	while (!runs_library(pid)) {
+		if (read_stat(pid, &st) < 0)
+			return 0; /* ended and reaped meanwhile */
+		if (st.state == 'Z') {
+			a->n++;
+			zombie_slot(s, &st);
+			return 0;
+		}
 		if (now_ms() > until)
 			return escaped(pid, parent);
 		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
@@ -424,6 +432,7 @@ static int round_of(struct gather *g, const char *dir, const char *prog, char *n
 	a->magic = SC_JOB_MAGIC;
 	a->phase = SC_JOB_GATHER;
 	a->n = 1;
+	sc_fds_stdio_start(&a->stdio);
 	a->slot[0] = (struct sc_job_slot){ .pid = getpid(), .state = SC_MEMBER_ASKED };
 	snprintf(a->slot[0].prog, sizeof(a->slot[0].prog), "%s", prog);
 	if ((err = sc_set_begin(dir, prog, getpid(), a->dir, sizeof(a->dir))) < 0)
@@ -431,7 +440,9 @@ static int round_of(struct gather *g, const char *dir, const char *prog, char *n
 	err = gather(g);
 	snprintf(path, sizeof(path), "%s/%s.%d.sckpt", a->dir, prog, (int)getpid());
 	if (!err) {
+		sc_fds_job_stdio(&a->stdio);
 		err = sc_checkpoint_member(path, &self);
+		sc_fds_job_stdio(NULL);
 		if (err == SELFCKPT_RESTORED)
 			return err; /* the area is no part of the restored process */
 		if (err == -ECANCELED && !strcmp(a->slot[0].msg, "a process was started as "
@@ -517,14 +528,17 @@ void sc_job_join(pid_t coord, int fd, int index, const char *prog)
 
 	if (!a)
 		return;
-	if (index <= 0 || index >= a->n || a->slot[index].pid != getpid()) {
+	/* one exiting ends as a zombie or is gone, which the coordinator sees */
+	if (sc_exiting() || index <= 0 || index >= a->n || a->slot[index].pid != getpid()) {
 		area_drop(a);
 		return;
 	}
 	s = &a->slot[index];
 	snprintf(path, sizeof(path), "%s/%s.%d.sckpt", a->dir, s->prog, (int)getpid());
 	(void)prog;
+	sc_fds_job_stdio(&a->stdio);
 	ret = sc_checkpoint_member(path, &me);
+	sc_fds_job_stdio(NULL);
 	if (ret == SELFCKPT_RESTORED)
 		return; /* the area is no part of the restored process */
 	if (ret < 0) {

@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/sc_fds.h"
+
 #define SC_JOB_MEMBERS 256  /* processes in one job */
 #define SC_JOB_CHILDREN 128 /* children of one member at the instant */
 #define SC_JOB_MAGIC 0x5343u /* in the top bits of a join request's value */
@@ -35,7 +37,7 @@
 /* What a member holds that another member may hold too (job_share.c). */
 enum sc_job_object_kind {
 	SC_JOB_SOCKET = 1, /* a socket: its inode, and its peer's */
-	SC_JOB_FILE_W,     /* a regular file open for writing, not appending */
+	SC_JOB_FILE_W,     /* a removed file or memfd open for writing */
 	SC_JOB_MAP,        /* shared memory: a MAP_SHARED mapping of no file that stays */
 };
 
@@ -44,6 +46,8 @@ struct sc_job_object {
 	int32_t fd;     /* a descriptor's number; 0 for a mapping */
 	uint64_t dev, ino, peer;
 	uint64_t start; /* a mapping's address */
+	uint64_t pos;   /* a file's position */
+	int32_t flags;  /* and its status flags */
 };
 
 /* The coordinator's word to every member (area->phase). */
@@ -85,6 +89,7 @@ struct sc_job_area {
 	int32_t changed; /* futex, shared: bumped by a member at each step */
 	int32_t n;       /* slots in use; slot 0 is the coordinator */
 	char dir[PATH_MAX]; /* the set's directory while it is written */
+	struct sc_stdio_ids stdio; /* the top's 0, 1 and 2 at its start: the restorer's */
 	struct sc_job_slot slot[SC_JOB_MEMBERS];
 };
 

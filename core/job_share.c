@@ -3,12 +3,13 @@
  * job_share.c - what the processes of a job share, checked before its set is
  * made (job.h).
  *
- * A tree's restore gives back shared the pipes between its processes and the
- * terminal or files of the restorer's own standard streams. A socket, a file
- * open for writing (whose offset a parent and child may share: the kernel
- * does not say whether they do) or shared memory held by two processes would
- * come back as one copy each, and the processes would no longer see each
- * other's work: silently wrong. So a set in which two processes hold one of
+ * A tree's restore gives back shared the pipes between its processes, the
+ * files they hold open (one open file where they are at one position), and
+ * the terminal or files of the restorer's own standard streams. A socket,
+ * shared memory, or a removed file or memfd open for writing at different
+ * positions (two open files of one file whose contents each image holds)
+ * held by two processes would come back as one copy each, and the processes
+ * would no longer see each other's work: silently wrong. So a set in which two processes hold one of
  * them is not made, and the refusal names both processes and the object.
  * Each member notes these objects as its image is written, in its slot.
  */
@@ -72,15 +73,15 @@ void sc_job_note_fds(const struct sc_fd *fds, size_t n)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_fd *f = &fds[i];
-		struct sc_job_object o = { .fd = f->fd, .dev = f->dev, .ino = f->inode };
+		struct sc_job_object o = { .fd = f->fd, .dev = f->dev, .ino = f->inode,
+					   .pos = f->pos, .flags = f->open_flags };
 		int acc = f->open_flags & O_ACCMODE;
 
 		if (f->kind == SC_FD_UNIX || f->kind == SC_FD_INET || f->kind == SC_FD_SOCKET) {
 			o.kind = SC_JOB_SOCKET;
 			o.peer = f->kind == SC_FD_UNIX ? peer_of(f) : 0;
-		} else if ((f->kind == SC_FD_REGULAR || f->kind == SC_FD_DELETED ||
-			    f->kind == SC_FD_MEMFD) && acc != O_RDONLY &&
-			   !(f->open_flags & O_APPEND) && !restorers_own(f)) {
+		} else if ((f->kind == SC_FD_DELETED || f->kind == SC_FD_MEMFD) &&
+			   acc != O_RDONLY && !restorers_own(f)) {
 			o.kind = SC_JOB_FILE_W;
 		} else {
 			continue;
@@ -111,6 +112,9 @@ static bool same(const struct sc_job_object *a, const struct sc_job_object *b)
 		return false;
 	if (a->kind == SC_JOB_SOCKET)
 		return a->ino == b->ino || (a->peer && (a->peer == b->ino || b->peer == a->ino));
+	if (a->kind == SC_JOB_FILE_W) /* at one position: one open file, which comes back */
+		return a->dev == b->dev && a->ino == b->ino &&
+		       (a->pos != b->pos || a->flags != b->flags);
 	return a->dev == b->dev && a->ino == b->ino;
 }
 
@@ -130,9 +134,9 @@ static int refuse(const struct sc_job_slot *x, const struct sc_job_object *a,
 			      a->fd, (int)x->pid, x->prog, b->fd, (int)y->pid, y->prog,
 			      (unsigned long long)a->ino);
 	return sc_err(SELFCKPT_EHOST, "descriptor %d of process %d ('%s') and descriptor %d of "
-		      "process %d ('%s') are one file open for writing (inode %llu): they may "
-		      "share its offset, which a process tree does not bring back yet: no image "
-		      "is written", a->fd, (int)x->pid, x->prog, b->fd, (int)y->pid, y->prog,
+		      "process %d ('%s') are one removed file or memfd (inode %llu) open for "
+		      "writing at two positions, which a process tree does not bring back "
+		      "shared yet: no image is written", a->fd, (int)x->pid, x->prog, b->fd, (int)y->pid, y->prog,
 		      (unsigned long long)a->ino);
 }
 

@@ -25,4 +25,5 @@ LIB_SRCS += core/trigger_opts.c core/trigger.c core/trigger_rt.c
 LIB_SRCS += core/job.c core/job_rt.c core/job_set.c core/job_share.c
 # In the shared library only: it defines sigaction() and signal(), which a
 # static link would find twice.
-LIB_SO_SRCS += core/interpose.c core/interpose_inotify.c core/interpose_sysv.c
+LIB_SO_SRCS += core/interpose.c core/interpose_inotify.c core/interpose_sysv.c \
+	core/interpose_exit.c

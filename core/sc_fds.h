@@ -73,6 +73,22 @@ struct sc_fd {
 
 struct sc_fds_frozen;
 
+/* What 0, 1 and 2 were when a program started: those stay the restorer's at a restore. */
+struct sc_stdio_ids {
+	bool open[3];
+	uint64_t dev[3], ino[3];
+};
+
+/** sc_fds_stdio_start() - this process's, at its start (or its restart). */
+void sc_fds_stdio_start(struct sc_stdio_ids *ids);
+
+/**
+ * sc_fds_job_stdio() - judge 0, 1 and 2 by the job's @ids (its top's), not by
+ * this process's own start, until called with NULL: in a tree, a process whose
+ * output its shell sent to a file keeps that file (job.c).
+ */
+void sc_fds_job_stdio(const struct sc_stdio_ids *ids);
+
 /**
  * sc_fds_collect() - the records of the descriptors @z holds (read at the
  * instant of the snapshot by sc_fds_freeze()), except those in @skip: their

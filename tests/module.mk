@@ -11,6 +11,7 @@ TEST_SRCS := \
 	tests/cli/trip.c \
 	tests/cli/test_real_programs.c \
 	tests/cli/test_run.c \
+	tests/cli/test_trees.c \
 	tests/cli/test_timers.c \
 	tests/compress/test_chunk.c \
 	tests/compress/test_pool.c \
@@ -225,6 +226,12 @@ $(BUILD)/tests/progs/rtstatic: tests/progs/rtstatic.c $(BUILD)/lib/libselfckpt.a
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(TEST_INCLUDES) $(SC_CFLAGS) $(CFLAGS) -o $@ $< $(PC_STATIC_FLAGS) \
 		$(BUILD)/lib/libselfckpt.a $(SC_LDLIBS) -ldl
+
+# static_sleep (tests/cli/trees.sh): a process the library cannot enter.
+test-progs: $(BUILD)/tests/progs/static_sleep
+$(BUILD)/tests/progs/static_sleep: tests/progs/static_sleep.c
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) -Wall -Wextra $(CFLAGS) -static -o $@ $<
 
 # The CUDA samples on the software device (tests/cuda/test_cuda_samples.c), where nvcc is.
 ifneq ($(shell command -v $(NVCC) 2> /dev/null),)

@@ -23,6 +23,19 @@ int sc_fd_keep_above(int fd, int min, const struct sc_fd *f);
  */
 int sc_fd_settle(int fd, int min, const struct sc_fd *f);
 
+/**
+ * sc_fd_open_regular() - fds_restore.c: @f's regular file opened again (its
+ * identity checked, warned about where it changed) at @min or above, at its
+ * position. Return: the descriptor, or a refusal (reported).
+ */
+int sc_fd_open_regular(const struct sc_fd *f, int min);
+
+/**
+ * sc_fd_make_held_file() - fds_restore.c: @f's memfd or removed file made
+ * again with its saved contents, at @f's number (with @min above it).
+ */
+int sc_fd_make_held_file(const struct sc_fd *f, int min);
+
 /** sc_fd_place_copy() - put a copy of @src at @f's number, with @f's close-on-exec bit. */
 int sc_fd_place_copy(int src, const struct sc_fd *f);
 

@@ -28,7 +28,7 @@
 #include "core/fd_index.h"
 #include "core/fd_objects.h"
 #include "core/restore/fd_place.h"
-#include "core/restore/tree_pipes.h"
+#include "core/restore/tree_shared.h"
 #include "core/fd_socket.h"
 #include "format/sc_log.h"
 
@@ -104,12 +104,31 @@ static int seek_and_place(int fd, const struct sc_fd *f)
 
 static int restore_regular(const struct sc_fd *f, int min)
 {
-	int fd = open_path(f->path, reopen_flags(f), min, f);
+	int fd = sc_fd_open_regular(f, min);
+
+	return fd < 0 ? fd : sc_fd_place(fd, f);
+}
+
+int sc_fd_open_regular(const struct sc_fd *f, int min)
+{
+	int fd = open_path(f->path, reopen_flags(f), min, f), err;
 
 	if (fd < 0)
 		return fd;
 	check_identity(fd, f);
-	return seek_and_place(fd, f);
+	if ((err = seek_to(fd, f)) < 0) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* A file the tree holds open at one position: a copy of the one the tree opened. */
+static int place_tree_file(const struct sc_fd *fds, size_t i)
+{
+	const struct sc_fd *same = sc_fd_shares_with(fds, i);
+
+	return sc_fd_place_copy(same ? same->fd : sc_tree_file_of(&fds[i])->fd, &fds[i]);
 }
 
 /* A directory's position is a file-system cookie: failing to restore it is not fatal. */
@@ -584,6 +603,11 @@ static int reopen_made(const struct sc_fd *made, const struct sc_fd *f, int min)
 	return seek_and_place(fd, f);
 }
 
+int sc_fd_make_held_file(const struct sc_fd *f, int min)
+{
+	return f->kind == SC_FD_MEMFD ? restore_memfd(f, min) : restore_deleted(f, min);
+}
+
 static int restore_one(const struct fds_restore *r, size_t i)
 {
 	const struct sc_fd *fds = r->fds, *f = &fds[i], *same;
@@ -591,6 +615,8 @@ static int restore_one(const struct fds_restore *r, size_t i)
 
 	switch (f->kind) {
 	case SC_FD_REGULAR:
+		if (sc_tree_file_of(f))
+			return place_tree_file(fds, i);
 		return restore_regular(f, min);
 	case SC_FD_DIR:
 		return restore_dir(f, min);
@@ -603,6 +629,8 @@ static int restore_one(const struct fds_restore *r, size_t i)
 		return pipe_done(r, i) ? 0 : restore_pipe(r, i);
 	case SC_FD_MEMFD:
 	case SC_FD_DELETED:
+		if (sc_tree_file_of(f))
+			return place_tree_file(fds, i);
 		if ((same = same_file_made(fds, i)))
 			return reopen_made(same, f, min);
 		return f->kind == SC_FD_MEMFD ? restore_memfd(f, min) : restore_deleted(f, min);

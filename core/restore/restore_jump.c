@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "core/restore/restore_internal.h"
-#include "core/restore/tree_pipes.h"
+#include "core/restore/tree_shared.h"
 #include "core/sc_core.h"
 #include "format/sc_log.h"
 
@@ -284,21 +284,18 @@ static void close_all_but(const int *keep, size_t n)
 	syscall(SYS_close_range, (unsigned)from, ~0u, 0);
 }
 
-/* close_all_but(), keeping the pipes of a tree being restored too (tree_pipes.h). */
+/* close_all_but(), keeping what a tree being restored shares too (tree_shared.h). */
 static void close_all_but_tree(const int *keep, size_t n)
 {
+	size_t shared = sc_tree_shared_count();
 	int *all;
 
-	if (!sc_tree_n_pipes || !(all = malloc((n + 2 * sc_tree_n_pipes) * sizeof(*all)))) {
+	if (!shared || !(all = malloc((n + shared) * sizeof(*all)))) {
 		close_all_but(keep, n);
 		return;
 	}
 	memcpy(all, keep, n * sizeof(*all));
-	for (size_t i = 0; i < sc_tree_n_pipes; i++) {
-		all[n + 2 * i] = sc_tree_pipes[i].ends[0];
-		all[n + 2 * i + 1] = sc_tree_pipes[i].ends[1];
-	}
-	close_all_but(all, n + 2 * sc_tree_n_pipes);
+	close_all_but(all, n + sc_tree_shared_fds(all + n));
 	free(all);
 }
 
@@ -309,7 +306,7 @@ static int restore_descriptors(const struct image *im, const struct plan *p)
 
 	close_all_but_tree(p->map_fds, p->n_map_fds);
 	err = sc_fds_restore(im->fds, im->n_fds);
-	sc_tree_pipes_close(); /* every end this process held is in place */
+	sc_tree_shared_close(); /* what this process held of the tree's is in place */
 	if (!err)
 		err = check_locked_maps(im, p);
 	return err ? err : sc_locks_restore(im->locks, im->n_locks);

@@ -3,7 +3,8 @@
  * tree_restore.c - a job's image set brought back as the process tree it was
  * (job_set.h): every process at its pid, under its parent, in its process
  * group and session, zombies not yet waited for, and the pipes between them
- * each one object with its saved bytes once.
+ * each one object with its saved bytes once, and the files they hold open at
+ * one position (what a child inherited from its parent: one offset).
  *
  * Before anything changes, every image of the set is opened and checked and
  * the pipes that cross processes are found. Then, in new namespaces (a tree
@@ -31,7 +32,8 @@
 #include "core/job_set.h"
 #include "core/restore/restore_internal.h"
 #include "core/restore/sc_restore.h"
-#include "core/restore/tree_pipes.h"
+#include "core/restore/fd_place.h"
+#include "core/restore/tree_shared.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"
 
@@ -46,11 +48,19 @@ struct pipe_end {
 	size_t len;
 };
 
+/* A regular file a process of the set holds open: its record, kept for the path. */
+struct open_file {
+	struct sc_fd f;
+	size_t member;
+};
+
 struct tree {
 	char dir[PATH_MAX];
 	struct sc_set set;
 	struct pipe_end *ends;
 	size_t n_ends;
+	struct open_file *files;
+	size_t n_files;
 	int max_fd;   /* the highest descriptor number any process of the tree had */
 	pid_t max_id; /* the highest pid or thread id */
 	int go[2];    /* every process waits for the end of file on go[0] */
@@ -86,7 +96,40 @@ static int add_end(struct tree *t, const struct sc_fd *f, size_t member)
 	return 0;
 }
 
-/* What the tree needs of one process's image: its pipe ends, its highest ids. */
+static int add_file(struct tree *t, const struct sc_fd *f, size_t member)
+{
+	struct open_file *o;
+
+	if (!(t->n_files & (t->n_files + 1))) {
+		void *m = realloc(t->files, (2 * t->n_files + 2) * sizeof(*t->files));
+
+		if (!m)
+			return sc_err(ENOMEM, "out of memory");
+		t->files = m;
+	}
+	o = &t->files[t->n_files++];
+	o->f = *f;
+	o->f.data = NULL;
+	o->f.data_len = 0;
+	o->member = member;
+	if (!(o->f.path = strdup(f->path ? f->path : "")))
+		return sc_err(ENOMEM, "out of memory");
+	if (f->data_len) { /* a removed file's or memfd's contents */
+		if (!(o->f.data = malloc(f->data_len)))
+			return sc_err(ENOMEM, "out of memory");
+		memcpy(o->f.data, f->data, f->data_len);
+		o->f.data_len = f->data_len;
+	}
+	return 0;
+}
+
+/* A standard descriptor that stays the restorer's, shared by the tree as it is. */
+static bool restorers_own(const struct sc_fd *f)
+{
+	return f->fd <= 2 && !(f->fd_flags & SC_FD_OWN_STDIO);
+}
+
+/* What the tree needs of one process's image: its pipe ends and files, its highest ids. */
 static int note_image(struct tree *t, size_t i, const struct image *im)
 {
 	int err = 0;
@@ -98,6 +141,8 @@ static int note_image(struct tree *t, size_t i, const struct image *im)
 			t->max_fd = f->fd;
 		if (f->kind == SC_FD_PIPE_R || f->kind == SC_FD_PIPE_W)
 			err = add_end(t, f, i);
+		else if (sc_tree_file_key(f) && !restorers_own(f))
+			err = add_file(t, f, i);
 	}
 	for (size_t k = 0; k < im->n_threads; k++)
 		if ((pid_t)im->threads[k].tid > t->max_id)
@@ -178,7 +223,7 @@ static int make_pipe(const struct pipe_end *first, const struct pipe_end *end, i
 	return 0;
 }
 
-/* The pipes with ends in two processes or more, each made once (tree_pipes.h). */
+/* The pipes with ends in two processes or more, each made once (tree_shared.h). */
 static int make_pipes(struct tree *t)
 {
 	int base = t->max_fd + 1, err = 0;
@@ -196,6 +241,77 @@ static int make_pipes(struct tree *t)
 		if (crosses)
 			err = make_pipe(&t->ends[i], &t->ends[j], base,
 					&sc_tree_pipes[sc_tree_n_pipes++]);
+	}
+	return err;
+}
+
+static int compare_files(const void *a, const void *b)
+{
+	const struct open_file *x = a, *y = b;
+
+	if (x->f.dev != y->f.dev)
+		return x->f.dev < y->f.dev ? -1 : 1;
+	if (x->f.inode != y->f.inode)
+		return x->f.inode < y->f.inode ? -1 : 1;
+	if (x->f.pos != y->f.pos)
+		return x->f.pos < y->f.pos ? -1 : 1;
+	if (x->f.open_flags != y->f.open_flags)
+		return x->f.open_flags < y->f.open_flags ? -1 : 1;
+	return x->member < y->member ? -1 : x->member > y->member;
+}
+
+static bool same_file(const struct open_file *a, const struct open_file *b)
+{
+	return a->f.dev == b->f.dev && a->f.inode == b->f.inode && a->f.pos == b->f.pos &&
+	       a->f.open_flags == b->f.open_flags;
+}
+
+/* @f opened again, or made again with its contents, at @base or above. */
+static int open_shared(const struct sc_fd *f, int base)
+{
+	struct sc_fd at = *f;
+	int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, base);
+
+	if (f->kind == SC_FD_REGULAR || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		return f->kind == SC_FD_REGULAR ? sc_fd_open_regular(f, base)
+						: sc_err(errno, "no descriptor is free above %d",
+							 base);
+	}
+	at.fd = fd; /* a number that is free: the file is made there */
+	close(fd);
+	fd = sc_fd_make_held_file(&at, at.fd + 1);
+	return fd < 0 ? fd : at.fd;
+}
+
+/*
+ * One file held open by two processes or more at the same position and with
+ * the same flags: one open file, as a parent's that its children inherited
+ * (two that opened it each would be at different positions, or are never
+ * told apart by what they do next but by their offsets, which are one now).
+ */
+static int make_files(struct tree *t)
+{
+	int base = t->max_fd + 1, err = 0;
+
+	qsort(t->files, t->n_files, sizeof(*t->files), compare_files);
+	sc_tree_files = calloc(t->n_files ? t->n_files : 1, sizeof(*sc_tree_files));
+	if (!sc_tree_files)
+		return sc_err(ENOMEM, "out of memory");
+	for (size_t i = 0, j; i < t->n_files && !err; i = j) {
+		bool crosses = false;
+		int fd;
+
+		for (j = i + 1; j < t->n_files && same_file(&t->files[i], &t->files[j]); j++)
+			crosses |= t->files[j].member != t->files[i].member;
+		if (!crosses)
+			continue;
+		if ((fd = open_shared(&t->files[i].f, base)) < 0)
+			return fd;
+		sc_tree_files[sc_tree_n_files++] = (struct sc_tree_file){
+			.dev = t->files[i].f.dev, .inode = t->files[i].f.inode,
+			.pos = t->files[i].f.pos, .open_flags = t->files[i].f.open_flags, .fd = fd };
 	}
 	return err;
 }
@@ -347,6 +463,11 @@ static void tree_free(struct tree *t)
 	for (size_t i = 0; i < t->n_ends; i++)
 		free(t->ends[i].data);
 	free(t->ends);
+	for (size_t i = 0; i < t->n_files; i++) {
+		free(t->files[i].f.path);
+		free(t->files[i].f.data);
+	}
+	free(t->files);
 	sc_set_free(&t->set);
 }
 
@@ -378,7 +499,7 @@ int sc_restore_tree(const struct sc_restore_opts *o)
 	 * when the top closes the last writer.
 	 */
 	if (!err && (pipe2(t.go, O_CLOEXEC) < 0 || pipe2(t.ready, O_CLOEXEC) < 0 ||
-		     make_pipes(&t) < 0)) {
+		     make_pipes(&t) < 0 || make_files(&t) < 0)) {
 		sc_log(SC_LOG_ERROR, "cannot make the pipes of the tree: %s", strerror(errno));
 		_exit(EXIT_TREE_FAILED);
 	}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tree_shared.c - the table of what a restored tree shares (tree_shared.h).
+ */
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/restore/tree_shared.h"
+
+struct sc_tree_pipe *sc_tree_pipes;
+size_t sc_tree_n_pipes;
+struct sc_tree_file *sc_tree_files;
+size_t sc_tree_n_files;
+
+const struct sc_tree_pipe *sc_tree_pipe_of(const struct sc_fd *f)
+{
+	if (f->kind != SC_FD_PIPE_R && f->kind != SC_FD_PIPE_W)
+		return NULL;
+	for (size_t i = 0; i < sc_tree_n_pipes; i++)
+		if (sc_tree_pipes[i].pipe_id == f->pipe_id && sc_tree_pipes[i].dev == f->dev)
+			return &sc_tree_pipes[i];
+	return NULL;
+}
+
+bool sc_tree_file_key(const struct sc_fd *f)
+{
+	return f->kind == SC_FD_REGULAR || f->kind == SC_FD_DELETED || f->kind == SC_FD_MEMFD;
+}
+
+const struct sc_tree_file *sc_tree_file_of(const struct sc_fd *f)
+{
+	if (!sc_tree_file_key(f))
+		return NULL;
+	for (size_t i = 0; i < sc_tree_n_files; i++) {
+		const struct sc_tree_file *t = &sc_tree_files[i];
+
+		if (t->dev == f->dev && t->inode == f->inode && t->pos == f->pos &&
+		    t->open_flags == f->open_flags)
+			return t;
+	}
+	return NULL;
+}
+
+size_t sc_tree_shared_count(void)
+{
+	return 2 * sc_tree_n_pipes + sc_tree_n_files;
+}
+
+size_t sc_tree_shared_fds(int *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sc_tree_n_pipes; i++) {
+		out[n++] = sc_tree_pipes[i].ends[0];
+		out[n++] = sc_tree_pipes[i].ends[1];
+	}
+	for (size_t i = 0; i < sc_tree_n_files; i++)
+		out[n++] = sc_tree_files[i].fd;
+	return n;
+}
+
+void sc_tree_shared_close(void)
+{
+	for (size_t i = 0; i < sc_tree_n_pipes; i++) {
+		close(sc_tree_pipes[i].ends[0]);
+		close(sc_tree_pipes[i].ends[1]);
+	}
+	for (size_t i = 0; i < sc_tree_n_files; i++)
+		close(sc_tree_files[i].fd);
+	sc_tree_n_pipes = sc_tree_n_files = 0;
+}

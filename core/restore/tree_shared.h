@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tree_shared.h - what the processes of a restored tree share (tree_restore.c):
+ * the pipes between them, and the files they hold open at one position (a
+ * parent's file its children inherited: one offset for all; a removed file
+ * or memfd: one file, with the contents one image holds).
+ * Each is made once, before the processes, and inherited by every process of
+ * the tree; each process puts what it held at its numbers (fds_restore.c)
+ * and closes the rest.
+ * Stage contract: the restorer, ordinary libc.
+ */
+#ifndef SC_TREE_SHARED_H
+#define SC_TREE_SHARED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/sc_fds.h"
+
+struct sc_tree_pipe {
+	uint64_t dev, pipe_id;
+	int ends[2]; /* read, write: inherited, above every number a process of the tree uses */
+};
+
+struct sc_tree_file {
+	uint64_t dev, inode, pos;
+	int open_flags;
+	int fd; /* inherited, as the ends of a pipe */
+};
+
+/* Set in the tree's first process before it starts the others, which inherit them. */
+extern struct sc_tree_pipe *sc_tree_pipes;
+extern size_t sc_tree_n_pipes;
+extern struct sc_tree_file *sc_tree_files;
+extern size_t sc_tree_n_files;
+
+/** sc_tree_pipe_of() - the shared pipe @f is an end of, or NULL. */
+const struct sc_tree_pipe *sc_tree_pipe_of(const struct sc_fd *f);
+
+/** sc_tree_file_of() - the shared open file @f is a descriptor of, or NULL. */
+const struct sc_tree_file *sc_tree_file_of(const struct sc_fd *f);
+
+/** sc_tree_file_key() - is @f a regular file a tree may share ("one file at one position")? */
+bool sc_tree_file_key(const struct sc_fd *f);
+
+/** sc_tree_shared_close() - close what was inherited, once the descriptors are placed. */
+void sc_tree_shared_close(void);
+
+/** sc_tree_shared_fds() - the inherited descriptors, into @out (room for all); their count. */
+size_t sc_tree_shared_fds(int *out);
+
+/** sc_tree_shared_count() - how many descriptors sc_tree_shared_fds() gives. */
+size_t sc_tree_shared_count(void);
+
+#endif /* SC_TREE_SHARED_H */

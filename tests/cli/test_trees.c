@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process trees under selfckpt-run (tests/cli/trees.sh): jobs of several
+ * processes - a shell pipeline with data in its pipes, a parent with a zombie
+ * child, a double-forked daemon, make -j2, three generations of pipes - are
+ * checkpointed by a signal at a random moment, killed with SIGKILL, restored
+ * twice, and must end with exactly the output of an uninterrupted run. A
+ * process that escapes the job refuses the checkpoint, naming it; a set
+ * missing an image, or with a changed manifest, refuses its restore.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+static void scenario(const char *job)
+{
+	const char *build = getenv("SELFCKPT_BUILD");
+	char cmd[512];
+	int status;
+
+	snprintf(cmd, sizeof(cmd), "sh tests/cli/trees.sh '%s' %s", build ? build : "build", job);
+	status = system(cmd);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the %s job: see above", job);
+}
+
+Test(trees, a_pipeline_with_data_in_its_pipes_comes_back_whole, .timeout = 120)
+{
+	scenario("pipeline");
+}
+
+Test(trees, a_zombie_child_is_still_there_to_be_waited_for, .timeout = 120)
+{
+	scenario("zombie");
+}
+
+Test(trees, a_double_forked_daemon_is_a_job_of_its_own, .timeout = 120)
+{
+	scenario("daemon");
+}
+
+Test(trees, make_j2_of_a_small_project_builds_the_same, .timeout = 120)
+{
+	scenario("make");
+}
+
+Test(trees, three_generations_and_their_pipes_come_back, .timeout = 120)
+{
+	scenario("grandchild");
+}
+
+Test(trees, a_process_that_escapes_the_job_refuses_the_checkpoint, .timeout = 60)
+{
+	scenario("escape");
+}
+
+Test(trees, a_set_missing_an_image_or_with_a_changed_manifest_is_refused, .timeout = 60)
+{
+	scenario("missing");
+}

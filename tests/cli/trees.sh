@@ -1,0 +1,211 @@
+#!/bin/sh
+# Process trees under selfckpt-run: checkpoint the job by a signal at a random
+# moment, kill -9 every process of it, restore the set twice; each restored
+# run must end with exactly the output of an uninterrupted run.
+#   trees.sh BUILD pipeline|zombie|daemon|make|grandchild
+# and the refusals: a process that escapes the job refuses its checkpoint,
+# a set missing an image or with a changed manifest refuses its restore:
+#   trees.sh BUILD escape|missing
+set -u
+build=$(cd "$1" && pwd) what=$2
+dir=$(mktemp -d /tmp/sc-tree-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+mkdir images tmp
+# the job's temporary files (sort's) are among its files, which round 2 gets back
+TMPDIR=$dir/tmp
+export TMPDIR
+sig=USR2 # at once; USR1 waits for a safe point, the same without CUDA
+result=out.txt # what the job writes; compared with the reference run's
+wait_s=1
+
+# A random moment from 0.5 to 1.5 s in.
+moment() {
+	awk -v seed="$$$(date +%N)" 'BEGIN { srand(seed); printf "%.2f\n", 0.5 + rand() }'
+}
+
+case $what in
+pipeline)
+	# data in the pipes and in sort's memory at the instant
+	cat > job.sh <<'EOF'
+seq 1 200000 | while read x; do echo $((x * 7919 % 100003)); done | sort -n | sha256sum > out.txt
+EOF
+	set -- sh job.sh
+	;;
+zombie)
+	# the child ends at once; its parent waits for it only after a while
+	cat > job.py <<'EOF'
+import os, time
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+with open("out.txt", "w") as out:
+    for i in range(30):
+        out.write(f"step {i}\n"); out.flush()
+        time.sleep(0.1)
+    got, status = os.waitpid(pid, 0)
+    out.write(f"child {got == pid} exited {os.WEXITSTATUS(status)}\n")
+EOF
+	set -- python3 job.py
+	;;
+daemon)
+	# double fork, setsid: the daemon is the top of its job once its parents are gone
+	cat > job.py <<'EOF'
+import os, sys, time
+if os.fork():
+    sys.exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+with open("daemon.pid", "w") as f:
+    f.write(str(os.getpid()))
+with open("out.txt", "w") as out:
+    for i in range(40):
+        out.write(f"tick {i} pid {os.getpid() == int(open('daemon.pid').read())}\n")
+        out.flush()
+        time.sleep(0.05)
+    out.write("done\n")
+EOF
+	set -- python3 job.py
+	wait_s=0.3
+	;;
+grandchild)
+	# three generations, each with a pipe to its parent
+	cat > job.sh <<'EOF'
+sh -c 'sh -c "seq 1 400000 | while read x; do echo \$x; done" | while read y; do echo $((y * 3)); done' | sha256sum > out.txt
+EOF
+	set -- sh job.sh
+	;;
+make)
+	mkdir proj
+	for i in 1 2 3 4 5 6; do seq $((i * 1000)) $((i * 1000 + 80000)) > proj/in$i.txt; done
+	cat > proj/Makefile <<'EOF'
+OUTS := $(patsubst %.txt,%.out,$(wildcard in*.txt))
+all.sum: $(OUTS)
+	cat $^ | sha256sum > $@
+%.out: %.txt
+	while read x; do echo $$((x * x % 977)); done < $< | sort -n > $@
+EOF
+	cp -r proj proj.clean
+	set -- make -s -C proj -j2
+	result=proj/all.sum
+	;;
+escape)
+	# a static program the library cannot enter: named, and no set is written
+	"$build/bin/selfckpt-run" --dir images -- sh -c \
+		"$build/tests/progs/static_sleep 6 & wait" < /dev/null > /dev/null 2> run.err &
+	run=$!
+	sleep 1
+	kill -"$sig" "$run"
+	wait "$run"
+	status=$?
+	[ $status -eq 0 ] || { echo "the job exited $status" >&2; cat run.err >&2; exit 1; }
+	grep -q "runs without the selfckpt library" run.err &&
+		grep -q "static_sleep" run.err || {
+		echo "the escaped process was not named:" >&2
+		cat run.err >&2
+		exit 1
+	}
+	[ ! -e images/latest ] || { echo "a set was written" >&2; exit 1; }
+	[ -z "$(ls images)" ] || { echo "files left in images:" >&2; ls -a images >&2; exit 1; }
+	exit 0
+	;;
+missing)
+	"$build/bin/selfckpt-run" --dir images -- sh -c 'sleep 3 | cat' < /dev/null \
+		> /dev/null 2> run.err &
+	run=$!
+	sleep 1
+	kill -"$sig" "$run"
+	i=0
+	while [ ! -e images/latest ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	wait "$run"
+	cp -r "images/$(readlink images/latest)" set
+	cp -r set damaged
+	victim=$(awk '$1 == "process" && $2 != "'"$run"'" { print $NF; exit }' set/manifest)
+	rm "set/$victim"
+	"$build/bin/selfckpt-restore" set < /dev/null > /dev/null 2> restore.err
+	status=$?
+	[ $status -eq 66 ] && grep -q "missing the image of process" restore.err &&
+		grep -q "$victim" restore.err || {
+		echo "a set missing $victim: exit $status" >&2
+		cat restore.err >&2
+		exit 1
+	}
+	sed -i 's/^process \([0-9]*\) \([0-9]*\) /process \1 1 /' damaged/manifest
+	"$build/bin/selfckpt-restore" damaged < /dev/null > /dev/null 2> restore.err
+	status=$?
+	[ $status -eq 65 ] && grep -q "checksum of the manifest" restore.err || {
+		echo "a changed manifest: exit $status" >&2
+		cat restore.err >&2
+		exit 1
+	}
+	exit 0
+	;;
+*)
+	echo "unknown job $what" >&2
+	exit 2
+	;;
+esac
+
+# Wait until the daemon, which its parents left behind, wrote its last line.
+daemon_done() {
+	i=0
+	while ! grep -q '^done$' "$result" 2>/dev/null && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
+# The reference: an uninterrupted run.
+"$@" < /dev/null > /dev/null 2>&1 || { echo "reference run failed" >&2; exit 1; }
+[ "$what" = daemon ] && daemon_done
+cp "$result" reference.txt
+rm -f "$result" daemon.pid
+[ "$what" = make ] && rm -rf proj && cp -r proj.clean proj
+
+"$build/bin/selfckpt-run" --dir images -- "$@" < /dev/null > /dev/null 2> run.err &
+run=$!
+sleep "$(moment)"
+if [ "$what" = daemon ]; then
+	i=0
+	while [ ! -s daemon.pid ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	top=$(cat daemon.pid)
+else
+	top=$run
+fi
+kill -"$sig" "$top"
+i=0
+while [ ! -e images/latest ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+[ -e images/latest ] || { echo "no set after SIG$sig" >&2; cat run.err >&2; exit 1; }
+# kill -9 of the whole tree, as a node failure would
+if [ "$what" = daemon ]; then # its parents are gone: a job of one process, one image
+	[ -f images/latest ] || { echo "latest is not an image" >&2; ls -l images >&2; exit 1; }
+	pids=$top
+else
+	[ -f images/latest/manifest ] || { echo "latest is not a set" >&2; ls -l images >&2; exit 1; }
+	pids=$(awk '$1 == "process" { print $2 }' images/latest/manifest)
+fi
+kill -9 $pids "$run" 2>/dev/null
+wait "$run" 2>/dev/null
+sleep 0.2
+cp -r "images/$(readlink images/latest)" set # a copy of the set and of the job's files as they are now
+tar cf files.tar --exclude=images --exclude=set --exclude=files.tar . 2>/dev/null
+
+for round in 1 2; do
+	if [ $round = 2 ]; then # the same files again: the first restore changed them
+		find . -mindepth 1 -maxdepth 1 ! -name images ! -name set ! -name files.tar \
+			-exec rm -rf {} +
+		tar xf files.tar
+	fi
+	"$build/bin/selfckpt-restore" set < /dev/null > /dev/null 2> restore.err
+	status=$?
+	[ $status -eq 0 ] || { echo "restore $round exited $status" >&2; cat restore.err >&2; exit 1; }
+	[ "$what" = daemon ] && daemon_done
+	cmp -s "$result" reference.txt || {
+		echo "restore $round: output differs from the uninterrupted run:" >&2
+		diff "$result" reference.txt | head -20 >&2
+		cat restore.err >&2
+		exit 1
+	}
+done
+exit 0
