@@ -440,11 +440,6 @@ int main(int argc, char **argv)
 		return SC_EXIT_NOINPUT;
 	if ((ret = export_preload(lib)) >= 0)
 		return ret;
-	/* Triggers for the program, not for the programs it runs in turn. */
-	snprintf(bin, sizeof(bin), "%d", (int)getpid());
-	if (setenv(SC_ENV_RUN_PID, bin, 1))
-		return sc_tool_exit_code(sc_err(errno, "cannot set the environment: %s",
-						strerror(errno)));
 	execvp(argv[optind], argv + optind);
 	return exec_failed(argv[optind]);
 }

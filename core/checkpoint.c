@@ -39,6 +39,12 @@ static pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t busy_done = PTHREAD_COND_INITIALIZER;
 static bool busy;
 static pid_t busy_thread; /* the thread that began it */
+/*
+ * The process whose memory this is. A child made with CLONE_VM (vfork(),
+ * posix_spawn(), the library's own starts of its programs) shares it and
+ * must never wait on what its parent's threads hold.
+ */
+static pid_t memory_owner;
 
 static struct sc_hooks hooks;
 
@@ -71,10 +77,12 @@ static void child_after_fork(void)
 	pthread_mutex_init(&busy_lock, NULL);
 	pthread_cond_init(&busy_done, NULL);
 	busy = false;
+	memory_owner = (pid_t)sc_sys0(SYS_getpid);
 }
 
 __attribute__((constructor)) static void checkpoint_init(void)
 {
+	memory_owner = (pid_t)sc_sys0(SYS_getpid);
 	pthread_atfork(NULL, NULL, child_after_fork);
 }
 
@@ -417,6 +425,8 @@ static void wait_for_background(void)
 
 void sc_checkpoint_wait_idle(void)
 {
+	if ((pid_t)sc_sys0(SYS_getpid) != memory_owner)
+		return; /* a CLONE_VM child: its parent's checkpoint is not its own */
 	pthread_mutex_lock(&busy_lock);
 	while (busy && busy_thread != (pid_t)sc_gettid())
 		pthread_cond_wait(&busy_done, &busy_lock);
@@ -452,7 +462,10 @@ static int start_background(const char *path, const struct sc_frozen *fz)
 /* The process came back from an image: finish the threads, then the hooks. */
 static int restarted(void)
 {
-	int err = sc_restart_finish();
+	int err;
+
+	memory_owner = (pid_t)sc_sys0(SYS_getpid); /* with new ids, another pid */
+	err = sc_restart_finish();
 
 	sc_copier_forget();
 

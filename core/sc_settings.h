@@ -54,7 +54,6 @@ struct sc_settings {
 	char *interval;           /* SELFCKPT_INTERVAL */
 	char *signal;             /* SELFCKPT_SIGNAL */
 	char *signal_now;         /* SELFCKPT_SIGNAL_NOW */
-	char *run_pid;            /* SELFCKPT_RUN_PID: the one process that gets triggers */
 	bool exit_after_save;     /* SELFCKPT_EXIT_AFTER_SAVE=1 */
 	int stop_signal;          /* SELFCKPT_STOP_SIGNAL, default SIGRTMAX-2 */
 

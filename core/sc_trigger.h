@@ -23,7 +23,6 @@
 #define SC_ENV_LOG_LEVEL "SELFCKPT_LOG_LEVEL"
 /* Set by selfckpt-run only. */
 #define SC_ENV_EXIT_AFTER_SAVE "SELFCKPT_EXIT_AFTER_SAVE" /* "1": exit 75 after a signal */
-#define SC_ENV_RUN_PID "SELFCKPT_RUN_PID"  /* the one process that gets triggers */
 #define SC_ENV_LIBRARY "SELFCKPT_LIBRARY"  /* the library selfckpt-run preloads */
 
 #define SC_TRIGGER_SIGNAL_DEFAULT SIGUSR1

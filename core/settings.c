@@ -237,7 +237,6 @@ static int read_texts(struct sc_settings *s, sc_settings_lookup_fn lookup)
 	err |= text(lookup, SC_ENV_INTERVAL, &s->interval);
 	err |= text(lookup, SC_ENV_SIGNAL, &s->signal);
 	err |= text(lookup, SC_ENV_SIGNAL_NOW, &s->signal_now);
-	err |= text(lookup, SC_ENV_RUN_PID, &s->run_pid);
 	err |= text(lookup, "SELFCKPT_PROXY", &s->proxy);
 	err |= text(lookup, "SELFCKPT_DRIVER_CKPT", &s->driver_ckpt);
 	err |= text(lookup, SC_ENV_LIBRARY, &s->library);
@@ -267,7 +266,7 @@ int sc_settings_parse(struct sc_settings *s, sc_settings_lookup_fn lookup)
 
 void sc_settings_release(struct sc_settings *s)
 {
-	char **texts[] = { &s->dir, &s->interval, &s->signal, &s->signal_now, &s->run_pid,
+	char **texts[] = { &s->dir, &s->interval, &s->signal, &s->signal_now,
 			   &s->proxy, &s->driver_ckpt, &s->library };
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {

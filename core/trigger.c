@@ -269,7 +269,10 @@ static void join(void)
 /*
  * A trigger in a process whose parent is of the job goes up to the parent,
  * and so to the job's top, which checkpoints the whole job; the interval is
- * the top's alone. Return: true when the request was passed on (or dropped).
+ * the top's alone. It goes up as the "at once" signal: a program may take the
+ * other over for itself (make takes SIGUSR1), and a job's instant is one for
+ * all its processes anyway. Return: true when the request was passed on (or
+ * dropped).
  */
 static bool passed_up(unsigned req)
 {
@@ -277,13 +280,11 @@ static bool passed_up(unsigned req)
 
 	if (!sc_job_parent_is_member())
 		return false;
-	if (req & SC_TRIGGER_NOW)
+	if (req & (SC_TRIGGER_NOW | SC_TRIGGER_SOON)) {
 		kill(parent, sc_trigger.sig_now);
-	else if (req & SC_TRIGGER_SOON)
-		kill(parent, sc_trigger.sig_soon);
-	if (req & (SC_TRIGGER_NOW | SC_TRIGGER_SOON))
 		sc_log(SC_LOG_DEBUG, "checkpoint request passed to the parent, process %d, "
 		       "which checkpoints the job", (int)parent);
+	}
 	return true;
 }
 

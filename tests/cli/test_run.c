@@ -57,7 +57,7 @@ static void clean_env(void)
 {
 	static const char *const vars[] = { SC_ENV_DIR, SC_ENV_INTERVAL, SC_ENV_SIGNAL,
 					    SC_ENV_SIGNAL_NOW, SC_ENV_EXIT_AFTER_SAVE,
-					    SC_ENV_RUN_PID, SC_ENV_LIBRARY, SC_ENV_LOG_LEVEL,
+					    SC_ENV_LIBRARY, SC_ENV_LOG_LEVEL,
 					    "LD_PRELOAD" };
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)

@@ -47,7 +47,6 @@ static void expect_defaults(const struct sc_settings *s)
 	cr_expect_null(s->interval);
 	cr_expect_null(s->signal);
 	cr_expect_null(s->signal_now);
-	cr_expect_null(s->run_pid);
 	cr_expect_not(s->exit_after_save);
 	cr_expect_eq(s->stop_signal, SIGRTMAX - 2);
 	cr_expect_eq(s->level, 1);
@@ -92,7 +91,7 @@ Test(settings, every_variable_is_read)
 {
 	static const char *const env[] = {
 		"SELFCKPT_DIR=/tmp/ck", "SELFCKPT_INTERVAL=0.5", "SELFCKPT_SIGNAL=USR2",
-		"SELFCKPT_SIGNAL_NOW=RTMIN+1", "SELFCKPT_RUN_PID=42", "SELFCKPT_EXIT_AFTER_SAVE=1",
+		"SELFCKPT_SIGNAL_NOW=RTMIN+1", "SELFCKPT_EXIT_AFTER_SAVE=1",
 		"SELFCKPT_STOP_SIGNAL=RTMIN+3", "SELFCKPT_LEVEL=-5", "SELFCKPT_THREADS=3",
 		"SELFCKPT_WRITERS=2", "SELFCKPT_WRITEBACK=0", "SELFCKPT_EMBED_FILES=1",
 		"SELFCKPT_FORK=1", "SELFCKPT_NO_PAGEMAP_SCAN=1", "SELFCKPT_LOG_LEVEL=DEBUG",
@@ -111,7 +110,6 @@ Test(settings, every_variable_is_read)
 	cr_expect_str_eq(s.interval, "0.5");
 	cr_expect_str_eq(s.signal, "USR2");
 	cr_expect_str_eq(s.signal_now, "RTMIN+1");
-	cr_expect_str_eq(s.run_pid, "42");
 	cr_expect(s.exit_after_save);
 	cr_expect_eq(s.stop_signal, SIGRTMIN + 3);
 	cr_expect_eq(s.level, -5);
