@@ -464,7 +464,9 @@ static int restarted(void)
 {
 	int err;
 
-	memory_owner = (pid_t)sc_sys0(SYS_getpid); /* with new ids, another pid */
+	/* with new ids, another pid, and this thread, which began the checkpoint, another tid */
+	memory_owner = (pid_t)sc_sys0(SYS_getpid);
+	busy_thread = (pid_t)sc_gettid();
 	err = sc_restart_finish();
 
 	sc_copier_forget();
@@ -706,5 +708,11 @@ int sc_checkpoint_member(const char *path, const struct sc_job_member *job)
 
 SELFCKPT_API int selfckpt_save(const char *path)
 {
+	int ret;
+
+	if (!path || !*path)
+		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save() needs a file name");
+	if ((ret = sc_job_save(path)) != 1)
+		return ret; /* the job's set, or its refusal */
 	return sc_checkpoint(path, sc_settings()->fork);
 }

@@ -419,9 +419,23 @@ static void finish(struct sc_job_area *a, int phase)
  * One round: gather, the instant, the images, the set. Return as
  * sc_job_checkpoint(); -EAGAIN when the round is to be taken again.
  */
-static int round_of(struct gather *g, const char *dir, const char *prog, char *name,
-		    size_t size)
+/* Where a set goes: in @dir under a name of its own (into @name), or at @at (selfckpt_save()). */
+struct target {
+	const char *dir, *prog, *at;
+	char *name;
+	size_t size;
+};
+
+static int commit(const struct target *t, const char *tmp, const struct sc_set *set)
 {
+	if (t->at)
+		return sc_set_commit_at(tmp, t->at, set);
+	return sc_set_commit(t->dir, tmp, t->prog, getpid(), set, t->name, t->size);
+}
+
+static int round_of(struct gather *g, const struct target *t)
+{
+	const char *dir = t->dir, *prog = t->prog;
 	struct sc_job_area *a = g->a;
 	struct sc_job_member self = { .area = a, .index = 0, .coordinator = true };
 	char path[PATH_MAX + 64];
@@ -456,7 +470,7 @@ static int round_of(struct gather *g, const char *dir, const char *prog, char *n
 	if (err >= 0)
 		err = set_of(a, &set);
 	if (err >= 0)
-		err = sc_set_commit(dir, a->dir, prog, getpid(), &set, name, size);
+		err = commit(t, a->dir, &set);
 	sc_set_free(&set);
 	finish(a, err < 0 ? SC_JOB_ABORT : SC_JOB_DONE);
 	if (err < 0)
@@ -464,8 +478,7 @@ static int round_of(struct gather *g, const char *dir, const char *prog, char *n
 	return err < 0 ? err : SELFCKPT_SAVED;
 }
 
-int sc_job_checkpoint(const char *dir, const char *prog, const char *why, char *name,
-		      size_t size)
+static int checkpoint_job(const struct target *t, const char *why)
 {
 	struct gather g = { .sig = sc_trigger.sig_now };
 	int err = -EAGAIN;
@@ -477,7 +490,7 @@ int sc_job_checkpoint(const char *dir, const char *prog, const char *why, char *
 		if (round)
 			sc_log(SC_LOG_DEBUG, "checkpoint of the job: a process started as it "
 			       "began; taken again");
-		err = round_of(&g, dir, prog, name, size);
+		err = round_of(&g, t);
 	}
 	if (err == SELFCKPT_RESTORED) {
 		close(g.fd); /* in the image only as a number the program never knew */
@@ -489,6 +502,41 @@ int sc_job_checkpoint(const char *dir, const char *prog, const char *why, char *
 		err = sc_err(EAGAIN, "the job kept starting processes as its checkpoint on %s "
 			     "began: no image is written", why);
 	return err;
+}
+
+int sc_job_checkpoint(const char *dir, const char *prog, const char *why, char *name,
+		      size_t size)
+{
+	struct target t = { .dir = dir, .prog = prog, .name = name, .size = size };
+
+	return checkpoint_job(&t, why);
+}
+
+int sc_job_save(const char *path)
+{
+	char dir[PATH_MAX], *slash;
+	struct target t = { .at = path, .prog = *program_invocation_short_name
+						? program_invocation_short_name : "program" };
+
+	if (!__atomic_load_n(&sc_trigger.active, __ATOMIC_ACQUIRE))
+		return 1; /* no job: the library is linked, not run by selfckpt-run */
+	if (sc_job_parent_is_member())
+		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save('%s') in process %d, which is part "
+			      "of the job of its parent %d: its image alone would come back without "
+			      "the rest of the job; checkpoint the job from its top process, or by "
+			      "a signal", path, (int)getpid(), (int)getppid());
+	if (!sc_job_has_children())
+		return 1; /* a job of one process: one image, as ever */
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	t.dir = dir;
+	return checkpoint_job(&t, "selfckpt_save()");
 }
 
 /* ---- a member ---- */

@@ -121,6 +121,37 @@ int sc_set_commit(const char *dir, const char *tmp, const char *prog, pid_t pid,
 		      strerror(errno));
 }
 
+int sc_set_commit_at(const char *tmp, const char *path, const struct sc_set *s)
+{
+	char old[PATH_MAX + 16], dir[PATH_MAX], *slash;
+	struct stat st;
+	int err = write_manifest(tmp, s), had;
+
+	if (err)
+		return err;
+	sync_path(tmp);
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	snprintf(slash ? slash + 1 : dir, sizeof(dir) - (size_t)(slash ? slash + 1 - dir : 0), ".");
+	had = lstat(path, &st) == 0;
+	/* a directory is replaced by renaming it away first: rename() takes only an empty one */
+	snprintf(old, sizeof(old), "%s.old", tmp);
+	if (had && S_ISDIR(st.st_mode) && rename(path, old) < 0)
+		return sc_err(errno, "cannot move the older set '%s' aside: %s", path,
+			      strerror(errno));
+	if (rename(tmp, path) < 0) {
+		err = sc_err(errno, "cannot rename the set directory '%s' to '%s': %s", tmp, path,
+			     strerror(errno));
+		if (had && S_ISDIR(st.st_mode))
+			rename(old, path);
+		return err;
+	}
+	sync_path(dir);
+	if (had && S_ISDIR(st.st_mode))
+		sc_set_discard(old);
+	return 0;
+}
+
 void sc_set_discard(const char *path)
 {
 	DIR *d = opendir(path);

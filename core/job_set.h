@@ -44,6 +44,13 @@ int sc_set_begin(const char *dir, const char *prog, pid_t pid, char *tmp, size_t
 int sc_set_commit(const char *dir, const char *tmp, const char *prog, pid_t pid,
 		  const struct sc_set *s, char *name, size_t size);
 
+/**
+ * sc_set_commit_at() - as sc_set_commit(), but the set's name is @path (made
+ * by sc_set_begin() in @path's folder): whatever @path was (an image, an
+ * older set) is replaced only once the new set is complete.
+ */
+int sc_set_commit_at(const char *tmp, const char *path, const struct sc_set *s);
+
 /** sc_set_discard() - remove the set directory @path and what it holds (best effort). */
 void sc_set_discard(const char *path);
 

@@ -126,7 +126,7 @@ $(BENCH_FORMAT): $(BUILD)/obj/tests/bench/bench_format.o $(BENCH_DATA) $(BUILD)/
 
 bench: $(BENCH_FORMAT)
 	$(Q)$(BENCH_FORMAT) $(BENCH_ARGS)
-	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) bench-ckpt bench-fds
+	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) bench-ckpt bench-fds bench-tree
 
 # golden: the images of tests/golden/ (committed; see its README.md). Regenerate them only
 # when the format changes: `make golden`, then check the offsets test_golden.c expects.
@@ -278,11 +278,26 @@ $(BENCH_FDS): $(BUILD)/obj/tests/bench/bench_fds.o $(BENCH_DATA) $(BUILD)/lib/li
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
 
-.PHONY: bench-ckpt bench-fds
+# bench-tree: a job of 8 processes of 256 MiB against one process of 2 GiB.
+BENCH_TREE := $(BUILD)/tests/bench-tree
+TREE_SUBJECT := $(BUILD)/tests/tree-subject
+
+$(BENCH_TREE): $(BUILD)/obj/tests/bench/bench_tree.o $(BENCH_DATA)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^
+
+$(TREE_SUBJECT): $(BUILD)/obj/tests/bench/tree_subject.o $(BENCH_DATA)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^
+
+.PHONY: bench-ckpt bench-fds bench-tree
 ifeq ($(SAN),1)
-bench-ckpt bench-fds:
+bench-ckpt bench-fds bench-tree:
 	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) $@
 else
+bench-tree: $(BENCH_TREE) $(TREE_SUBJECT) $(BUILD)/bin/selfckpt-restore $(BUILD)/bin/selfckpt-run \
+		$(BUILD)/lib/libselfckpt.so.1
+	$(Q)$(BENCH_TREE) $(BENCH_TREE_ARGS)
 bench-ckpt: $(BENCH_CKPT) $(CKPT_SUBJECT) $(BUILD)/bin/selfckpt-restore
 	$(Q)$(BENCH_CKPT) $(BENCH_ARGS)
 bench-fds: $(BENCH_FDS) $(BUILD)/bin/selfckpt-restore

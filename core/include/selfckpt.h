@@ -42,6 +42,13 @@ SELFCKPT_API const char *selfckpt_version(void);
  * back, it continues by returning SELFCKPT_RESTORED from this same call, in the
  * same thread, with every other thread resumed where it was.
  *
+ * Under selfckpt-run a process and the processes it starts are one job: in
+ * the job's top process, with children of the job, @path becomes the job's
+ * image set (a directory) holding every process at one instant, which
+ * `selfckpt-restore @path` brings back as the tree; in a process whose
+ * parent is of the job, the call is refused (its image alone would come back
+ * without the rest of the job).
+ *
  * Return: SELFCKPT_SAVED, SELFCKPT_RESTORED, or a negative error code
  * (selfckpt_strerror(), selfckpt_last_error()).
  */

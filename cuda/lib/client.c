@@ -315,6 +315,27 @@ CUresult sc_cu_restart_channel(void)
 	return start_proxy();
 }
 
+/*
+ * A child made by fork() has none of its parent's GPU state, as with the
+ * driver itself: the proxy and its channel stay the parent's (the channel is
+ * left out of the child's images too), and the child's CUDA calls fail. A
+ * job's CPU-only workers (a data loader's) are such children: their
+ * checkpoint holds no GPU state, and takes nothing from the proxy.
+ */
+static void forked_child(void)
+{
+	if (!sc_cu.started)
+		return;
+	sc_cu.started = false;
+	sc_cu.dead = true;
+	sc_cu.proxy = 0;
+}
+
+__attribute__((constructor)) static void client_at_load(void)
+{
+	pthread_atfork(NULL, NULL, forked_child);
+}
+
 void sc_cu_client_reset(void)
 {
 	sc_cu.base = NULL;

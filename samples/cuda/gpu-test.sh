@@ -5,7 +5,9 @@
 #   sh samples/cuda/gpu-test.sh BUILD [--soft]
 #
 # For each sample (matmul twice: module from its file, and --embedded, the
-# latter on a GPU only), these cases:
+# latter on a GPU only), these cases (loader, a GPU process with two forked
+# CPU workers, is a job of three processes: the signal cases only, since
+# selfckpt_save() saves one process):
 #   ref            an uninterrupted run: the reference output
 #   native         the -native build (the driver's libcuda, no selfckpt) prints
 #                  the same
@@ -58,9 +60,9 @@ limit=${GPU_TEST_TIMEOUT:-60}
 save_at=$((iters * 2 / 5))
 signal_after=5 # iterations before a signal; one more is needed after a restore
 if [ $soft = 1 ]; then
-	samples=${GPU_TEST_SAMPLES:-vecadd matmul texrotate solver}
+	samples=${GPU_TEST_SAMPLES:-vecadd matmul texrotate solver loader}
 else
-	samples=${GPU_TEST_SAMPLES:-vecadd matmul matmul-embedded texrotate solver}
+	samples=${GPU_TEST_SAMPLES:-vecadd matmul matmul-embedded texrotate solver loader}
 fi
 gpus=1
 if [ $soft = 0 ] && [ -z "${CUDA_VISIBLE_DEVICES+set}" ]; then
@@ -445,10 +447,12 @@ for entry in $samples; do
 		continue
 	fi
 	case_native "$@"
-	case_save_at "$@"
-	restore_saved restore-1
-	restore_saved restore-2
-	case_other_gpu
+	if [ "$prog" != loader ]; then
+		case_save_at "$@"
+		restore_saved restore-1
+		restore_saved restore-2
+		case_other_gpu
+	fi
 	case_signal USR1 "$@"
 	case_signal USR2 "$@"
 	case_again

@@ -42,7 +42,7 @@ static const struct sc_set_member three[] = {
 /* A set of @s committed in dir: its path into @path. */
 static void commit(const struct sc_set *s, char *path, size_t size)
 {
-	char tmp[PATH_MAX], name[PATH_MAX + 64];
+	char tmp[PATH_MAX], name[PATH_MAX];
 
 	cr_assert_eq(sc_set_begin(dir, "sh", 100, tmp, sizeof(tmp)), 0);
 	cr_assert_eq(sc_set_commit(dir, tmp, "sh", 100, s, name, sizeof(name)), 0);

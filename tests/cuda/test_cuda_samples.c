@@ -61,3 +61,9 @@ Test(cuda_samples, solver)
 {
 	run_sample("solver");
 }
+
+/* A GPU process and the two CPU-only workers it forks: a job, checkpointed by the signals. */
+Test(cuda_samples, loader)
+{
+	run_sample("loader");
+}
