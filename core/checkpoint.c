@@ -712,7 +712,7 @@ SELFCKPT_API int selfckpt_save(const char *path)
 
 	if (!path || !*path)
 		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save() needs a file name");
-	if ((ret = sc_job_save(path)) != 1)
+	if ((ret = sc_job_save(path)) != 0)
 		return ret; /* the job's set, or its refusal */
 	return sc_checkpoint(path, sc_settings()->fork);
 }

@@ -519,14 +519,14 @@ int sc_job_save(const char *path)
 						? program_invocation_short_name : "program" };
 
 	if (!__atomic_load_n(&sc_trigger.active, __ATOMIC_ACQUIRE))
-		return 1; /* no job: the library is linked, not run by selfckpt-run */
+		return 0; /* no job: the library is linked, not run by selfckpt-run */
 	if (sc_job_parent_is_member())
 		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save('%s') in process %d, which is part "
 			      "of the job of its parent %d: its image alone would come back without "
 			      "the rest of the job; checkpoint the job from its top process, or by "
 			      "a signal", path, (int)getpid(), (int)getppid());
 	if (!sc_job_has_children())
-		return 1; /* a job of one process: one image, as ever */
+		return 0; /* a job of one process: one image, as ever */
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	if (slash == dir)

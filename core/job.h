@@ -158,7 +158,7 @@ int sc_job_checkpoint(const char *dir, const char *prog, const char *why, char *
  * sc_job_save() - selfckpt_save(@path) in a job: in its top, with children,
  * the job's set at @path (a directory; what @path was is replaced once the
  * set is complete); refused in a process whose parent is of the job.
- * Return: 1 where the caller is a job of one process (or in none: it saves
+ * Return: 0 where the caller is a job of one process (or in none: it saves
  * itself alone), else as sc_job_checkpoint().
  */
 int sc_job_save(const char *path);

@@ -6,7 +6,8 @@
  * checkpointed by a signal at a random moment, killed with SIGKILL, restored
  * twice, and must end with exactly the output of an uninterrupted run. A
  * process that escapes the job refuses the checkpoint, naming it; a set
- * missing an image, or with a changed manifest, refuses its restore.
+ * missing an image, or with a changed manifest, refuses its restore; and
+ * selfckpt_save() in the top of a job writes the job's set at its path.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -57,4 +58,9 @@ Test(trees, a_process_that_escapes_the_job_refuses_the_checkpoint, .timeout = 60
 Test(trees, a_set_missing_an_image_or_with_a_changed_manifest_is_refused, .timeout = 60)
 {
 	scenario("missing");
+}
+
+Test(trees, selfckpt_save_in_the_top_writes_the_job_set_at_its_path, .timeout = 60)
+{
+	scenario("save");
 }

@@ -6,6 +6,8 @@
 # and the refusals: a process that escapes the job refuses its checkpoint,
 # a set missing an image or with a changed manifest refuses its restore:
 #   trees.sh BUILD escape|missing
+# and selfckpt_save() in a job's top process (the set at its path, restored twice):
+#   trees.sh BUILD save
 set -u
 build=$(cd "$1" && pwd) what=$2
 dir=$(mktemp -d /tmp/sc-tree-XXXXXX)
@@ -108,6 +110,53 @@ escape)
 	}
 	[ ! -e images/latest ] || { echo "a set was written" >&2; exit 1; }
 	[ -z "$(ls images)" ] || { echo "files left in images:" >&2; ls -a images >&2; exit 1; }
+	exit 0
+	;;
+save)
+	# selfckpt_save() in the top of a job writes the job's set at its path
+	cat > job.py <<'EOF'
+import ctypes, os, sys, time
+save = getattr(ctypes.CDLL(None), "selfckpt_save", None)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    for i in range(300):
+        os.write(w, b"%d\n" % i)
+        time.sleep(0.002)
+    os._exit(0)
+os.close(w)
+total = 0
+for n, line in enumerate(os.fdopen(r)):
+    total += int(line) * (n + 1)
+    if n == 100 and save:
+        ret = save(b"saved.tree")
+        print("restored" if ret == 2 else "saved" if ret == 1 else "failed %d" % ret,
+              file=sys.stderr, flush=True)
+os.waitpid(pid, 0)
+with open("out.txt", "w") as out:
+    out.write("total %d\n" % total)
+EOF
+	python3 job.py < /dev/null > /dev/null 2>&1 && mv out.txt reference.txt ||
+		{ echo "reference run failed" >&2; exit 1; }
+	"$build/bin/selfckpt-run" --dir images -- python3 job.py < /dev/null > /dev/null \
+		2> run.err
+	grep -qx saved run.err && cmp -s out.txt reference.txt &&
+		[ -f saved.tree/manifest ] || {
+		echo "the run that saved: $(cat out.txt 2>/dev/null)" >&2
+		cat run.err >&2
+		exit 1
+	}
+	for round in 1 2; do
+		rm -f out.txt
+		"$build/bin/selfckpt-restore" saved.tree < /dev/null > /dev/null 2> restore.err
+		status=$?
+		[ $status -eq 0 ] && grep -qx restored restore.err && cmp -s out.txt reference.txt || {
+			echo "restore $round of saved.tree: exit $status, $(cat out.txt 2>/dev/null)" >&2
+			cat restore.err >&2
+			exit 1
+		}
+	done
 	exit 0
 	;;
 missing)
