@@ -86,7 +86,7 @@ OUTS := $(patsubst %.txt,%.out,$(wildcard in*.txt))
 all.sum: $(OUTS)
 	cat $^ | sha256sum > $@
 %.out: %.txt
-	while read x; do echo $$((x * x % 977)); done < $< | sort -n > $@
+	sleep 0.6; while read x; do echo $$((x * x % 977)); done < $< | sort -n > $@
 EOF
 	cp -r proj proj.clean
 	set -- make -s -C proj -j2
