@@ -38,7 +38,7 @@
 enum sc_job_object_kind {
 	SC_JOB_SOCKET = 1, /* a socket: its inode, and its peer's */
 	SC_JOB_FILE_W,     /* a removed file or memfd open for writing */
-	SC_JOB_MAP,        /* shared memory: a MAP_SHARED mapping of no file that stays */
+	SC_JOB_MAP,        /* System V shared memory attached */
 };
 
 struct sc_job_object {

@@ -4,12 +4,13 @@
  * made (job.h).
  *
  * A tree's restore gives back shared the pipes between its processes, the
- * files they hold open (one open file where they are at one position), and
- * the terminal or files of the restorer's own standard streams. A socket,
- * shared memory, or a removed file or memfd open for writing at different
- * positions (two open files of one file whose contents each image holds)
- * held by two processes would come back as one copy each, and the processes
- * would no longer see each other's work: silently wrong. So a set in which two processes hold one of
+ * files they hold open (one open file where they are at one position), the
+ * shared memory they map (anonymous or a memfd), and the terminal or files of
+ * the restorer's own standard streams. A socket, System V shared memory, or a
+ * removed file or memfd open for writing at different positions (two open
+ * files of one file whose contents each image holds) held by two processes
+ * would come back as one copy each, and the processes would no longer see
+ * each other's work: silently wrong. So a set in which two processes hold one of
  * them is not made, and the refusal names both processes and the object.
  * Each member notes these objects as its image is written, in its slot.
  */
@@ -98,8 +99,7 @@ void sc_job_note_maps(pid_t child)
 	if (!noting || sc_maps_read(child, &v, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++)
-		if ((v[i].flags & SC_VMA_SHARED) && !sc_skip_covers(v[i].start, v[i].end) &&
-		    (v[i].kind == SC_VMA_ANON || v[i].kind == SC_VMA_DELETED))
+		if ((v[i].flags & SC_VMA_SYSV) && !sc_skip_covers(v[i].start, v[i].end))
 			note(&(struct sc_job_object){ .kind = SC_JOB_MAP, .dev = v[i].dev,
 						      .ino = v[i].inode, .start = v[i].start });
 	sc_maps_free(v, n);
@@ -123,8 +123,8 @@ static int refuse(const struct sc_job_slot *x, const struct sc_job_object *a,
 {
 	if (a->kind == SC_JOB_MAP)
 		return sc_err(SELFCKPT_EHOST, "processes %d ('%s', at 0x%llx) and %d ('%s', at "
-			      "0x%llx) share memory (inode %llu), which a process tree does not "
-			      "bring back shared yet: no image is written", (int)x->pid, x->prog,
+			      "0x%llx) share System V shared memory (segment %llu), which a process "
+			      "tree does not bring back yet: no image is written", (int)x->pid, x->prog,
 			      (unsigned long long)a->start, (int)y->pid, y->prog,
 			      (unsigned long long)b->start, (unsigned long long)a->ino);
 	if (a->kind == SC_JOB_SOCKET)

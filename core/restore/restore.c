@@ -122,6 +122,8 @@ int sc_restore(const struct sc_restore_opts *opts)
 	if (!o.in_tree && sc_set_is_set(o.path))
 		return sc_restore_tree(&o);
 	err = prepare(&o, &im, &plan);
+	if (o.staged)
+		err = o.staged(err);
 	if (!err)
 		err = sc_restore_jump(&im, &plan);
 	/* Only refusals come back here: a restore that succeeds never returns. */

@@ -18,6 +18,7 @@
 #include <xxhash.h>
 
 #include "core/restore/restore_internal.h"
+#include "core/restore/tree_shared.h"
 #include "core/sc_core.h"
 #include "format/sc_array.h"
 #include "format/sc_log.h"
@@ -325,6 +326,26 @@ static int plan_sysv(const struct image *im, struct mapping *m, struct plan *p)
 }
 
 /* Decide the operation for @m and stage room for its content. */
+/*
+ * Shared memory the tree being restored shares (tree_shared.h): the tree's
+ * memfd, staged and filled through it by its owner, mapped as it is by the
+ * others, so that all map one memory again.
+ */
+static int plan_tree_map(const struct image *im, struct mapping *m, struct plan *p,
+			 const struct sc_tree_map *t)
+{
+	m->fd = fcntl(t->fd, F_DUPFD_CLOEXEC, fd_base(im));
+	if (m->fd < 0)
+		return sc_err(errno, "cannot copy the descriptor of the tree's shared memory: %s",
+			      strerror(errno));
+	p->map_fds[p->n_map_fds++] = m->fd;
+	if (t->owner == getpid()) {
+		m->remade = true; /* staged through the memfd, at the mapping's offset */
+		m->premap = sc_plan_take(p, m->end - m->start);
+	}
+	return add_op(p, m, SC_OP_MAP_FD, MAP_SHARED, PROT_READ | PROT_WRITE);
+}
+
 static int plan_mapping(const struct image *im, struct mapping *m, struct plan *p)
 {
 	const struct sc_segment_info *s = &m->win[0].seg;
@@ -332,6 +353,12 @@ static int plan_mapping(const struct image *im, struct mapping *m, struct plan *
 	uint32_t rw = PROT_READ | PROT_WRITE;
 	int err;
 
+	const struct sc_tree_map *t = (s->flags & SC_SEG_SHARED) &&
+				      !(s->flags & (SC_SEG_FILE | SC_SEG_SYSV | SC_SEG_HELD))
+				      ? sc_tree_map_of(s->dev, s->inode) : NULL;
+
+	if (t)
+		return plan_tree_map(im, m, p, t);
 	if (s->flags & SC_SEG_HELD)
 		return plan_held(im, m, p);
 	if (s->flags & SC_SEG_SYSV)

@@ -14,6 +14,13 @@ struct sc_restore_opts {
 	bool new_ids;       /* no namespaces: new pid and thread ids */
 	bool in_tree;       /* already at its pid, in the namespaces of a tree's restore */
 	/*
+	 * Called once the image is checked and staged, with that verdict (0 or a
+	 * refusal), just before the point of no return: 0 to go on, else the
+	 * refusal to return. NULL: none (a tree's restore waits for all its
+	 * processes there).
+	 */
+	int (*staged)(int err);
+	/*
 	 * What this machine must have beyond what the engine checks itself (the
 	 * GPUs a CUDA program's modules run on): called on the image open at @fd
 	 * before anything is changed; 0, or a refusal (reported). NULL: none.

@@ -63,8 +63,19 @@ struct tree {
 	size_t n_files;
 	int max_fd;   /* the highest descriptor number any process of the tree had */
 	pid_t max_id; /* the highest pid or thread id */
-	int go[2];    /* every process waits for the end of file on go[0] */
-	int ready[2]; /* a byte from each process once its children exist */
+	struct shared_map *maps;
+	size_t n_maps;
+	int go[2];     /* every process waits for the end of file on go[0] */
+	int ready[2];  /* a byte from each process once its children exist */
+	int staged[2]; /* each process's verdict on its image, once staged (an int) */
+	int jump[2];   /* every process jumps at the end of file on jump[0] */
+	size_t self;   /* the process of the tree this one is */
+};
+
+/* Shared memory a process of the set maps: its identity, how much of it. */
+struct shared_map {
+	uint64_t dev, inode, size;
+	size_t member;
 };
 
 static const char *image_path(const struct tree *t, size_t i, char *buf, size_t size)
@@ -123,6 +134,23 @@ static int add_file(struct tree *t, const struct sc_fd *f, size_t member)
 	return 0;
 }
 
+static int add_map(struct tree *t, const struct sc_segment_info *s, size_t member)
+{
+	uint64_t vma_off = s->offset - (s->start - s->vma_start);
+
+	if (!(t->n_maps & (t->n_maps + 1))) {
+		void *m = realloc(t->maps, (2 * t->n_maps + 2) * sizeof(*t->maps));
+
+		if (!m)
+			return sc_err(ENOMEM, "out of memory");
+		t->maps = m;
+	}
+	t->maps[t->n_maps++] = (struct shared_map){ .dev = s->dev, .inode = s->inode,
+						    .size = vma_off + (s->vma_end - s->vma_start),
+						    .member = member };
+	return 0;
+}
+
 /* A standard descriptor that stays the restorer's, shared by the tree as it is. */
 static bool restorers_own(const struct sc_fd *f)
 {
@@ -147,6 +175,13 @@ static int note_image(struct tree *t, size_t i, const struct image *im)
 	for (size_t k = 0; k < im->n_threads; k++)
 		if ((pid_t)im->threads[k].tid > t->max_id)
 			t->max_id = (pid_t)im->threads[k].tid;
+	for (size_t k = 0; k < im->n_maps && !err; k++) {
+		const struct sc_segment_info *s = &im->maps[k].win[0].seg;
+
+		if ((s->flags & SC_SEG_SHARED) &&
+		    !(s->flags & (SC_SEG_FILE | SC_SEG_SYSV | SC_SEG_HELD)))
+			err = add_map(t, s, i);
+	}
 	return err;
 }
 
@@ -316,6 +351,51 @@ static int make_files(struct tree *t)
 	return err;
 }
 
+static int compare_maps(const void *a, const void *b)
+{
+	const struct shared_map *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->inode != y->inode)
+		return x->inode < y->inode ? -1 : 1;
+	return x->member < y->member ? -1 : x->member > y->member;
+}
+
+/* Shared memory that two processes or more map: one memfd each, as large as any maps it. */
+static int make_maps(struct tree *t)
+{
+	int base = t->max_fd + 1;
+
+	qsort(t->maps, t->n_maps, sizeof(*t->maps), compare_maps);
+	sc_tree_maps = calloc(t->n_maps ? t->n_maps : 1, sizeof(*sc_tree_maps));
+	if (!sc_tree_maps)
+		return sc_err(ENOMEM, "out of memory");
+	for (size_t i = 0, j; i < t->n_maps; i = j) {
+		uint64_t size = t->maps[i].size;
+		bool crosses = false;
+		int fd, at;
+
+		for (j = i + 1; j < t->n_maps && t->maps[j].dev == t->maps[i].dev &&
+				t->maps[j].inode == t->maps[i].inode; j++) {
+			crosses |= t->maps[j].member != t->maps[i].member;
+			size = t->maps[j].size > size ? t->maps[j].size : size;
+		}
+		if (!crosses)
+			continue;
+		fd = memfd_create("selfckpt-shared", MFD_CLOEXEC);
+		if (fd < 0 || ftruncate(fd, (off_t)size) < 0 ||
+		    (at = fcntl(fd, F_DUPFD_CLOEXEC, base)) < 0)
+			return sc_err(errno, "cannot make the shared memory of the tree: %s",
+				      strerror(errno));
+		close(fd);
+		sc_tree_maps[sc_tree_n_maps++] = (struct sc_tree_map){
+			.dev = t->maps[i].dev, .inode = t->maps[i].inode, .fd = at,
+			.owner = t->set.m[t->maps[i].member].pid };
+	}
+	return 0;
+}
+
 /* ---- in the namespaces: the processes ---- */
 
 static bool in_set(const struct tree *t, pid_t pid)
@@ -351,7 +431,7 @@ static void __attribute__((noreturn)) end_as(int status)
 	_exit(WEXITSTATUS(status));
 }
 
-static void become(struct tree *t, size_t i, const struct sc_restore_opts *o);
+static int become(struct tree *t, size_t i, const struct sc_restore_opts *o);
 
 /* Make process @j of the tree at its pid; the zombie ends before this returns. */
 static int make(struct tree *t, size_t i, size_t j, const struct sc_restore_opts *o)
@@ -372,6 +452,8 @@ static int make(struct tree *t, size_t i, size_t j, const struct sc_restore_opts
 		if (t->set.m[j].zombie)
 			end_as(t->set.m[j].status);
 		close(t->go[1]);
+		close(t->jump[1]);
+		t->self = j;
 		become(t, j, o); /* never returns */
 	}
 	if (t->set.m[j].zombie && !(ca.flags & CLONE_PARENT))
@@ -424,14 +506,67 @@ static void start_all(struct tree *t)
 	close(t->go[1]);
 }
 
-/* Process @i of the tree, at its pid: its children, then itself from its image. */
-static void become(struct tree *t, size_t i, const struct sc_restore_opts *o)
+/* The tree this process restores, for staged(). */
+static struct tree *the_tree;
+
+static size_t processes(const struct tree *t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->set.n; i++)
+		n += !t->set.m[i].zombie;
+	return n;
+}
+
+/*
+ * sc_restore()'s last step before the point of no return, in each process of
+ * the tree: no process jumps before every one has staged its image (the
+ * shared memory is filled, and a refusal still stops them all). The top
+ * hears every verdict: on a refusal it ends the others and returns it.
+ */
+static int staged(int err)
+{
+	struct tree *t = the_tree;
+	int32_t verdict = err, first = 0;
+	char c;
+
+	if (write(t->staged[1], &verdict, sizeof(verdict)) != sizeof(verdict) && !err)
+		err = -EPIPE;
+	if (t->self != 0) {
+		if (err)
+			_exit(EXIT_TREE_FAILED); /* the top says why it was refused */
+		while (read(t->jump[0], &c, 1) > 0)
+			;
+		return 0;
+	}
+	for (size_t got = 0; got < processes(t); got++) {
+		if (read(t->staged[0], &verdict, sizeof(verdict)) != sizeof(verdict))
+			verdict = -EPIPE;
+		if (verdict && !first)
+			first = verdict;
+	}
+	if (first) {
+		kill(-1, SIGKILL); /* every process of the tree but the top and its init */
+		return first;
+	}
+	close(t->jump[1]);
+	return 0;
+}
+
+/*
+ * Process @i of the tree, at its pid: its children, then itself from its
+ * image. Returns (in the top only) a refusal, once the rest of the tree is
+ * ended; else never.
+ */
+static int become(struct tree *t, size_t i, const struct sc_restore_opts *o)
 {
 	const struct sc_set_member *m = &t->set.m[i];
 	char path[PATH_MAX + SC_SET_FILE_MAX], c;
-	struct sc_restore_opts mine = { .threads = o->threads, .in_tree = true };
+	struct sc_restore_opts mine = { .threads = o->threads, .in_tree = true,
+					.staged = staged };
 	int err = 0;
 
+	the_tree = t;
 	lead(m);
 	for (size_t j = 0; j < t->set.n && !err; j++)
 		if (makes(t, i, j))
@@ -451,7 +586,9 @@ static void become(struct tree *t, size_t i, const struct sc_restore_opts *o)
 	join_group(t, m);
 	mine.path = image_path(t, i, path, sizeof(path));
 	err = sc_restore(&mine);
-	/* a refusal now, with the rest of the tree made: none of it may go on alone */
+	if (i == 0)
+		return err; /* the others are ended; the refusal is the restore's */
+	/* refused past the others' staging: none of the tree may go on alone */
 	sc_log(SC_LOG_ERROR, "process %d of the tree could not be restored: the tree is ended",
 	       (int)m->pid);
 	kill(-1, SIGKILL);
@@ -468,6 +605,7 @@ static void tree_free(struct tree *t)
 		free(t->files[i].f.data);
 	}
 	free(t->files);
+	free(t->maps);
 	sc_set_free(&t->set);
 }
 
@@ -499,12 +637,13 @@ int sc_restore_tree(const struct sc_restore_opts *o)
 	 * when the top closes the last writer.
 	 */
 	if (!err && (pipe2(t.go, O_CLOEXEC) < 0 || pipe2(t.ready, O_CLOEXEC) < 0 ||
-		     make_pipes(&t) < 0 || make_files(&t) < 0)) {
+		     pipe2(t.staged, O_CLOEXEC) < 0 || pipe2(t.jump, O_CLOEXEC) < 0 ||
+		     make_pipes(&t) < 0 || make_files(&t) < 0 || make_maps(&t) < 0)) {
 		sc_log(SC_LOG_ERROR, "cannot make the pipes of the tree: %s", strerror(errno));
 		_exit(EXIT_TREE_FAILED);
 	}
 	if (!err)
-		become(&t, 0, o); /* never returns */
+		err = become(&t, 0, o); /* returns only a refusal */
 	tree_free(&t);
 	return err;
 }

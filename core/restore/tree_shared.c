@@ -11,6 +11,16 @@ struct sc_tree_pipe *sc_tree_pipes;
 size_t sc_tree_n_pipes;
 struct sc_tree_file *sc_tree_files;
 size_t sc_tree_n_files;
+struct sc_tree_map *sc_tree_maps;
+size_t sc_tree_n_maps;
+
+const struct sc_tree_map *sc_tree_map_of(uint64_t dev, uint64_t inode)
+{
+	for (size_t i = 0; i < sc_tree_n_maps; i++)
+		if (sc_tree_maps[i].dev == dev && sc_tree_maps[i].inode == inode)
+			return &sc_tree_maps[i];
+	return NULL;
+}
 
 const struct sc_tree_pipe *sc_tree_pipe_of(const struct sc_fd *f)
 {
@@ -43,7 +53,7 @@ const struct sc_tree_file *sc_tree_file_of(const struct sc_fd *f)
 
 size_t sc_tree_shared_count(void)
 {
-	return 2 * sc_tree_n_pipes + sc_tree_n_files;
+	return 2 * sc_tree_n_pipes + sc_tree_n_files + sc_tree_n_maps;
 }
 
 size_t sc_tree_shared_fds(int *out)
@@ -56,6 +66,8 @@ size_t sc_tree_shared_fds(int *out)
 	}
 	for (size_t i = 0; i < sc_tree_n_files; i++)
 		out[n++] = sc_tree_files[i].fd;
+	for (size_t i = 0; i < sc_tree_n_maps; i++)
+		out[n++] = sc_tree_maps[i].fd;
 	return n;
 }
 
@@ -67,5 +79,7 @@ void sc_tree_shared_close(void)
 	}
 	for (size_t i = 0; i < sc_tree_n_files; i++)
 		close(sc_tree_files[i].fd);
-	sc_tree_n_pipes = sc_tree_n_files = 0;
+	for (size_t i = 0; i < sc_tree_n_maps; i++)
+		close(sc_tree_maps[i].fd);
+	sc_tree_n_pipes = sc_tree_n_files = sc_tree_n_maps = 0;
 }

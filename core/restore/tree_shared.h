@@ -28,11 +28,27 @@ struct sc_tree_file {
 	int fd; /* inherited, as the ends of a pipe */
 };
 
+/*
+ * Shared memory two processes or more map (MAP_SHARED anonymous memory or a
+ * memfd inherited across fork()): one memfd, filled by the process @owner
+ * from its image as it stages its memory, mapped by the others as it is.
+ */
+struct sc_tree_map {
+	uint64_t dev, inode;
+	int fd;
+	pid_t owner;
+};
+
 /* Set in the tree's first process before it starts the others, which inherit them. */
 extern struct sc_tree_pipe *sc_tree_pipes;
 extern size_t sc_tree_n_pipes;
 extern struct sc_tree_file *sc_tree_files;
 extern size_t sc_tree_n_files;
+extern struct sc_tree_map *sc_tree_maps;
+extern size_t sc_tree_n_maps;
+
+/** sc_tree_map_of() - the shared memory of identity @dev, @inode the tree shares, or NULL. */
+const struct sc_tree_map *sc_tree_map_of(uint64_t dev, uint64_t inode);
 
 /** sc_tree_pipe_of() - the shared pipe @f is an end of, or NULL. */
 const struct sc_tree_pipe *sc_tree_pipe_of(const struct sc_fd *f);

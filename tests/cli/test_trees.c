@@ -2,7 +2,8 @@
 /*
  * Process trees under selfckpt-run (tests/cli/trees.sh): jobs of several
  * processes - a shell pipeline with data in its pipes, a parent with a zombie
- * child, a double-forked daemon, make -j2, three generations of pipes - are
+ * child, a double-forked daemon, make -j2, three generations of pipes, a
+ * parent and child that work through anonymous shared memory - are
  * checkpointed by a signal at a random moment, killed with SIGKILL, restored
  * twice, and must end with exactly the output of an uninterrupted run. A
  * process that escapes the job refuses the checkpoint, naming it; a set
@@ -63,4 +64,9 @@ Test(trees, a_set_missing_an_image_or_with_a_changed_manifest_is_refused, .timeo
 Test(trees, selfckpt_save_in_the_top_writes_the_job_set_at_its_path, .timeout = 60)
 {
 	scenario("save");
+}
+
+Test(trees, a_parent_and_child_keep_working_through_shared_memory, .timeout = 120)
+{
+	scenario("shared");
 }

@@ -2,7 +2,7 @@
 # Process trees under selfckpt-run: checkpoint the job by a signal at a random
 # moment, kill -9 every process of it, restore the set twice; each restored
 # run must end with exactly the output of an uninterrupted run.
-#   trees.sh BUILD pipeline|zombie|daemon|make|grandchild
+#   trees.sh BUILD pipeline|zombie|daemon|make|grandchild|shared
 # and the refusals: a process that escapes the job refuses its checkpoint,
 # a set missing an image or with a changed manifest refuses its restore:
 #   trees.sh BUILD escape|missing
@@ -70,6 +70,36 @@ with open("out.txt", "w") as out:
 EOF
 	set -- python3 job.py
 	wait_s=0.3
+	;;
+shared)
+	# a parent and a child that work through anonymous shared memory, turn by turn
+	cat > job.py <<'EOF'
+import mmap, os, struct, time
+mem = mmap.mmap(-1, 1 << 20)  # MAP_SHARED | MAP_ANONYMOUS, inherited by the child
+to_child, from_parent = os.pipe()
+to_parent, from_child = os.pipe()
+pid = os.fork()
+if pid == 0:
+    for i in range(400):
+        os.read(to_child, 1)
+        n, = struct.unpack_from("q", mem, 0)
+        total, = struct.unpack_from("q", mem, 8)
+        struct.pack_into("q", mem, 8, total + n * n)
+        mem[4096 * (1 + i % 200)] = (n * 7) % 251
+        os.write(from_child, b"k")
+    os._exit(0)
+check = 0
+for i in range(400):
+    struct.pack_into("q", mem, 0, i)
+    os.write(from_parent, b"g")
+    os.read(to_parent, 1)
+    check = (check * 31 + mem[4096 * (1 + i % 200)]) % 1000000007
+    time.sleep(0.005)
+os.waitpid(pid, 0)
+with open("out.txt", "w") as out:
+    out.write("total %d check %d\n" % (struct.unpack_from("q", mem, 8)[0], check))
+EOF
+	set -- python3 job.py
 	;;
 grandchild)
 	# three generations, each with a pipe to its parent
