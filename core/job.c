@@ -211,6 +211,53 @@ static int escaped(pid_t pid, pid_t parent)
 		      (int)pid, program_of(pid, prog, sizeof(prog)), (int)parent);
 }
 
+/* @pid's command name ("comm"), into @s->prog. */
+static void name_slot(struct sc_job_slot *s)
+{
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)s->pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, s->prog, sizeof(s->prog) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		snprintf(s->prog, sizeof(s->prog), "?");
+	else
+		s->prog[n - 1] = '\0';
+}
+
+/*
+ * Wait until @pid, a child just asked about, runs the library's checkpoint
+ * thread (a child just forked or exec'd starts it at once): 1 when it does,
+ * 0 when it became a zombie or is gone meanwhile (in *@st), or a refusal.
+ */
+static int wait_member(pid_t pid, pid_t parent, struct proc_stat *st)
+{
+	int64_t until = now_ms() + JOIN_WAIT_MS;
+	char prog[256];
+
+	if (st->state == 'T' || st->state == 't')
+		return sc_err(SELFCKPT_EHOST, "process %d ('%s'), a child of %d, is stopped (by a "
+			      "signal or a debugger), so it cannot take part in the checkpoint of the "
+			      "job: no image is written", (int)pid, program_of(pid, prog, sizeof(prog)),
+			      (int)parent);
+	while (!runs_library(pid)) {
+		if (read_stat(pid, st) < 0) {
+			st->state = 'X';
+			return 0;
+		}
+		if (st->state == 'Z')
+			return 0;
+		if (now_ms() > until)
+			return escaped(pid, parent);
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	}
+	return 1;
+}
+
 /* Add @pid, a child of @parent, to the job and ask it to join. */
 static int ask(struct gather *g, pid_t pid, pid_t parent)
 {
@@ -218,7 +265,7 @@ static int ask(struct gather *g, pid_t pid, pid_t parent)
 	struct sc_job_slot *s;
 	struct proc_stat st;
 	union sigval v;
-	int64_t until = now_ms() + JOIN_WAIT_MS;
+	int err;
 
 	if (a->n >= SC_JOB_MEMBERS)
 		return sc_err(SELFCKPT_EHOST, "the job has more than %d processes, the most one "
@@ -227,44 +274,27 @@ static int ask(struct gather *g, pid_t pid, pid_t parent)
 	*s = (struct sc_job_slot){ .pid = pid, .ppid = parent };
 	if (read_stat(pid, &st) < 0)
 		return 0; /* gone already: reaped before its parent stopped */
+	if (st.state != 'Z' && (err = wait_member(pid, parent, &st)) <= 0) {
+		if (err < 0 || st.state == 'X')
+			return err; /* a refusal, or gone */
+	}
+	a->n++;
 	if (st.state == 'Z') {
-		a->n++;
 		zombie_slot(s, &st);
 		return 0;
 	}
-	while (!runs_library(pid)) {
-		if (read_stat(pid, &st) < 0)
-			return 0; /* ended and reaped meanwhile */
-		if (st.state == 'Z') {
-			a->n++;
-			zombie_slot(s, &st);
-			return 0;
-		}
-		if (now_ms() > until)
-			return escaped(pid, parent);
-		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
-	}
-	snprintf(s->prog, sizeof(s->prog), "%s", "?");
-	{
-		char path[64];
-		int fd;
-		ssize_t n;
-
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-			n = read(fd, s->prog, sizeof(s->prog) - 1);
-			close(fd);
-			s->prog[n > 0 ? n - 1 : 0] = '\0';
-		}
-	}
+	name_slot(s);
 	s->state = SC_MEMBER_ASKED;
-	v.sival_ptr = (void *)(((uintptr_t)SC_JOB_MAGIC << 48) | ((uintptr_t)a->n << 32) |
+	v.sival_ptr = (void *)(((uintptr_t)SC_JOB_MAGIC << 48) | ((uintptr_t)(a->n - 1) << 32) |
 			       (uint32_t)g->fd);
-	a->n++;
-	if (sigqueue(pid, g->sig, v) < 0)
-		return sc_err(errno, "cannot ask process %d to join the checkpoint: %s", (int)pid,
-			      strerror(errno));
-	return 0;
+	if (sigqueue(pid, g->sig, v) == 0)
+		return 0;
+	if (errno == EPERM)
+		return sc_err(SELFCKPT_EHOST, "process %d ('%s'), a child of %d, runs as another "
+			      "user, so it cannot be asked to join the checkpoint of the job: no "
+			      "image is written", (int)pid, s->prog, (int)parent);
+	return sc_err(errno, "cannot ask process %d to join the checkpoint: %s", (int)pid,
+		      strerror(errno));
 }
 
 /* The children a stopped member listed, asked in their turn. */
@@ -388,8 +418,16 @@ static int set_of(const struct sc_job_area *a, struct sc_set *s)
 		*m = (struct sc_set_member){ .pid = sl->pid, .ppid = sl->ppid, .pgid = sl->pgid,
 					     .sid = sl->sid, .status = sl->status,
 					     .zombie = sl->state == SC_MEMBER_ZOMBIE };
-		if (!m->zombie)
+		if (!m->zombie) {
+			char path[PATH_MAX + SC_SET_FILE_MAX];
+
 			snprintf(m->file, sizeof(m->file), "%s.%d.sckpt", sl->prog, (int)sl->pid);
+			snprintf(path, sizeof(path), "%s/%s", a->dir, m->file);
+			if (access(path, F_OK) < 0)
+				return sc_err(errno, "the image of process %d ('%s') is not in the "
+					      "set '%s': no set is written", (int)sl->pid, m->file,
+					      a->dir);
+		}
 		s->n++;
 	}
 	return 0;
@@ -452,7 +490,8 @@ static int round_of(struct gather *g, const struct target *t)
 	if ((err = sc_set_begin(dir, prog, getpid(), a->dir, sizeof(a->dir))) < 0)
 		return err;
 	err = gather(g);
-	snprintf(path, sizeof(path), "%s/%s.%d.sckpt", a->dir, prog, (int)getpid());
+	/* named as the manifest names it: by the slot's name, which may be cut short */
+	snprintf(path, sizeof(path), "%s/%s.%d.sckpt", a->dir, a->slot[0].prog, (int)getpid());
 	if (!err) {
 		sc_fds_job_stdio(&a->stdio);
 		err = sc_checkpoint_member(path, &self);
