@@ -45,22 +45,6 @@ void sc_fds_freeze_fail(struct sc_fds_frozen *z, int err, int what, int fd)
 	z->err_fd = fd;
 }
 
-/* @head (a /proc folder) then the number @fd into @path (at least 40 bytes). */
-static void proc_path(char *path, const char *head, int fd)
-{
-	char digits[12];
-	int n = 0, k = 0;
-
-	do
-		digits[n++] = (char)('0' + fd % 10);
-	while ((fd /= 10) > 0);
-	for (size_t i = 0; head[i]; i++)
-		path[k++] = head[i];
-	while (n > 0)
-		path[k++] = digits[--n];
-	path[k] = '\0';
-}
-
 /* Identity, flags and position of @fd; 0 or -errno (the descriptor was closed). */
 int sc_fds_freeze_read_one(struct sc_fd_instant *d, int fd)
 {
@@ -201,7 +185,7 @@ static int readable(const struct sc_fd_instant *d)
 
 	if ((acc == O_RDONLY || acc == O_RDWR) && !(d->status & O_PATH))
 		return d->fd;
-	proc_path(path, "/proc/self/fd/", d->fd);
+	sc_path_number(path, "/proc/self/fd/", d->fd, "");
 	return (int)sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
 }
 
@@ -364,7 +348,7 @@ static long open_fdinfo(struct sc_fds_frozen *z, int fd)
 
 	if (dir < 0)
 		return dir;
-	proc_path(name, "", fd);
+	sc_path_number(name, "", fd, "");
 	return sc_sys4(SYS_openat, dir, (long)name, O_RDONLY | O_CLOEXEC, 0);
 }
 

@@ -36,24 +36,6 @@ void sc_job_wait(int32_t *word, int32_t seen, int ms)
 		sc_sys4(SYS_futex, (long)word, FUTEX_WAIT_SHARED, seen, (long)&t);
 }
 
-/* "/proc/self/task/" + @tid + @tail into @path. */
-static void task_path(char *path, const char *head, long id, const char *tail)
-{
-	char digits[20];
-	int n = 0, k = 0;
-
-	do
-		digits[n++] = (char)('0' + id % 10);
-	while ((id /= 10) > 0);
-	for (int i = 0; head[i]; i++)
-		path[k++] = head[i];
-	while (n > 0)
-		path[k++] = digits[--n];
-	for (int i = 0; tail[i]; i++)
-		path[k++] = tail[i];
-	path[k] = '\0';
-}
-
 /* Is @pid one of selfckpt's own programs (the GPU proxy), not the program's? */
 static bool own_helper(long pid)
 {
@@ -61,7 +43,7 @@ static bool own_helper(long pid)
 	char path[48], target[256];
 	long n, base = 0;
 
-	task_path(path, "/proc/", pid, "/exe");
+	sc_path_number(path, "/proc/", pid, "/exe");
 	n = sc_sys4(SYS_readlinkat, AT_FDCWD, (long)path, (long)target, sizeof(target) - 1);
 	if (n <= 0)
 		return false; /* a zombie has no program: it is the job's */
@@ -120,7 +102,7 @@ int sc_job_list_children(int32_t *out, int max)
 			at += e->reclen;
 			if (tid <= 0)
 				continue;
-			task_path(path, "/proc/self/task/", tid, "/children");
+			sc_path_number(path, "/proc/self/task/", tid, "/children");
 			fd = sc_sys3(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC);
 			if (fd < 0)
 				continue; /* the thread ended */

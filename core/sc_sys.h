@@ -162,6 +162,24 @@ static inline void sc_copy_bytes(uint64_t dst, uint64_t src, uint64_t len)
 	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(len) : : "memory");
 }
 
+/* @head, then the number @n (>= 0), then @tail, into @path (room for all, and a NUL). */
+static inline void sc_path_number(char *path, const char *head, long n, const char *tail)
+{
+	char digits[20];
+	int d = 0, k = 0;
+
+	do
+		digits[d++] = (char)('0' + n % 10);
+	while ((n /= 10) > 0);
+	for (int i = 0; head[i]; i++)
+		path[k++] = head[i];
+	while (d > 0)
+		path[k++] = digits[--d];
+	for (int i = 0; tail[i]; i++)
+		path[k++] = tail[i];
+	path[k] = '\0';
+}
+
 static inline long sc_write(int fd, const void *p, size_t n)
 {
 	return sc_sys3(SYS_write, fd, (long)p, (long)n);
