@@ -28,9 +28,11 @@ moment() {
 
 case $what in
 pipeline)
-	# data in the pipes and in sort's memory at the instant
+	# data in the pipes and in sort's memory at the instant; the pause makes the job
+	# last longer than the moment of the signal, however fast the machine
 	cat > job.sh <<'EOF'
-seq 1 200000 | while read x; do echo $((x * 7919 % 100003)); done | sort -n | sha256sum > out.txt
+{ seq 1 100000; sleep 2; seq 100001 200000; } | while read x; do echo $((x * 7919 % 100003)); done |
+	sort -n | sha256sum > out.txt
 EOF
 	set -- sh job.sh
 	;;
@@ -104,7 +106,7 @@ EOF
 grandchild)
 	# three generations, each with a pipe to its parent
 	cat > job.sh <<'EOF'
-sh -c 'sh -c "seq 1 400000 | while read x; do echo \$x; done" | while read y; do echo $((y * 3)); done' | sha256sum > out.txt
+sh -c 'sh -c "{ seq 1 200000; sleep 2; seq 200001 400000; } | while read x; do echo \$x; done" | while read y; do echo $((y * 3)); done' | sha256sum > out.txt
 EOF
 	set -- sh job.sh
 	;;
