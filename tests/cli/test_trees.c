@@ -3,9 +3,10 @@
  * Process trees under selfckpt-run (tests/cli/trees.sh): jobs of several
  * processes - a shell pipeline with data in its pipes, a parent with a zombie
  * child, a double-forked daemon, make -j2, three generations of pipes, a
- * parent and child that work through anonymous shared memory - are
- * checkpointed by a signal at a random moment, killed with SIGKILL, restored
- * twice, and must end with exactly the output of an uninterrupted run. A
+ * parent and child that work through anonymous shared memory, a Python
+ * multiprocessing.Pool map - are checkpointed by a signal at a random moment,
+ * killed with SIGKILL, restored twice, and must end with exactly the output of
+ * an uninterrupted run. A
  * process that escapes the job refuses the checkpoint, naming it; a set
  * missing an image, or with a changed manifest, refuses its restore; and
  * selfckpt_save() in the top of a job writes the job's set at its path.
@@ -69,4 +70,9 @@ Test(trees, selfckpt_save_in_the_top_writes_the_job_set_at_its_path, .timeout = 
 Test(trees, a_parent_and_child_keep_working_through_shared_memory, .timeout = 120)
 {
 	scenario("shared");
+}
+
+Test(trees, a_python_multiprocessing_pool_map_comes_back_whole, .timeout = 120)
+{
+	scenario("pool");
 }

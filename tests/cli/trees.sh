@@ -2,7 +2,7 @@
 # Process trees under selfckpt-run: checkpoint the job by a signal at a random
 # moment, kill -9 every process of it, restore the set twice; each restored
 # run must end with exactly the output of an uninterrupted run.
-#   trees.sh BUILD pipeline|zombie|daemon|make|grandchild|shared
+#   trees.sh BUILD pipeline|zombie|daemon|make|grandchild|shared|pool
 # and the refusals: a process that escapes the job refuses its checkpoint,
 # a set missing an image or with a changed manifest refuses its restore:
 #   trees.sh BUILD escape|missing
@@ -100,6 +100,23 @@ for i in range(400):
 os.waitpid(pid, 0)
 with open("out.txt", "w") as out:
     out.write("total %d check %d\n" % (struct.unpack_from("q", mem, 8)[0], check))
+EOF
+	set -- python3 job.py
+	;;
+pool)
+	# Python's multiprocessing: a pool of two forked workers, its pipes and its locks
+	# (POSIX semaphores: shared memory of a removed file)
+	cat > job.py <<'EOF'
+import hashlib, multiprocessing as mp, time
+def work(i):
+    time.sleep(0.02)
+    return hashlib.sha256(str(i).encode()).hexdigest()[:8]
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    with mp.Pool(2) as pool:
+        res = pool.map(work, range(200), chunksize=1)
+    with open("out.txt", "w") as out:
+        out.write(hashlib.sha256("".join(res).encode()).hexdigest() + "\n")
 EOF
 	set -- python3 job.py
 	;;
