@@ -493,3 +493,17 @@ int sc_fd_socket_collect(struct sc_fd *f, const struct sc_fds_frozen *z, const i
 	}
 	return sc_state_finish(&o, f);
 }
+
+uint64_t sc_fd_socket_peer(const struct sc_fd *f)
+{
+	struct sc_state_item it;
+	size_t pos = 0;
+	uint64_t peer = 0;
+
+	if (f->kind != SC_FD_UNIX)
+		return 0;
+	while (f->data && sc_state_next(f, &pos, &it) > 0)
+		if (it.tag == SC_SOCK_PEER && it.len == 16)
+			memcpy(&peer, it.value + 8, 8);
+	return peer;
+}

@@ -117,6 +117,9 @@ void sc_fd_socket_collect_end(void);
  */
 int sc_fd_sockets_restore(const struct sc_fd *fds, size_t n, int min);
 
+/** sc_fd_socket_peer() - the inode of the peer of the unix socket @f records, or 0. */
+uint64_t sc_fd_socket_peer(const struct sc_fd *f);
+
 /**
  * sc_fd_sockets_check() - before anything is made: every descriptor number a
  * message of @fds carries (SC_SOCK_RIGHTS) names a record of @fds, and no

@@ -36,15 +36,14 @@
 
 /* What a member holds that another member may hold too (job_share.c). */
 enum sc_job_object_kind {
-	SC_JOB_SOCKET = 1, /* a socket: its inode, and its peer's */
-	SC_JOB_FILE_W,     /* a removed file or memfd open for writing */
+	SC_JOB_FILE_W = 1, /* a removed file or memfd open for writing */
 	SC_JOB_MAP,        /* System V shared memory attached */
 };
 
 struct sc_job_object {
 	uint32_t kind;
 	int32_t fd;     /* a descriptor's number; 0 for a mapping */
-	uint64_t dev, ino, peer;
+	uint64_t dev, ino;
 	uint64_t start; /* a mapping's address */
 	uint64_t pos;   /* a file's position */
 	int32_t flags;  /* and its status flags */
@@ -180,7 +179,7 @@ void sc_job_join(pid_t coord, int fd, int index, const char *prog);
 void sc_job_noting(const struct sc_job_member *jm);
 
 struct sc_fd;
-/** sc_job_note_fds() - note the sockets and written files of @fds (no-op outside a job). */
+/** sc_job_note_fds() - note the removed files and memfds @fds write (no-op outside a job). */
 void sc_job_note_fds(const struct sc_fd *fds, size_t n);
 
 /** sc_job_note_maps() - note the shared memory the snapshot @child maps (no-op outside a job). */

@@ -3,14 +3,14 @@
  * job_share.c - what the processes of a job share, checked before its set is
  * made (job.h).
  *
- * A tree's restore gives back shared the pipes between its processes, the
- * files they hold open (one open file where they are at one position), the
- * shared memory they map (anonymous or a memfd), and the terminal or files of
- * the restorer's own standard streams. A socket, System V shared memory, or a
- * removed file or memfd open for writing at different positions (two open
- * files of one file whose contents each image holds) held by two processes
- * would come back as one copy each, and the processes would no longer see
- * each other's work: silently wrong. So a set in which two processes hold one of
+ * A tree's restore gives back shared the pipes and sockets between its
+ * processes, the files they hold open (one open file where they are at one
+ * position), the shared memory they map (anonymous or a memfd), and the
+ * terminal or files of the restorer's own standard streams. System V shared
+ * memory, or a removed file or memfd open for writing at different positions
+ * (two open files of one file whose contents each image holds) held by two
+ * processes would come back as one copy each, and the processes would no
+ * longer see each other's work: silently wrong. So a set in which two processes hold one of
  * them is not made, and the refusal names both processes and the object.
  * Each member notes these objects as its image is written, in its slot.
  */
@@ -19,8 +19,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/fd_socket.h"
-#include "core/fd_state.h"
 #include "core/job.h"
 #include "core/sc_core.h"
 #include "core/sc_fds.h"
@@ -49,19 +47,6 @@ static void note(const struct sc_job_object *o)
 	s->objects[s->n_objects++] = *o;
 }
 
-/* The inode of @f's peer, from its state (SC_SOCK_PEER: own inode, peer's inode). */
-static uint64_t peer_of(const struct sc_fd *f)
-{
-	struct sc_state_item it;
-	size_t pos = 0;
-	uint64_t peer = 0;
-
-	while (f->data && sc_state_next(f, &pos, &it) > 0)
-		if (it.tag == SC_SOCK_PEER && it.len == 16)
-			memcpy(&peer, it.value + 8, 8);
-	return peer;
-}
-
 /* A standard descriptor that stays the restorer's: shared by the whole tree as it was. */
 static bool restorers_own(const struct sc_fd *f)
 {
@@ -78,10 +63,7 @@ void sc_job_note_fds(const struct sc_fd *fds, size_t n)
 					   .pos = f->pos, .flags = f->open_flags };
 		int acc = f->open_flags & O_ACCMODE;
 
-		if (f->kind == SC_FD_UNIX || f->kind == SC_FD_INET || f->kind == SC_FD_SOCKET) {
-			o.kind = SC_JOB_SOCKET;
-			o.peer = f->kind == SC_FD_UNIX ? peer_of(f) : 0;
-		} else if ((f->kind == SC_FD_DELETED || f->kind == SC_FD_MEMFD) &&
+		if ((f->kind == SC_FD_DELETED || f->kind == SC_FD_MEMFD) &&
 			   acc != O_RDONLY && !restorers_own(f)) {
 			o.kind = SC_JOB_FILE_W;
 		} else {
@@ -110,8 +92,6 @@ static bool same(const struct sc_job_object *a, const struct sc_job_object *b)
 {
 	if (a->kind != b->kind)
 		return false;
-	if (a->kind == SC_JOB_SOCKET)
-		return a->ino == b->ino || (a->peer && (a->peer == b->ino || b->peer == a->ino));
 	if (a->kind == SC_JOB_FILE_W) /* at one position: one open file, which comes back */
 		return a->dev == b->dev && a->ino == b->ino &&
 		       (a->pos != b->pos || a->flags != b->flags);
@@ -127,12 +107,6 @@ static int refuse(const struct sc_job_slot *x, const struct sc_job_object *a,
 			      "tree does not bring back yet: no image is written", (int)x->pid, x->prog,
 			      (unsigned long long)a->start, (int)y->pid, y->prog,
 			      (unsigned long long)b->start, (unsigned long long)a->ino);
-	if (a->kind == SC_JOB_SOCKET)
-		return sc_err(SELFCKPT_EHOST, "descriptor %d of process %d ('%s') and descriptor "
-			      "%d of process %d ('%s') are one socket or its two ends (inode %llu), "
-			      "which a process tree does not bring back yet: no image is written",
-			      a->fd, (int)x->pid, x->prog, b->fd, (int)y->pid, y->prog,
-			      (unsigned long long)a->ino);
 	return sc_err(SELFCKPT_EHOST, "descriptor %d of process %d ('%s') and descriptor %d of "
 		      "process %d ('%s') are one removed file or memfd (inode %llu) open for "
 		      "writing at two positions, which a process tree does not bring back "
@@ -159,8 +133,8 @@ int sc_job_check_shares(const struct sc_job_area *a)
 		if (x->pid <= 0 || x->state == SC_MEMBER_ZOMBIE)
 			continue;
 		if (x->n_objects < 0)
-			return sc_err(SELFCKPT_EHOST, "process %d ('%s') holds more than %d sockets, "
-				      "files open for writing and shared mappings, more than a "
+			return sc_err(SELFCKPT_EHOST, "process %d ('%s') holds more than %d removed files or "
+				      "memfds open for writing and System V attaches, more than a "
 				      "process tree's checkpoint can check: no image is written",
 				      (int)x->pid, x->prog, SC_JOB_OBJECTS);
 		for (int k = i + 1; k < a->n && !err; k++)

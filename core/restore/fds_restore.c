@@ -695,7 +695,8 @@ static int restore_at(const struct fds_restore *r, size_t i)
 static bool restorers_own(const struct sc_fd *f)
 {
 	/* in a tree, a pipe to another process of it is the tree's, not the restorer's */
-	return f->fd <= 2 && !(f->fd_flags & SC_FD_OWN_STDIO) && !sc_tree_pipe_of(f);
+	return f->fd <= 2 && !(f->fd_flags & SC_FD_OWN_STDIO) && !sc_tree_pipe_of(f) &&
+	       !sc_tree_socket_of(f);
 }
 
 /* A unix or IP socket, or a copy of one: made by sc_fd_sockets_restore(). */
@@ -794,9 +795,35 @@ static int restore_files(const struct fds_restore *r)
 	return err;
 }
 
+/*
+ * The sockets another process of the tree holds too, or whose peer it holds:
+ * copies of those the tree made (tree_shared.h), with their queues in them.
+ * The others, in @rest (@n_rest), are made here.
+ */
+static int place_tree_sockets(const struct sc_fd *fds, size_t n, struct sc_fd *rest,
+			      size_t *n_rest)
+{
+	int err = 0;
+
+	*n_rest = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct sc_tree_socket *t = sc_tree_socket_of(&fds[i]);
+		const struct sc_fd *same = sc_fd_shares_with(fds, i);
+
+		if (!t)
+			rest[(*n_rest)++] = fds[i];
+		else
+			err = sc_fd_place_copy(same && sc_tree_socket_of(same) ? same->fd : t->fd,
+					       &fds[i]);
+	}
+	return err;
+}
+
 int sc_fds_restore(const struct sc_fd *fds, size_t n)
 {
 	struct fds_restore r = { .fds = fds, .n = n, .min = 3 };
+	const struct sc_fd *socks = fds; /* those sc_fd_sockets_restore() makes */
+	size_t n_rest = n;
 	int err;
 
 	for (size_t i = 0; i < n; i++)
@@ -808,16 +835,27 @@ int sc_fds_restore(const struct sc_fd *fds, size_t n)
 	if (err)
 		return err;
 	err = index_pipes(&r);
+	if (!err && sc_tree_n_sockets) {
+		struct sc_fd *rest = malloc((n ? n : 1) * sizeof(*rest));
+
+		if (!rest)
+			err = sc_err(ENOMEM, "out of memory");
+		if (!err)
+			err = place_tree_sockets(fds, n, rest, &n_rest);
+		socks = rest;
+	}
 	if (!err)
 		err = restore_stdio(&r);
 	if (!err)
-		err = sc_fd_sockets_restore(fds, n, r.min);
+		err = sc_fd_sockets_restore(socks, n_rest, r.min);
 	if (!err)
 		err = restore_files(&r);
 	if (!err)
 		err = restore_epolls(&r);
 	if (!err)
-		err = sc_fd_sockets_send_rights(fds, n);
+		err = sc_fd_sockets_send_rights(socks, n_rest);
 	sc_fd_index_free(&r.pipes);
+	if (socks != fds)
+		free((void *)socks);
 	return err;
 }

@@ -15,6 +15,7 @@
  * a restore takes an id a thread still to come back needs; then every
  * process restores itself from its image (sc_restore()) at once.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -29,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/fd_socket.h"
 #include "core/job_set.h"
 #include "core/restore/restore_internal.h"
 #include "core/restore/sc_restore.h"
@@ -65,6 +67,9 @@ struct tree {
 	pid_t max_id; /* the highest pid or thread id */
 	struct shared_map *maps;
 	size_t n_maps;
+	struct open_file *socks; /* every unix and IP socket of the set, its record kept whole */
+	size_t n_socks;
+	bool in_flight;          /* a socket of the set has descriptors queued in it */
 	int go[2];     /* every process waits for the end of file on go[0] */
 	int ready[2];  /* a byte from each process once its children exist */
 	int staged[2]; /* each process's verdict on its image, once staged (an int) */
@@ -107,25 +112,26 @@ static int add_end(struct tree *t, const struct sc_fd *f, size_t member)
 	return 0;
 }
 
-static int add_file(struct tree *t, const struct sc_fd *f, size_t member)
+/* A copy of @f (its path and contents too) at the end of @v (@n of them). */
+static int keep_record(struct open_file **v, size_t *n, const struct sc_fd *f, size_t member)
 {
 	struct open_file *o;
 
-	if (!(t->n_files & (t->n_files + 1))) {
-		void *m = realloc(t->files, (2 * t->n_files + 2) * sizeof(*t->files));
+	if (!(*n & (*n + 1))) {
+		void *m = realloc(*v, (2 * *n + 2) * sizeof(**v));
 
 		if (!m)
 			return sc_err(ENOMEM, "out of memory");
-		t->files = m;
+		*v = m;
 	}
-	o = &t->files[t->n_files++];
+	o = &(*v)[(*n)++];
 	o->f = *f;
 	o->f.data = NULL;
 	o->f.data_len = 0;
 	o->member = member;
 	if (!(o->f.path = strdup(f->path ? f->path : "")))
 		return sc_err(ENOMEM, "out of memory");
-	if (f->data_len) { /* a removed file's or memfd's contents */
+	if (f->data_len) { /* a removed file's or memfd's contents, a socket's state */
 		if (!(o->f.data = malloc(f->data_len)))
 			return sc_err(ENOMEM, "out of memory");
 		memcpy(o->f.data, f->data, f->data_len);
@@ -170,7 +176,10 @@ static int note_image(struct tree *t, size_t i, const struct image *im)
 		if (f->kind == SC_FD_PIPE_R || f->kind == SC_FD_PIPE_W)
 			err = add_end(t, f, i);
 		else if (sc_tree_file_key(f) && !restorers_own(f))
-			err = add_file(t, f, i);
+			err = keep_record(&t->files, &t->n_files, f, i);
+		else if (f->kind == SC_FD_UNIX || f->kind == SC_FD_INET)
+			err = keep_record(&t->socks, &t->n_socks, f, i);
+		t->in_flight |= (f->fd_flags & SC_FD_IN_FLIGHT) != 0;
 	}
 	for (size_t k = 0; k < im->n_threads; k++)
 		if ((pid_t)im->threads[k].tid > t->max_id)
@@ -396,6 +405,86 @@ static int make_maps(struct tree *t)
 	return 0;
 }
 
+static bool socket_shared(const struct tree *t, size_t k)
+{
+	const struct open_file *o = &t->socks[k];
+	uint64_t peer = sc_fd_socket_peer(&o->f);
+
+	for (size_t j = 0; j < t->n_socks; j++) {
+		const struct open_file *p = &t->socks[j];
+
+		if (p->member != o->member &&
+		    (p->f.inode == o->f.inode || (peer && p->f.inode == peer) ||
+		     sc_fd_socket_peer(&p->f) == o->f.inode))
+			return true;
+	}
+	return false;
+}
+
+static bool socket_listed(const struct sc_fd *list, size_t n, uint64_t inode)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i].inode == inode)
+			return true;
+	return false;
+}
+
+/*
+ * The sockets that cross processes - one two processes hold, or the two ends
+ * of a pair that two hold one each - made once, here, by the restore of
+ * sockets itself, each at a number of its own above every process's, from one
+ * record each; both ends of such a pair are made, whoever holds the other.
+ */
+/* The highest descriptor this process has open, or @floor. */
+static int highest_open(int floor)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int top = floor;
+
+	while (d && (e = readdir(d)))
+		top = atoi(e->d_name) > top ? atoi(e->d_name) : top;
+	if (d)
+		closedir(d);
+	return top;
+}
+
+static void list_socket(struct sc_fd *list, size_t *n, const struct sc_fd *f, int *next)
+{
+	list[*n] = *f;
+	list[(*n)++].fd = (*next)++; /* free: above every descriptor open */
+}
+
+static int make_sockets(struct tree *t)
+{
+	struct sc_fd *list = calloc(t->n_socks ? t->n_socks : 1, sizeof(*list));
+	int next = highest_open(t->max_fd) + 1, err = 0;
+	size_t n = 0;
+
+	sc_tree_sockets = calloc(t->n_socks ? t->n_socks : 1, sizeof(*sc_tree_sockets));
+	if (!list || !sc_tree_sockets)
+		err = sc_err(ENOMEM, "out of memory");
+	for (size_t k = 0; k < t->n_socks && !err; k++)
+		if (!socket_listed(list, n, t->socks[k].f.inode) && socket_shared(t, k))
+			list_socket(list, &n, &t->socks[k].f, &next);
+	for (size_t k = 0; k < t->n_socks && !err; k++) /* the other end of each pair */
+		for (size_t i = 0; i < n; i++)
+			if (sc_fd_socket_peer(&list[i]) == t->socks[k].f.inode &&
+			    !socket_listed(list, n, t->socks[k].f.inode))
+				list_socket(list, &n, &t->socks[k].f, &next);
+	if (!err && n && t->in_flight)
+		err = sc_err(SELFCKPT_EHOST, "a socket between processes of the tree '%s' has "
+			     "descriptors queued in it, which a tree does not bring back yet",
+			     t->dir);
+	if (!err && n)
+		err = sc_fd_sockets_restore(list, n, next);
+	for (size_t i = 0; i < n && !err; i++)
+		sc_tree_sockets[sc_tree_n_sockets++] = (struct sc_tree_socket){
+			.inode = list[i].inode, .fd = list[i].fd };
+	free(list);
+	return err;
+}
+
 /* ---- in the namespaces: the processes ---- */
 
 static bool in_set(const struct tree *t, pid_t pid)
@@ -605,6 +694,11 @@ static void tree_free(struct tree *t)
 		free(t->files[i].f.data);
 	}
 	free(t->files);
+	for (size_t i = 0; i < t->n_socks; i++) {
+		free(t->socks[i].f.path);
+		free(t->socks[i].f.data);
+	}
+	free(t->socks);
 	free(t->maps);
 	sc_set_free(&t->set);
 }
@@ -638,8 +732,10 @@ int sc_restore_tree(const struct sc_restore_opts *o)
 	 */
 	if (!err && (pipe2(t.go, O_CLOEXEC) < 0 || pipe2(t.ready, O_CLOEXEC) < 0 ||
 		     pipe2(t.staged, O_CLOEXEC) < 0 || pipe2(t.jump, O_CLOEXEC) < 0 ||
-		     make_pipes(&t) < 0 || make_files(&t) < 0 || make_maps(&t) < 0)) {
-		sc_log(SC_LOG_ERROR, "cannot make the pipes of the tree: %s", strerror(errno));
+		     make_pipes(&t) < 0 || make_files(&t) < 0 || make_maps(&t) < 0 ||
+		     make_sockets(&t) < 0)) {
+		sc_log(SC_LOG_ERROR, "the objects the processes of '%s' share could not be made "
+		       "(see above): nothing was restored", t.dir);
 		_exit(EXIT_TREE_FAILED);
 	}
 	if (!err)

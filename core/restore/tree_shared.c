@@ -13,6 +13,18 @@ struct sc_tree_file *sc_tree_files;
 size_t sc_tree_n_files;
 struct sc_tree_map *sc_tree_maps;
 size_t sc_tree_n_maps;
+struct sc_tree_socket *sc_tree_sockets;
+size_t sc_tree_n_sockets;
+
+const struct sc_tree_socket *sc_tree_socket_of(const struct sc_fd *f)
+{
+	if (f->kind != SC_FD_UNIX && f->kind != SC_FD_INET)
+		return NULL;
+	for (size_t i = 0; i < sc_tree_n_sockets; i++)
+		if (sc_tree_sockets[i].inode == f->inode)
+			return &sc_tree_sockets[i];
+	return NULL;
+}
 
 const struct sc_tree_map *sc_tree_map_of(uint64_t dev, uint64_t inode)
 {
@@ -53,7 +65,7 @@ const struct sc_tree_file *sc_tree_file_of(const struct sc_fd *f)
 
 size_t sc_tree_shared_count(void)
 {
-	return 2 * sc_tree_n_pipes + sc_tree_n_files + sc_tree_n_maps;
+	return 2 * sc_tree_n_pipes + sc_tree_n_files + sc_tree_n_maps + sc_tree_n_sockets;
 }
 
 size_t sc_tree_shared_fds(int *out)
@@ -68,6 +80,8 @@ size_t sc_tree_shared_fds(int *out)
 		out[n++] = sc_tree_files[i].fd;
 	for (size_t i = 0; i < sc_tree_n_maps; i++)
 		out[n++] = sc_tree_maps[i].fd;
+	for (size_t i = 0; i < sc_tree_n_sockets; i++)
+		out[n++] = sc_tree_sockets[i].fd;
 	return n;
 }
 
@@ -81,5 +95,7 @@ void sc_tree_shared_close(void)
 		close(sc_tree_files[i].fd);
 	for (size_t i = 0; i < sc_tree_n_maps; i++)
 		close(sc_tree_maps[i].fd);
-	sc_tree_n_pipes = sc_tree_n_files = sc_tree_n_maps = 0;
+	for (size_t i = 0; i < sc_tree_n_sockets; i++)
+		close(sc_tree_sockets[i].fd);
+	sc_tree_n_pipes = sc_tree_n_files = sc_tree_n_maps = sc_tree_n_sockets = 0;
 }

@@ -39,6 +39,12 @@ struct sc_tree_map {
 	pid_t owner;
 };
 
+/* A unix or IP socket held by two processes, or one end of a pair split between two. */
+struct sc_tree_socket {
+	uint64_t inode;
+	int fd;
+};
+
 /* Set in the tree's first process before it starts the others, which inherit them. */
 extern struct sc_tree_pipe *sc_tree_pipes;
 extern size_t sc_tree_n_pipes;
@@ -46,6 +52,11 @@ extern struct sc_tree_file *sc_tree_files;
 extern size_t sc_tree_n_files;
 extern struct sc_tree_map *sc_tree_maps;
 extern size_t sc_tree_n_maps;
+extern struct sc_tree_socket *sc_tree_sockets;
+extern size_t sc_tree_n_sockets;
+
+/** sc_tree_socket_of() - the socket the tree shares that @f is, or NULL. */
+const struct sc_tree_socket *sc_tree_socket_of(const struct sc_fd *f);
 
 /** sc_tree_map_of() - the shared memory of identity @dev, @inode the tree shares, or NULL. */
 const struct sc_tree_map *sc_tree_map_of(uint64_t dev, uint64_t inode);

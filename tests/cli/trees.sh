@@ -2,7 +2,10 @@
 # Process trees under selfckpt-run: checkpoint the job by a signal at a random
 # moment, kill -9 every process of it, restore the set twice; each restored
 # run must end with exactly the output of an uninterrupted run.
-#   trees.sh BUILD pipeline|zombie|daemon|make|grandchild|shared|pool
+#   trees.sh BUILD pipeline|zombie|daemon|make|grandchild|shared|pool|prefork
+# (prefork, a pool of 4 workers on a unix socket and their client, is run by
+# hand: one restore of it was seen to hang, once, and it is not in the suite
+# until that is understood)
 # and the refusals: a process that escapes the job refuses its checkpoint,
 # a set missing an image or with a changed manifest refuses its restore:
 #   trees.sh BUILD escape|missing
@@ -117,6 +120,49 @@ if __name__ == "__main__":
         res = pool.map(work, range(200), chunksize=1)
     with open("out.txt", "w") as out:
         out.write(hashlib.sha256("".join(res).encode()).hexdigest() + "\n")
+EOF
+	set -- python3 job.py
+	;;
+prefork)
+	# a pre-forked pool of 4 workers serving a unix socket, and their client
+	cat > job.py <<'EOF'
+import os, socket, time
+path = os.path.abspath("serve.sock")
+if os.path.exists(path):
+    os.unlink(path)
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(16)
+workers = []
+for w in range(4):
+    pid = os.fork()
+    if pid == 0:
+        while True:
+            conn, _ = srv.accept()
+            n = int(conn.recv(64))
+            if n < 0:
+                conn.close()
+                os._exit(0)
+            time.sleep(0.004)
+            conn.sendall(b"%d" % (n * n % 1000003 + w * 0))
+            conn.close()
+    workers.append(pid)
+total = 0
+for i in range(400):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect(path)
+    c.sendall(b"%d" % i)
+    total = (total * 31 + int(c.recv(64))) % 1000000007
+    c.close()
+for w in workers:
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect(path)
+    c.sendall(b"-1")
+    c.close()
+for w in workers:
+    os.waitpid(w, 0)
+with open("out.txt", "w") as out:
+    out.write("total %d\n" % total)
 EOF
 	set -- python3 job.py
 	;;
