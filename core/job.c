@@ -34,7 +34,6 @@
 #include "format/sc_log.h"
 #include "selfckpt.h"
 
-#define THREAD_NAME "selfckpt" /* the checkpoint thread's (trigger.c) */
 #define JOIN_WAIT_MS 2000      /* for a new child to start the library's thread */
 #define GATHER_WAIT_MS 30000   /* for every member to stop */
 #define ROUNDS 3               /* instants given up and taken again, at most */
@@ -63,8 +62,8 @@ static bool runs_library(pid_t pid)
 			continue;
 		n = read(fd, comm, sizeof(comm) - 1);
 		close(fd);
-		found = n == (ssize_t)strlen(THREAD_NAME) + 1 &&
-			!memcmp(comm, THREAD_NAME "\n", (size_t)n);
+		found = n == (ssize_t)strlen(SC_JOB_THREAD_NAME) + 1 &&
+			!memcmp(comm, SC_JOB_THREAD_NAME "\n", (size_t)n);
 	}
 	closedir(d);
 	return found;

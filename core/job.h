@@ -29,6 +29,7 @@
 
 #include "core/sc_fds.h"
 
+#define SC_JOB_THREAD_NAME "selfckpt" /* the checkpoint thread's: how a member is known */
 #define SC_JOB_MEMBERS 256  /* processes in one job */
 #define SC_JOB_CHILDREN 128 /* children of one member at the instant */
 #define SC_JOB_MAGIC 0x5343u /* in the top bits of a join request's value */

@@ -368,6 +368,11 @@ static void *trigger_main(void *arg)
 		unsigned req = wait_request(deadline);
 
 		serve(req);
+		/*
+		 * Named again: a restored thread has the restorer's name, and the
+		 * job's checkpoint knows the processes of the job by this one.
+		 */
+		pthread_setname_np(pthread_self(), SC_JOB_THREAD_NAME);
 		/* From the end of this checkpoint, or of the restart: a restored
 		 * process's clock may have nothing to do with the old one's. */
 		deadline = now_ns() + cfg.interval_ns;
@@ -416,7 +421,7 @@ static int start_thread(void)
 	pthread_attr_destroy(&attr);
 	if (err)
 		return sc_err(err, "cannot start the checkpoint thread: %s", strerror(err));
-	pthread_setname_np(t, "selfckpt");
+	pthread_setname_np(t, SC_JOB_THREAD_NAME);
 	return 0;
 }
 
