@@ -4,8 +4,8 @@
 # run must end with exactly the output of an uninterrupted run.
 #   trees.sh BUILD pipeline|zombie|daemon|make|grandchild|shared|pool|prefork
 # (prefork, a pool of 4 workers on a unix socket and their client, is run by
-# hand: one restore of it was seen to hang, once, and it is not in the suite
-# until that is understood)
+# hand: at some moments of the checkpoint its restore hangs, and it is not in
+# the suite until that is fixed)
 # and the refusals: a process that escapes the job refuses its checkpoint,
 # a set missing an image or with a changed manifest refuses its restore:
 #   trees.sh BUILD escape|missing
