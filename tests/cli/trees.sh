@@ -309,6 +309,15 @@ rm -f "$result" daemon.pid
 
 "$build/bin/selfckpt-run" --dir images -- "$@" < /dev/null > /dev/null 2> run.err &
 run=$!
+# the random moment counts from when the job has its children (a loaded machine may take a
+# while to start an interpreter); a daemon's first process leaves at once
+if [ "$what" != daemon ]; then
+	i=0
+	while [ -z "$(cat /proc/"$run"/task/*/children 2>/dev/null)" ] && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+fi
 sleep "$(moment)"
 if [ "$what" = daemon ]; then
 	i=0
