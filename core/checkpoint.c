@@ -225,6 +225,11 @@ static int freeze(struct sc_frozen *fz, bool hold, const struct sc_job_member *j
 	sc_shared_freeze(&fz->shared);
 	sc_timers_freeze(&fz->timers);
 	sc_sysv_freeze(&fz->sysv); /* before the clone: it may attach a segment for a moment */
+	if (!job) { /* a job's coordinator asked it of every process of the job */
+		int32_t self = (int32_t)sc_sys0(SYS_getpid);
+
+		sc_unix_in_flight(&self, 1, &fz->flight);
+	}
 	sc_vmflags_fork_whole(&fz->vmflags);
 	if (sc_ctx_save(&me->ctx))
 		return 1;
@@ -564,17 +569,47 @@ static void drop_instant(struct sc_frozen *fz, bool held)
 #define FREEZE_TRIES 4
 /* An instant with inotify events unread is taken again this long after. */
 #define QUEUE_RETRY_MS 2
+/* An instant with a connection to itself not accepted yet is refused after this long. */
+#define FLIGHT_WAIT_MS 2000
 
 /* What take_again() says of the instant just taken. */
 enum instant_verdict {
 	INSTANT_KEEP,        /* the image is made of it (or refused, where it cannot hold it) */
 	INSTANT_AGAIN,       /* taken again at once, with more room for descriptors */
 	INSTANT_AGAIN_LATER, /* taken again after QUEUE_RETRY_MS, once the program read its events */
+	INSTANT_REFUSE,      /* no image can be made of it for long: refused */
 };
 
-static enum instant_verdict take_again(const struct sc_frozen *fz, unsigned *fd_tries,
-				       unsigned *fd_spare, double *queued_since)
+/*
+ * What a connection queued at a listening socket of the process carries
+ * before it is accepted is in no descriptor's hands: the process accepts it
+ * first, or no image is made (unix_flight.h).
+ */
+static enum instant_verdict in_flight_again(const struct sc_frozen *fz, double *flight_since)
 {
+	if (!*flight_since)
+		*flight_since = sc_log_seconds();
+	else if (sc_log_seconds() - *flight_since >= FLIGHT_WAIT_MS / 1000.0)
+		return INSTANT_REFUSE;
+	sc_log(SC_LOG_DEBUG, "checkpoint: %d connection%s queued at a unix socket of the "
+	       "process: taken again", (int)fz->flight.count, fz->flight.count == 1 ? "" : "s");
+	return INSTANT_AGAIN_LATER;
+}
+
+static int refuse_in_flight(const struct sc_frozen *fz)
+{
+	return sc_err(EAGAIN, "the process did not accept %d connection%s queued at its unix "
+		      "socket within %d s: what was sent on a connection not accepted yet is in no "
+		      "descriptor's hands and could not come back, so no image is written",
+		      (int)fz->flight.count, fz->flight.count == 1 ? "" : "s", FLIGHT_WAIT_MS / 1000);
+}
+
+static enum instant_verdict take_again(const struct sc_frozen *fz, unsigned *fd_tries,
+				       unsigned *fd_spare, double *queued_since,
+				       double *flight_since)
+{
+	if (fz->flight.count)
+		return in_flight_again(fz, flight_since);
 	if (sc_fds_outgrown(&fz->fds)) {
 		if (++*fd_tries >= FREEZE_TRIES)
 			return INSTANT_KEEP;
@@ -604,6 +639,7 @@ static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, doub
 {
 	unsigned fd_tries = 0, fd_spare = SC_FDS_SPARE;
 	double queued_since = 0; /* when the first instant found inotify events unread */
+	double flight_since = 0; /* when the first found a connection queued */
 	enum instant_verdict verdict;
 	int err;
 
@@ -624,8 +660,15 @@ static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, doub
 		err = freeze(fz, hold, job);
 		/* A job's instant is taken again by the whole job (job.c), never by one member. */
 		if (err || job ||
-		    (verdict = take_again(fz, &fd_tries, &fd_spare, &queued_since)) == INSTANT_KEEP)
+		    (verdict = take_again(fz, &fd_tries, &fd_spare, &queued_since,
+					  &flight_since)) == INSTANT_KEEP)
 			return err;
+		if (verdict == INSTANT_REFUSE) {
+			err = refuse_in_flight(fz); /* before the drop, which clears it */
+			drop_instant(fz, hold);
+			*stopped = false; /* nothing is held any more */
+			return err;
+		}
 		drop_instant(fz, hold);
 		if (verdict == INSTANT_AGAIN_LATER)
 			nanosleep(&(struct timespec){ 0, QUEUE_RETRY_MS * 1000000L }, NULL);

@@ -15,6 +15,7 @@
 #include "core/sc_records.h"
 #include "core/sc_sysv.h"
 #include "core/sc_timers.h"
+#include "core/unix_flight.h"
 #include "core/vmflags.h"
 #include "format/sc_format.h"
 
@@ -30,6 +31,7 @@ struct sc_frozen {
 	struct sc_timers_frozen timers; /* itimers and POSIX timers at the instant */
 	struct sc_vmflags vmflags; /* mappings whose settings a fork loses, read just before */
 	struct sc_sysv_frozen sysv; /* System V objects at the instant */
+	struct sc_unix_flight flight; /* connections queued at its sockets (count 0: none) */
 };
 
 /* A memfd or removed file that descriptors of the image hold: its mappings map that file. */

@@ -37,6 +37,7 @@
 #define JOIN_WAIT_MS 2000      /* for a new child to start the library's thread */
 #define GATHER_WAIT_MS 30000   /* for every member to stop */
 #define ROUNDS 3               /* instants given up and taken again, at most */
+#define FLIGHT_WAIT_MS 2000    /* for the job to accept the connections it made */
 
 /* ---- who belongs ---- */
 
@@ -497,9 +498,8 @@ static int round_of(struct gather *g, const struct target *t)
 		sc_fds_job_stdio(NULL);
 		if (err == SELFCKPT_RESTORED)
 			return err; /* the area is no part of the restored process */
-		if (err == -ECANCELED && !strcmp(a->slot[0].msg, "a process was started as "
-						 "the checkpoint began"))
-			err = -EAGAIN;
+		if (err == -ECANCELED && a->again)
+			err = -EAGAIN; /* a->again says why */
 	}
 	if (err >= 0)
 		err = wait_written(a);
@@ -516,29 +516,73 @@ static int round_of(struct gather *g, const struct target *t)
 	return err < 0 ? err : SELFCKPT_SAVED;
 }
 
+/* The program of process @pid of the job, as its slot names it. */
+static const char *prog_of(const struct sc_job_area *a, int32_t pid)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->slot[i].pid == pid)
+			return a->slot[i].prog;
+	return "?";
+}
+
+static int refuse_in_flight(const struct sc_job_area *a, const char *why)
+{
+	const struct sc_unix_flight *f = &a->flight;
+
+	return sc_err(EAGAIN, "process %d ('%s') of the job did not accept %d connection%s "
+		      "queued at its unix socket within %d s of the checkpoint on %s: what was sent "
+		      "on a connection not accepted yet is in no process's hands and could not "
+		      "come back, so no image is written", (int)f->server, prog_of(a, f->server),
+		      (int)f->count, f->count == 1 ? "" : "s", FLIGHT_WAIT_MS / 1000, why);
+}
+
+/*
+ * Rounds until one makes a set: again at once where a process started as the
+ * instant began (at most ROUNDS times), again a little later while a
+ * connection waits to be accepted at a socket of the job (for at most
+ * FLIGHT_WAIT_MS: a server that accepts is quick about it).
+ */
+static int rounds(struct gather *g, const struct target *t, const char *why)
+{
+	int64_t flight_until = 0;
+	int started = 0, pause_ms = 1, err;
+
+	for (;;) {
+		err = round_of(g, t);
+		if (err != -EAGAIN)
+			return err;
+		if (g->a->again == SC_JOB_AGAIN_STARTED) {
+			if (++started >= ROUNDS)
+				return sc_err(EAGAIN, "the job kept starting processes as its "
+					      "checkpoint on %s began: no image is written", why);
+			sc_log(SC_LOG_DEBUG, "checkpoint of the job: a process started as it "
+			       "began; taken again");
+			continue;
+		}
+		if (!flight_until)
+			flight_until = now_ms() + FLIGHT_WAIT_MS;
+		else if (now_ms() > flight_until)
+			return refuse_in_flight(g->a, why);
+		sc_log(SC_LOG_DEBUG, "checkpoint of the job: process %d has a connection queued "
+		       "at its unix socket; taken again in %d ms", (int)g->a->flight.server,
+		       pause_ms);
+		nanosleep(&(struct timespec){ 0, pause_ms * 1000000L }, NULL);
+		pause_ms = pause_ms < 32 ? pause_ms * 2 : pause_ms;
+	}
+}
+
 static int checkpoint_job(const struct target *t, const char *why)
 {
 	struct gather g = { .sig = sc_trigger.sig_now };
-	int err = -EAGAIN;
+	int err;
 
 	sc_snapshot_reaped(); /* the last snapshot is a child no more */
 	if (!(g.a = area_create(&g.fd)))
 		return -ENOMEM;
-	for (int round = 0; round < ROUNDS && err == -EAGAIN; round++) {
-		if (round)
-			sc_log(SC_LOG_DEBUG, "checkpoint of the job: a process started as it "
-			       "began; taken again");
-		err = round_of(&g, t);
-	}
-	if (err == SELFCKPT_RESTORED) {
-		close(g.fd); /* in the image only as a number the program never knew */
-		return err;
-	}
-	close(g.fd);
-	area_drop(g.a);
-	if (err == -EAGAIN)
-		err = sc_err(EAGAIN, "the job kept starting processes as its checkpoint on %s "
-			     "began: no image is written", why);
+	err = rounds(&g, t, why);
+	close(g.fd); /* in a restored image only as a number the program never knew */
+	if (err != SELFCKPT_RESTORED)
+		area_drop(g.a);
 	return err;
 }
 

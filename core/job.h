@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "core/sc_fds.h"
+#include "core/unix_flight.h"
 
 #define SC_JOB_THREAD_NAME "selfckpt" /* the checkpoint thread's: how a member is known */
 #define SC_JOB_MEMBERS 256  /* processes in one job */
@@ -59,6 +60,12 @@ enum sc_job_phase {
 	SC_JOB_ABORT,       /* give the instant up: go on, write nothing */
 };
 
+/* Why the coordinator gave an instant up to take it again (area->again). */
+enum sc_job_again {
+	SC_JOB_AGAIN_STARTED = 1, /* a process was started as the checkpoint began */
+	SC_JOB_AGAIN_IN_FLIGHT,   /* a connection queued at a socket of the job (area->flight) */
+};
+
 /* A member's word to the coordinator (slot->state). */
 enum sc_job_state {
 	SC_MEMBER_ASKED = 1, /* signalled, not stopped yet */
@@ -88,6 +95,8 @@ struct sc_job_area {
 	int32_t phase;   /* futex, shared: enum sc_job_phase */
 	int32_t changed; /* futex, shared: bumped by a member at each step */
 	int32_t n;       /* slots in use; slot 0 is the coordinator */
+	int32_t again;   /* enum sc_job_again: the instant is to be taken again; 0: it is not */
+	struct sc_unix_flight flight; /* SC_JOB_AGAIN_IN_FLIGHT: what is not accepted yet */
 	char dir[PATH_MAX]; /* the set's directory while it is written */
 	struct sc_stdio_ids stdio; /* the top's 0, 1 and 2 at its start: the restorer's */
 	struct sc_job_slot slot[SC_JOB_MEMBERS];

@@ -13,6 +13,7 @@
 
 #include "core/job.h"
 #include "core/sc_sys.h"
+#include "core/unix_flight.h"
 
 #define FUTEX_WAIT_SHARED 0
 #define FUTEX_WAKE_SHARED 1
@@ -159,20 +160,45 @@ static void fail_slot(struct sc_job_slot *s, const char *why)
 	s->err = -ECANCELED_;
 }
 
-/* The coordinator, stopped: every child it has now must be one the job holds. */
+/* The instant is given up, to be taken again for @why (enum sc_job_again). */
+static int again(struct sc_job_area *a, struct sc_job_slot *s, int why, const char *msg)
+{
+	fail_slot(s, msg);
+	a->again = why;
+	set_phase(a, SC_JOB_ABORT);
+	return -ECANCELED_;
+}
+
+/* A connection queued at a socket of the job, which no image could hold (unix_flight.h)? */
+static bool in_flight(struct sc_job_area *a)
+{
+	static int32_t pids[SC_JOB_MEMBERS];
+	int n = 0;
+
+	for (int i = 0; i < a->n; i++)
+		if (a->slot[i].pid > 0 && a->slot[i].state != SC_MEMBER_ZOMBIE)
+			pids[n++] = a->slot[i].pid;
+	return sc_unix_in_flight(pids, n, &a->flight) > 0;
+}
+
+/*
+ * The coordinator, stopped: every child it has now must be one the job
+ * holds, and no connection may wait in the queue of a socket of the job.
+ */
 static int coordinator_stopped(struct sc_job_area *a, struct sc_job_slot *s)
 {
 	for (int i = 0; i < s->n_children; i++)
-		if (!holds(a, s->children[i])) {
-			fail_slot(s, "a process was started as the checkpoint began");
-			set_phase(a, SC_JOB_ABORT);
-			return -ECANCELED_;
-		}
+		if (!holds(a, s->children[i]))
+			return again(a, s, SC_JOB_AGAIN_STARTED,
+				     "a process was started as the checkpoint began");
 	if (s->n_children < 0) {
 		fail_slot(s, "the coordinator has too many children");
 		set_phase(a, SC_JOB_ABORT);
 		return -ECANCELED_;
 	}
+	if (in_flight(a))
+		return again(a, s, SC_JOB_AGAIN_IN_FLIGHT,
+			     "a connection queued at a socket of the job was not accepted yet");
 	set_phase(a, SC_JOB_CAPTURE);
 	return 0;
 }

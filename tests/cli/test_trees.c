@@ -4,10 +4,12 @@
  * processes - a shell pipeline with data in its pipes, a parent with a zombie
  * child, a double-forked daemon, make -j2, three generations of pipes, a
  * parent and child that work through anonymous shared memory, a Python
- * multiprocessing.Pool map - are checkpointed by a signal at a random moment,
+ * multiprocessing.Pool map, a pre-forked pool of 4 workers serving a unix
+ * socket, a request waiting to be accepted - are checkpointed by a signal at a random moment,
  * killed with SIGKILL, restored twice, and must end with exactly the output of
  * an uninterrupted run. A
- * process that escapes the job refuses the checkpoint, naming it; a set
+ * process that escapes the job refuses the checkpoint, naming it, and so does
+ * a connection its server leaves unaccepted for long; a set
  * missing an image, or with a changed manifest, refuses its restore; and
  * selfckpt_save() in the top of a job writes the job's set at its path.
  */
@@ -75,4 +77,19 @@ Test(trees, a_parent_and_child_keep_working_through_shared_memory, .timeout = 12
 Test(trees, a_python_multiprocessing_pool_map_comes_back_whole, .timeout = 120)
 {
 	scenario("pool");
+}
+
+Test(trees, a_pre_forked_pool_of_4_workers_serving_a_unix_socket_comes_back, .timeout = 120)
+{
+	scenario("prefork");
+}
+
+Test(trees, a_checkpoint_waits_for_a_queued_connection_to_be_accepted, .timeout = 120)
+{
+	scenario("queued");
+}
+
+Test(trees, a_connection_left_unaccepted_refuses_the_checkpoint_naming_the_server, .timeout = 60)
+{
+	scenario("unaccepted");
 }

@@ -2,13 +2,11 @@
 # Process trees under selfckpt-run: checkpoint the job by a signal at a random
 # moment, kill -9 every process of it, restore the set twice; each restored
 # run must end with exactly the output of an uninterrupted run.
-#   trees.sh BUILD pipeline|zombie|daemon|make|grandchild|shared|pool|prefork
-# (prefork, a pool of 4 workers on a unix socket and their client, is run by
-# hand: at some moments of the checkpoint its restore hangs, and it is not in
-# the suite until that is fixed)
-# and the refusals: a process that escapes the job refuses its checkpoint,
-# a set missing an image or with a changed manifest refuses its restore:
-#   trees.sh BUILD escape|missing
+#   trees.sh BUILD pipeline|zombie|daemon|make|grandchild|shared|pool|prefork|queued
+# and the refusals: a process that escapes the job refuses its checkpoint, so
+# does a connection its server leaves unaccepted, and a set missing an image
+# or with a changed manifest refuses its restore:
+#   trees.sh BUILD escape|unaccepted|missing
 # and selfckpt_save() in a job's top process (the set at its path, restored twice):
 #   trees.sh BUILD save
 set -u
@@ -165,6 +163,76 @@ with open("out.txt", "w") as out:
     out.write("total %d\n" % total)
 EOF
 	set -- python3 job.py
+	;;
+queued)
+	# the signal comes while the child's request waits in the queue of its parent's
+	# socket: the checkpoint waits until the parent accepts it, at 2 s
+	cat > job.py <<'EOF'
+import os, socket, time
+path = os.path.abspath("serve.sock")
+if os.path.exists(path):
+    os.unlink(path)
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(4)
+pid = os.fork()
+if pid == 0:
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect(path)
+    c.sendall(b"12345")
+    answer = c.recv(64)
+    with open("out.txt", "w") as out:
+        out.write("answer %s\n" % answer.decode())
+    os._exit(0)
+time.sleep(2)
+conn, _ = srv.accept()
+n = int(conn.recv(64))
+time.sleep(1)
+conn.sendall(b"%d" % (n * 7))
+os.waitpid(pid, 0)
+EOF
+	set -- python3 job.py
+	;;
+unaccepted)
+	# a connection its server does not accept for 4 s: the checkpoint is refused, named
+	cat > job.py <<'EOF'
+import os, socket, time
+path = os.path.abspath("serve.sock")
+if os.path.exists(path):
+    os.unlink(path)
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(4)
+pid = os.fork()
+if pid == 0:
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect(path)
+    c.sendall(b"12345")
+    print(c.recv(64).decode())
+    os._exit(0)
+time.sleep(4)
+conn, _ = srv.accept()
+conn.sendall(conn.recv(64))
+os.waitpid(pid, 0)
+EOF
+	"$build/bin/selfckpt-run" --dir images -- python3 job.py < /dev/null > run.out 2> run.err &
+	run=$!
+	sleep 1
+	kill -"$sig" "$run"
+	wait "$run"
+	status=$?
+	[ $status -eq 0 ] && grep -qx 12345 run.out || {
+		echo "the job exited $status, printed '$(cat run.out)'" >&2
+		cat run.err >&2
+		exit 1
+	}
+	grep -q "did not accept 1 connection queued at its unix socket" run.err || {
+		echo "the refusal does not name the unaccepted connection:" >&2
+		cat run.err >&2
+		exit 1
+	}
+	[ -z "$(ls images)" ] || { echo "files left in images:" >&2; ls -a images >&2; exit 1; }
+	exit 0
 	;;
 grandchild)
 	# three generations, each with a pipe to its parent
