@@ -711,8 +711,6 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	sc_job_noting(job);
 	if (!err)
 		err = save_to(path, &fz);
-	if (!err && job)
-		sc_job_note_maps(fz.child);
 	sc_job_noting(NULL);
 	if (ex && fz.child > 0)
 		end_hold(ex, path, fz.child, err);

@@ -39,16 +39,21 @@
 /* What a member holds that another member may hold too (job_share.c). */
 enum sc_job_object_kind {
 	SC_JOB_FILE_W = 1, /* a removed file or memfd open for writing */
-	SC_JOB_MAP,        /* System V shared memory attached */
+	SC_JOB_SYSV,       /* a System V object the image holds */
 };
 
 struct sc_job_object {
 	uint32_t kind;
-	int32_t fd;     /* a descriptor's number; 0 for a mapping */
+	int32_t fd;     /* a descriptor's number */
 	uint64_t dev, ino;
-	uint64_t start; /* a mapping's address */
 	uint64_t pos;   /* a file's position */
 	int32_t flags;  /* and its status flags */
+	/* SC_JOB_SYSV: which object, and who made and attaches it */
+	uint32_t sysv_kind; /* enum sc_sysv_kind */
+	int32_t sysv_id;
+	int32_t made;       /* by this process (a set or queue: as the library noted it) */
+	uint32_t attaches;  /* a segment: this process's */
+	uint32_t nattch;    /* a segment: every process's, as the kernel counts them */
 };
 
 /* The coordinator's word to every member (area->phase). */
@@ -192,13 +197,21 @@ struct sc_fd;
 /** sc_job_note_fds() - note the removed files and memfds @fds write (no-op outside a job). */
 void sc_job_note_fds(const struct sc_fd *fds, size_t n);
 
-/** sc_job_note_maps() - note the shared memory the snapshot @child maps (no-op outside a job). */
-void sc_job_note_maps(pid_t child);
+/** sc_job_in_checkpoint() - is the image being written a member's of a job's checkpoint? */
+bool sc_job_in_checkpoint(void);
+
+/**
+ * sc_job_note_sysv() - note a System V object the image holds (no-op
+ * outside a job): whether this process made it (@made), and for a segment
+ * its attaches here (@attaches) and everywhere (@nattch).
+ */
+void sc_job_note_sysv(uint32_t kind, int32_t id, bool made, uint32_t attaches, uint32_t nattch);
 
 /**
  * sc_job_check_shares() - refuse (reported) a set in which two processes
- * share what a tree's restore cannot give back shared: a socket, a file
- * open for writing, or shared memory. Return: 0 or the refusal.
+ * share what a tree's restore cannot give back shared (a removed file open
+ * for writing at two positions), or that holds a System V object made or
+ * attached by a process outside the set. Return: 0 or the refusal.
  */
 int sc_job_check_shares(const struct sc_job_area *a);
 

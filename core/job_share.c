@@ -5,14 +5,18 @@
  *
  * A tree's restore gives back shared the pipes and sockets between its
  * processes, the files they hold open (one open file where they are at one
- * position), the shared memory they map (anonymous or a memfd), and the
- * terminal or files of the restorer's own standard streams. System V shared
- * memory, or a removed file or memfd open for writing at different positions
- * (two open files of one file whose contents each image holds) held by two
- * processes would come back as one copy each, and the processes would no
- * longer see each other's work: silently wrong. So a set in which two processes hold one of
- * them is not made, and the refusal names both processes and the object.
- * Each member notes these objects as its image is written, in its slot.
+ * position), the shared memory they map (anonymous or a memfd), the System V
+ * objects they use (made once, in the tree's IPC namespace), and the
+ * terminal or files of the restorer's own standard streams. A removed file or
+ * memfd open for writing at different positions (two open files of one file
+ * whose contents each image holds) held by two processes would come back as
+ * one copy each, and the processes would no longer see each other's work:
+ * silently wrong. So would a System V object that a process outside the set
+ * made (a set or queue: the library notes which process made it) or attaches
+ * (a segment: the kernel counts its attaches): the restore makes it again in
+ * a namespace of its own, where that process would never see it. Such a set
+ * is not made, and the refusal names the processes and the object. Each
+ * member notes these objects as its image is written, in its slot.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +26,7 @@
 #include "core/job.h"
 #include "core/sc_core.h"
 #include "core/sc_fds.h"
+#include "core/sc_sysv.h"
 #include "format/sc_log.h"
 #include "selfckpt.h"
 
@@ -73,54 +78,112 @@ void sc_job_note_fds(const struct sc_fd *fds, size_t n)
 	}
 }
 
-void sc_job_note_maps(pid_t child)
+bool sc_job_in_checkpoint(void)
 {
-	struct sc_vma *v;
-	size_t n;
-
-	if (!noting || sc_maps_read(child, &v, &n) < 0)
-		return;
-	for (size_t i = 0; i < n; i++)
-		if ((v[i].flags & SC_VMA_SYSV) && !sc_skip_covers(v[i].start, v[i].end))
-			note(&(struct sc_job_object){ .kind = SC_JOB_MAP, .dev = v[i].dev,
-						      .ino = v[i].inode, .start = v[i].start });
-	sc_maps_free(v, n);
+	return noting != NULL;
 }
 
-/* Do @a (of one process) and @b (of another) stand for one object? */
-static bool same(const struct sc_job_object *a, const struct sc_job_object *b)
+void sc_job_note_sysv(uint32_t kind, int32_t id, bool made, uint32_t attaches, uint32_t nattch)
 {
-	if (a->kind != b->kind)
-		return false;
-	if (a->kind == SC_JOB_FILE_W) /* at one position: one open file, which comes back */
-		return a->dev == b->dev && a->ino == b->ino &&
-		       (a->pos != b->pos || a->flags != b->flags);
-	return a->dev == b->dev && a->ino == b->ino;
+	if (noting)
+		note(&(struct sc_job_object){ .kind = SC_JOB_SYSV, .sysv_kind = kind,
+					      .sysv_id = id, .made = made, .attaches = attaches,
+					      .nattch = nattch });
 }
 
-static int refuse(const struct sc_job_slot *x, const struct sc_job_object *a,
-		  const struct sc_job_slot *y, const struct sc_job_object *b)
+/* Do @a (of one process) and @b (of another) stand for one file that cannot come back shared? */
+static bool clash(const struct sc_job_object *a, const struct sc_job_object *b)
 {
-	if (a->kind == SC_JOB_MAP)
-		return sc_err(SELFCKPT_EHOST, "processes %d ('%s', at 0x%llx) and %d ('%s', at "
-			      "0x%llx) share System V shared memory (segment %llu), which a process "
-			      "tree does not bring back yet: no image is written", (int)x->pid, x->prog,
-			      (unsigned long long)a->start, (int)y->pid, y->prog,
-			      (unsigned long long)b->start, (unsigned long long)a->ino);
+	/* at one position they are one open file, which comes back */
+	return a->kind == SC_JOB_FILE_W && b->kind == SC_JOB_FILE_W && a->dev == b->dev &&
+	       a->ino == b->ino && (a->pos != b->pos || a->flags != b->flags);
+}
+
+static int refuse_file(const struct sc_job_slot *x, const struct sc_job_object *a,
+		       const struct sc_job_slot *y, const struct sc_job_object *b)
+{
 	return sc_err(SELFCKPT_EHOST, "descriptor %d of process %d ('%s') and descriptor %d of "
 		      "process %d ('%s') are one removed file or memfd (inode %llu) open for "
 		      "writing at two positions, which a process tree does not bring back "
-		      "shared yet: no image is written", a->fd, (int)x->pid, x->prog, b->fd, (int)y->pid, y->prog,
-		      (unsigned long long)a->ino);
+		      "shared yet: no image is written", a->fd, (int)x->pid, x->prog, b->fd,
+		      (int)y->pid, y->prog, (unsigned long long)a->ino);
 }
 
 static int compare(const struct sc_job_slot *x, const struct sc_job_slot *y)
 {
 	for (int i = 0; i < x->n_objects; i++)
 		for (int k = 0; k < y->n_objects; k++)
-			if (same(&x->objects[i], &y->objects[k]))
-				return refuse(x, &x->objects[i], y, &y->objects[k]);
+			if (clash(&x->objects[i], &y->objects[k]))
+				return refuse_file(x, &x->objects[i], y, &y->objects[k]);
 	return 0;
+}
+
+static bool runs(const struct sc_job_slot *s)
+{
+	return s->pid > 0 && s->state != SC_MEMBER_ZOMBIE;
+}
+
+/*
+ * What the set's images say of System V object @o: made by one of them,
+ * attaches in all, and the kernel's count of them. Each process read that
+ * count as it froze, and a process that froze earlier may have its snapshot
+ * (a copy, attached too) by then: the first to read it, the lowest count,
+ * saw none.
+ */
+static void tally(const struct sc_job_area *a, const struct sc_job_object *o, bool *made,
+		  uint32_t *attaches, uint32_t *nattch)
+{
+	*made = false;
+	*attaches = 0;
+	*nattch = o->nattch;
+	for (int i = 0; i < a->n; i++) {
+		const struct sc_job_slot *s = &a->slot[i];
+
+		for (int k = 0; runs(s) && k < s->n_objects; k++) {
+			const struct sc_job_object *p = &s->objects[k];
+
+			if (p->kind != SC_JOB_SYSV || p->sysv_kind != o->sysv_kind ||
+			    p->sysv_id != o->sysv_id)
+				continue;
+			*made |= p->made != 0;
+			*attaches += p->attaches;
+			*nattch = p->nattch < *nattch ? p->nattch : *nattch;
+		}
+	}
+}
+
+/* A System V object that @s's image holds and that a process outside the set uses. */
+static int check_sysv(const struct sc_job_area *a, const struct sc_job_slot *s,
+		      const struct sc_job_object *o)
+{
+	uint32_t attaches, nattch;
+	bool made;
+
+	tally(a, o, &made, &attaches, &nattch);
+	if (o->sysv_kind == SC_SYSV_SHM && attaches < nattch)
+		return sc_err(SELFCKPT_EHOST, "System V shared memory segment %d, which process %d "
+			      "('%s') holds, is attached %u time%s by processes outside the job "
+			      "(or ended): it would come back without them, so no image is written",
+			      (int)o->sysv_id, (int)s->pid, s->prog, nattch - attaches,
+			      nattch - attaches == 1 ? "" : "s");
+	if (o->sysv_kind != SC_SYSV_SHM && !made)
+		return sc_err(SELFCKPT_EHOST, "System V %s %d, which process %d ('%s') uses, was "
+			      "made by a process outside the job (or one that ended or started "
+			      "another program): it would come back without it, so no image is "
+			      "written", sc_sysv_kind_name(o->sysv_kind), (int)o->sysv_id,
+			      (int)s->pid, s->prog);
+	return 0;
+}
+
+static int check_sysv_all(const struct sc_job_area *a)
+{
+	int err = 0;
+
+	for (int i = 0; i < a->n && !err; i++)
+		for (int k = 0; runs(&a->slot[i]) && k < a->slot[i].n_objects && !err; k++)
+			if (a->slot[i].objects[k].kind == SC_JOB_SYSV)
+				err = check_sysv(a, &a->slot[i], &a->slot[i].objects[k]);
+	return err;
 }
 
 int sc_job_check_shares(const struct sc_job_area *a)
@@ -130,16 +193,16 @@ int sc_job_check_shares(const struct sc_job_area *a)
 	for (int i = 0; i < a->n && !err; i++) {
 		const struct sc_job_slot *x = &a->slot[i];
 
-		if (x->pid <= 0 || x->state == SC_MEMBER_ZOMBIE)
+		if (!runs(x))
 			continue;
 		if (x->n_objects < 0)
-			return sc_err(SELFCKPT_EHOST, "process %d ('%s') holds more than %d removed files or "
-				      "memfds open for writing and System V attaches, more than a "
-				      "process tree's checkpoint can check: no image is written",
+			return sc_err(SELFCKPT_EHOST, "process %d ('%s') holds more than %d removed "
+				      "files or memfds open for writing and System V objects, more "
+				      "than a process tree's checkpoint can check: no image is written",
 				      (int)x->pid, x->prog, SC_JOB_OBJECTS);
 		for (int k = i + 1; k < a->n && !err; k++)
-			if (a->slot[k].pid > 0 && a->slot[k].state != SC_MEMBER_ZOMBIE)
+			if (runs(&a->slot[k]))
 				err = compare(x, &a->slot[k]);
 	}
-	return err;
+	return err ? err : check_sysv_all(a);
 }

@@ -17,6 +17,7 @@
 #include <sys/shm.h>
 #include <unistd.h>
 
+#include "core/job.h"
 #include "core/sc_core.h"
 #include "core/sc_sysv.h"
 #include "format/sc_log.h"
@@ -70,9 +71,12 @@ static int collect_shm(const struct sc_sysv_slot *s, pid_t pid, const struct sc_
 
 	if (err < 0)
 		return err;
-	if (ds->shm_cpid != pid)
-		return attaches ? refuse(s, "is attached, and another process made it") : 1;
-	if ((int)ds->shm_nattch > attaches)
+	if (ds->shm_cpid != pid && !attaches)
+		return 1; /* another process's, which this one does not use */
+	/* in a job, the job checks that its processes are all that use it (job_share.c) */
+	if (ds->shm_cpid != pid && !sc_job_in_checkpoint())
+		return refuse(s, "is attached, and another process made it");
+	if ((int)ds->shm_nattch > attaches && !sc_job_in_checkpoint())
 		return refuse(s, "is attached by another process too");
 	if (ds->shm_perm.mode & SHM_LOCKED)
 		return refuse(s, "is locked in memory (SHM_LOCK), which a restore cannot give "
@@ -89,10 +93,15 @@ static int collect_shm(const struct sc_sysv_slot *s, pid_t pid, const struct sc_
 	o->flags |= SC_SYSV_STORED;
 	o->data = s->buf;
 	o->data_len = s->used;
+	sc_job_note_sysv(SC_SYSV_SHM, s->id, ds->shm_cpid == pid, (uint32_t)attaches,
+			 (uint32_t)ds->shm_nattch);
 	return 0;
 }
 
-/* A set or queue must be one the program made (noted by the library). */
+/*
+ * A set or queue must be one the program made (noted by the library); in a
+ * job, one that a process of the job made (job_share.c checks).
+ */
 static int check_made(const struct sc_sysv_slot *s)
 {
 	const struct sc_sysv_known *k = sc_sysv_known_find(s->kind, s->id);
@@ -101,9 +110,10 @@ static int check_made(const struct sc_sysv_slot *s)
 		return refuse(s, "is used by this process, which did not make it through the C "
 			      "library's semget() or msgget(); another process's object cannot "
 			      "come back");
-	if (!k->created)
+	if (!k->created && !sc_job_in_checkpoint())
 		return refuse(s, "was made by another process (this one opened it by its key); "
 			      "another process's object cannot come back");
+	sc_job_note_sysv(s->kind, s->id, k->created, 0, 0);
 	return 0;
 }
 

@@ -159,7 +159,8 @@ static int prepare_shm(struct sc_sysv_frozen *z)
 		if (cpid != z->pid && !attached_now(v, n, id))
 			continue;
 		if (!(err = add_slot(z, SC_SYSV_SHM, id, key, &s)) && s) {
-			s->copy = cpid == z->pid;
+			/* another's attached here is the image's in a job (sysv_collect.c) */
+			s->copy = true;
 			err = make_room(s, size);
 		}
 	}

@@ -72,7 +72,7 @@ static int prepare(struct sc_restore_opts *o, struct image *im, struct plan *pla
 		sc_loginuid_check_namespace(&peek);
 	t[2] = sc_log_seconds();
 	err = sc_image_load_fd(im, fd, o->path);
-	if (!err)
+	if (!err && !o->in_tree) /* a tree's top made the objects of all its images */
 		err = sc_sysv_restore(im);
 	if (!err)
 		err = sc_plan_build(im, plan);

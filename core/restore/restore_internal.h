@@ -187,6 +187,12 @@ int sc_restore_tree(const struct sc_restore_opts *o);
  */
 int sc_sysv_restore(const struct image *im);
 
+/**
+ * sc_sysv_make_all() - the same for the @n objects @objs (of a process tree's
+ * images, each once: tree_restore.c). Return: 0 or a negative error (reported).
+ */
+int sc_sysv_make_all(const struct sc_sysv_obj *objs, size_t n);
+
 /* restore_probe.c */
 
 /*

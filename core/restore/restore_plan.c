@@ -322,6 +322,7 @@ static int plan_sysv(const struct image *im, struct mapping *m, struct plan *p)
 		flags |= SC_SHMAT_RMID;
 	add_op(p, m, SC_OP_SHMAT, flags, s->prot);
 	p->ops[p->n_ops - 1].fd = o->id; /* the op's segment id; the mapping has no descriptor */
+	p->ops[p->n_ops - 1].offset = sc_tree_shm_attaches(o->id);
 	return 0;
 }
 

@@ -46,23 +46,23 @@ static int failed(const struct sc_sysv_obj *o, const char *what, int err)
  * made with in the image, as its attaches name it, unless an object of the
  * image has that key now: then it is made private (marking it drops its key).
  */
-static key_t key_of(const struct image *im, const struct sc_sysv_obj *o)
+static key_t key_of(const struct sc_sysv_obj *all, size_t n, const struct sc_sysv_obj *o)
 {
 	if (!(o->flags & SC_SYSV_RMID))
 		return o->key;
-	for (size_t i = 0; i < im->n_sysv; i++)
-		if (&im->sysv[i] != o && im->sysv[i].kind == o->kind && im->sysv[i].key == o->key)
+	for (size_t i = 0; i < n; i++)
+		if (&all[i] != o && all[i].kind == o->kind && all[i].key == o->key)
 			return IPC_PRIVATE;
 	return o->key;
 }
 
-/* Make @o with its id; the id, or a negative error (reported). */
-static int make(const struct image *im, const struct sc_sysv_obj *o)
+/* Make @o (of @all) with its id; the id, or a negative error (reported). */
+static int make(const struct sc_sysv_obj *all, size_t n, const struct sc_sysv_obj *o)
 {
 	static const char *const next[] = { NULL, "/proc/sys/kernel/shm_next_id",
 					    "/proc/sys/kernel/sem_next_id",
 					    "/proc/sys/kernel/msg_next_id" };
-	key_t key = key_of(im, o);
+	key_t key = key_of(all, n, o);
 	int flags = IPC_CREAT | IPC_EXCL | 0600, id, err;
 
 	if ((err = write_number(next[o->kind], o->id)) < 0)
@@ -173,21 +173,26 @@ static int set_owner(const struct sc_sysv_obj *o)
 	return r < 0 ? failed(o, "giving back its owner and mode", errno) : 0;
 }
 
-int sc_sysv_restore(const struct image *im)
+int sc_sysv_make_all(const struct sc_sysv_obj *objs, size_t n)
 {
 	int err = 0;
 
-	for (size_t i = 0; i < im->n_sysv && err >= 0; i++) {
-		const struct sc_sysv_obj *o = &im->sysv[i];
+	for (size_t i = 0; i < n && err >= 0; i++) {
+		const struct sc_sysv_obj *o = &objs[i];
 
-		err = make(im, o);
+		err = make(objs, n, o);
 		if (err >= 0)
 			err = o->kind == SC_SYSV_SHM ? fill_shm(o)
 			      : o->kind == SC_SYSV_SEM ? fill_sem(o) : fill_msg(o);
 	}
-	for (size_t i = 0; i < im->n_sysv && !err; i++)
-		err = set_owner(&im->sysv[i]);
-	if (!err && im->n_sysv)
-		sc_log(SC_LOG_DEBUG, "restore: %zu System V objects made again", im->n_sysv);
+	for (size_t i = 0; i < n && !err; i++)
+		err = set_owner(&objs[i]);
+	if (!err && n)
+		sc_log(SC_LOG_DEBUG, "restore: %zu System V objects made again", n);
 	return err < 0 ? err : 0;
+}
+
+int sc_sysv_restore(const struct image *im)
+{
+	return sc_sysv_make_all(im->sysv, im->n_sysv);
 }

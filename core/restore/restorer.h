@@ -29,7 +29,7 @@ struct sc_op {
 	uint64_t start, len;
 	uint64_t src;    /* SC_OP_MOVE */
 	int64_t fd;      /* SC_OP_MAP_FD; SC_OP_SHMAT: the segment's id */
-	uint64_t offset; /* SC_OP_MAP_FD */
+	uint64_t offset; /* SC_OP_MAP_FD; SC_OP_SHMAT: the attaches before it is marked removed */
 	uint64_t flags;  /* MAP_* for SC_OP_MAP_FD and SC_OP_MAP_ANON */
 };
 

@@ -15,7 +15,9 @@
 #include <linux/mman.h>
 #include <linux/prctl.h>
 #include <linux/sched.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/shm.h>
 
 #include "core/restore/restorer.h"
 #include "core/sc_records.h"
@@ -256,17 +258,28 @@ static void put_guards(struct sc_restorer_args *a)
 
 #define SHM_REMAP_ 040000
 
+/* Does segment @id have @attaches attaches (every process of a tree attached it)? */
+static bool attached_by_all(long id, uint64_t attaches)
+{
+	struct shmid_ds ds;
+
+	if (!attaches)
+		return true;
+	return sc_sys3(SYS_shmctl, id, IPC_STAT, (long)&ds) == 0 && ds.shm_nattch >= attaches;
+}
+
 /*
  * A System V segment, made and filled by stage 1 with its id, attached at its
  * place as it was (read-only or not), so that it is the segment again and not
- * a copy; marked for removal again once attached, if it was.
+ * a copy; marked for removal again once attached, if it was (in a tree, once
+ * each of its processes has: op->offset).
  */
 static long attach_segment(const struct sc_op *op)
 {
 	long r = sc_sys3(SYS_shmat, op->fd, (long)op->start,
 			 (long)((op->flags & 0xffffffffu) | SHM_REMAP_));
 
-	if (r >= 0 && (op->flags & SC_SHMAT_RMID)) {
+	if (r >= 0 && (op->flags & SC_SHMAT_RMID) && attached_by_all(op->fd, op->offset)) {
 		long rm = sc_sys3(SYS_shmctl, op->fd, 0 /* IPC_RMID */, 0);
 
 		if (rm < 0)

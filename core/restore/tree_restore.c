@@ -70,6 +70,8 @@ struct tree {
 	struct open_file *socks; /* every unix and IP socket of the set, its record kept whole */
 	size_t n_socks;
 	bool in_flight;          /* a socket of the set has descriptors queued in it */
+	struct sc_sysv_obj *sysv; /* the System V objects of the set, each once */
+	size_t n_sysv;
 	int go[2];     /* every process waits for the end of file on go[0] */
 	int ready[2];  /* a byte from each process once its children exist */
 	int staged[2]; /* each process's verdict on its image, once staged (an int) */
@@ -163,6 +165,53 @@ static bool restorers_own(const struct sc_fd *f)
 	return f->fd <= 2 && !(f->fd_flags & SC_FD_OWN_STDIO);
 }
 
+/*
+ * The System V objects of @im that no image before it held, moved into the
+ * tree's list: every image of the set read them at the one instant, so the
+ * first copy is the object as it was.
+ */
+static int take_sysv(struct tree *t, struct image *im)
+{
+	for (size_t k = 0; k < im->n_sysv; k++) {
+		struct sc_sysv_obj *o = &im->sysv[k];
+		bool known = false;
+
+		for (size_t j = 0; j < t->n_sysv && !known; j++)
+			known = t->sysv[j].kind == o->kind && t->sysv[j].id == o->id;
+		if (known)
+			continue;
+		if (!(t->n_sysv & (t->n_sysv + 1))) {
+			void *m = realloc(t->sysv, (2 * t->n_sysv + 2) * sizeof(*t->sysv));
+
+			if (!m)
+				return sc_err(ENOMEM, "out of memory");
+			t->sysv = m;
+		}
+		t->sysv[t->n_sysv++] = *o;
+		*o = (struct sc_sysv_obj){ 0 }; /* the tree's now */
+	}
+	return 0;
+}
+
+/* One more attach of segment @id in the tree (tree_shared.h). */
+static int count_attach(int32_t id)
+{
+	size_t i = 0;
+
+	while (i < sc_tree_n_shms && sc_tree_shms[i].id != id)
+		i++;
+	if (i == sc_tree_n_shms) {
+		void *m = realloc(sc_tree_shms, (sc_tree_n_shms + 1) * sizeof(*sc_tree_shms));
+
+		if (!m)
+			return sc_err(ENOMEM, "out of memory");
+		sc_tree_shms = m;
+		sc_tree_shms[sc_tree_n_shms++] = (struct sc_tree_shm){ .id = id };
+	}
+	sc_tree_shms[i].attaches++;
+	return 0;
+}
+
 /* What the tree needs of one process's image: its pipe ends and files, its highest ids. */
 static int note_image(struct tree *t, size_t i, const struct image *im)
 {
@@ -190,6 +239,8 @@ static int note_image(struct tree *t, size_t i, const struct image *im)
 		if ((s->flags & SC_SEG_SHARED) &&
 		    !(s->flags & (SC_SEG_FILE | SC_SEG_SYSV | SC_SEG_HELD)))
 			err = add_map(t, s, i);
+		if (s->flags & SC_SEG_SYSV)
+			err = count_attach((int32_t)s->inode);
 	}
 	return err;
 }
@@ -214,13 +265,12 @@ static int check_member(struct tree *t, size_t i, const struct sc_restore_opts *
 		err = sc_err(SELFCKPT_EHEADER, "'%s' is the image of process %d, but the set's "
 			     "manifest names it for process %d: nothing was restored", path,
 			     (int)peek.pid, (int)m->pid);
-	if (!err && peek.sysv)
-		err = sc_err(SELFCKPT_EIPCNS, "'%s' holds System V IPC objects, which a process "
-			     "tree does not bring back yet: nothing was restored", path);
 	if (!err && o->check_machine)
 		err = o->check_machine(fd, path, o->threads);
 	if (!err && !(err = sc_image_load_fd(&im, fd, path))) {
 		err = note_image(t, i, &im);
+		if (!err)
+			err = take_sysv(t, &im);
 		sc_image_release(&im);
 	}
 	close(fd);
@@ -700,6 +750,7 @@ static void tree_free(struct tree *t)
 	}
 	free(t->socks);
 	free(t->maps);
+	sc_sysv_objs_free(t->sysv, t->n_sysv);
 	sc_set_free(&t->set);
 }
 
@@ -721,10 +772,12 @@ int sc_restore_tree(const struct sc_restore_opts *o)
 		err = sc_err(SELFCKPT_EHOST, "'%s' is a process tree, which comes back only with "
 			     "its own pids (its processes remember each other's): it cannot be "
 			     "restored with new ids", t.dir);
-	if (!err && sc_same_ids_enter(t.set.m[0].pid, -1, false) != 0)
-		err = sc_err(SELFCKPT_EHOST, "'%s' is a process tree, which comes back only in "
-			     "a pid namespace of its own, and namespaces are not allowed here: "
-			     "nothing was restored", t.dir);
+	/* System V objects come back with their ids in an IPC namespace of the tree's own */
+	if (!err && sc_same_ids_enter(t.set.m[0].pid, -1, t.n_sysv > 0) != 0)
+		err = sc_err(t.n_sysv ? SELFCKPT_EIPCNS : SELFCKPT_EHOST, "'%s' is a process "
+			     "tree, which comes back only in a pid namespace of its own%s, and "
+			     "namespaces are not allowed here: nothing was restored", t.dir,
+			     t.n_sysv ? " (and an IPC namespace, for its System V objects)" : "");
 	/*
 	 * From here on, this is the tree's top at its pid, in the new namespaces.
 	 * Its pipes are made here, so that only the tree holds them: "go" ends
@@ -732,7 +785,7 @@ int sc_restore_tree(const struct sc_restore_opts *o)
 	 */
 	if (!err && (pipe2(t.go, O_CLOEXEC) < 0 || pipe2(t.ready, O_CLOEXEC) < 0 ||
 		     pipe2(t.staged, O_CLOEXEC) < 0 || pipe2(t.jump, O_CLOEXEC) < 0 ||
-		     make_pipes(&t) < 0 || make_files(&t) < 0 || make_maps(&t) < 0 ||
+		     sc_sysv_make_all(t.sysv, t.n_sysv) < 0 || make_pipes(&t) < 0 || make_files(&t) < 0 || make_maps(&t) < 0 ||
 		     make_sockets(&t) < 0)) {
 		sc_log(SC_LOG_ERROR, "the objects the processes of '%s' share could not be made "
 		       "(see above): nothing was restored", t.dir);

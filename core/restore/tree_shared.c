@@ -15,6 +15,16 @@ struct sc_tree_map *sc_tree_maps;
 size_t sc_tree_n_maps;
 struct sc_tree_socket *sc_tree_sockets;
 size_t sc_tree_n_sockets;
+struct sc_tree_shm *sc_tree_shms;
+size_t sc_tree_n_shms;
+
+uint32_t sc_tree_shm_attaches(int32_t id)
+{
+	for (size_t i = 0; i < sc_tree_n_shms; i++)
+		if (sc_tree_shms[i].id == id)
+			return sc_tree_shms[i].attaches;
+	return 0;
+}
 
 const struct sc_tree_socket *sc_tree_socket_of(const struct sc_fd *f)
 {

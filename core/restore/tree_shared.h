@@ -45,6 +45,12 @@ struct sc_tree_socket {
 	int fd;
 };
 
+/* A System V segment of the tree: how many attaches its processes make of it. */
+struct sc_tree_shm {
+	int32_t id;
+	uint32_t attaches;
+};
+
 /* Set in the tree's first process before it starts the others, which inherit them. */
 extern struct sc_tree_pipe *sc_tree_pipes;
 extern size_t sc_tree_n_pipes;
@@ -54,6 +60,16 @@ extern struct sc_tree_map *sc_tree_maps;
 extern size_t sc_tree_n_maps;
 extern struct sc_tree_socket *sc_tree_sockets;
 extern size_t sc_tree_n_sockets;
+extern struct sc_tree_shm *sc_tree_shms;
+extern size_t sc_tree_n_shms;
+
+/**
+ * sc_tree_shm_attaches() - the attaches the processes of the tree make of
+ * System V segment @id; 0 outside a tree. A segment marked for removal is
+ * marked again by the process whose attach makes them all: sooner, the
+ * first to detach would destroy it before the others attach.
+ */
+uint32_t sc_tree_shm_attaches(int32_t id);
 
 /** sc_tree_socket_of() - the socket the tree shares that @f is, or NULL. */
 const struct sc_tree_socket *sc_tree_socket_of(const struct sc_fd *f);

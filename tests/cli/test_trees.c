@@ -5,7 +5,8 @@
  * child, a double-forked daemon, make -j2, three generations of pipes, a
  * parent and child that work through anonymous shared memory, a Python
  * multiprocessing.Pool map, a pre-forked pool of 4 workers serving a unix
- * socket, a request waiting to be accepted - are checkpointed by a signal at a random moment,
+ * socket, a request waiting to be accepted, a parent and child sharing a System V
+ * semaphore, segment and queue - are checkpointed by a signal at a random moment,
  * killed with SIGKILL, restored twice, and must end with exactly the output of
  * an uninterrupted run. A
  * process that escapes the job refuses the checkpoint, naming it, and so does
@@ -92,4 +93,9 @@ Test(trees, a_checkpoint_waits_for_a_queued_connection_to_be_accepted, .timeout 
 Test(trees, a_connection_left_unaccepted_refuses_the_checkpoint_naming_the_server, .timeout = 60)
 {
 	scenario("unaccepted");
+}
+
+Test(trees, a_parent_and_child_share_system_v_objects_and_anonymous_memory, .timeout = 120)
+{
+	scenario("sysv");
 }
