@@ -139,7 +139,9 @@ static bool snapshot_gone(pid_t child)
 {
 	siginfo_t si = { 0 };
 
-	return waitid(P_PID, (id_t)child, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid;
+	/* __WALL: it has no exit signal (sc_clone_frozen()) */
+	return waitid(P_PID, (id_t)child, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+	       si.si_pid;
 }
 
 int sc_copier_wait(pid_t child, int i)

@@ -232,5 +232,7 @@ void sc_threads_release(void);
 void sc_pending_take_private(int slot);
 void sc_pending_take_shared(void);
 void sc_pending_requeue(int slot);
+/* In the main thread, once released: the process's signals only it may queue again. */
+void sc_pending_requeue_leader(void);
 
 #endif /* SC_CORE_INTERNAL_H */

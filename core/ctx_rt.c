@@ -58,8 +58,10 @@ __asm__(".text\n"
 	".size sc_ctx_resume, .-sc_ctx_resume\n");
 
 /*
- * long sc_clone_frozen(void): fork the address space (clone with SIGCHLD and
- * nothing shared) and return the child's pid to the caller. The child never
+ * long sc_clone_frozen(void): fork the address space (clone with nothing
+ * shared and no exit signal: its end must not reach the program as a SIGCHLD
+ * of a child it never made, nor can the program's wait() reap it; it is
+ * waited for with __WALL) and return the child's pid to the caller. The child never
  * returns: it asks to be killed with the thread that made it, blocks every
  * signal and pauses for ever, writing nothing to its memory, so that memory
  * stays the parent's at the instant of the clone; or, when the checkpoint set
@@ -73,7 +75,7 @@ __asm__(".text\n"
 	".type sc_clone_frozen,@function\n"
 	"sc_clone_frozen:\n"
 	"	mov $56, %eax\n"          /* SYS_clone */
-	"	mov $17, %edi\n"          /* SIGCHLD */
+	"	xor %edi, %edi\n"         /* no exit signal */
 	"	xor %esi, %esi\n"
 	"	xor %edx, %edx\n"
 	"	xor %r10d, %r10d\n"

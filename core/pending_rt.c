@@ -10,6 +10,11 @@
  * with every other thread stopped and every thread queue empty, takes the
  * process queue. Queued again with rt_tgsigqueueinfo()/rt_sigqueueinfo(),
  * which keep si_code, si_pid and si_value when a process signals itself.
+ * The kernel lets only the thread whose id is the process's own (the main
+ * thread) put a signal on the process queue that claims to come from the
+ * kernel or from tkill() (si_code >= 0 or SI_TKILL: SIGCHLD from a child's
+ * exit, say): those wait for the main thread, which puts them back as it is
+ * released (sc_pending_requeue_leader()), unless it made the checkpoint.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -19,6 +24,7 @@
 #include "core/sc_sys.h"
 
 #define EAGAIN_ 11
+#define SI_TKILL_ (-6)
 
 /* A hex signal set from a "Key:\t..." line of a /proc status file. */
 static uint64_t read_set(const char *path, const char *key)
@@ -94,9 +100,17 @@ void sc_pending_take_shared(void)
 				;
 }
 
-void sc_pending_requeue(int slot)
+/* Does the kernel take @info on the process queue only from the main thread? */
+static int leader_only(const struct sc_pending_sig *p)
 {
-	long pid = sc_sys0(SYS_getpid), tid = sc_gettid();
+	int32_t code;
+
+	__builtin_memcpy(&code, p->info + 8, sizeof(code)); /* si_code */
+	return code >= 0 || code == SI_TKILL_;
+}
+
+static void requeue(int slot, int leader, long pid, long tid)
+{
 	int n = __atomic_load_n(&sc_stopped.n_pending, __ATOMIC_ACQUIRE);
 
 	for (int i = 0; i < n && i < SC_MAX_PENDING; i++) {
@@ -104,9 +118,26 @@ void sc_pending_requeue(int slot)
 
 		if (p->slot != slot || !p->sig)
 			continue;
-		if (slot == SC_PENDING_PROCESS)
-			sc_sys3(SYS_rt_sigqueueinfo, pid, p->sig, (long)p->info);
-		else
+		if (slot != SC_PENDING_PROCESS)
 			sc_sys4(SYS_rt_tgsigqueueinfo, pid, tid, p->sig, (long)p->info);
+		else if (leader_only(p) == leader)
+			sc_sys3(SYS_rt_sigqueueinfo, pid, p->sig, (long)p->info);
 	}
+}
+
+void sc_pending_requeue(int slot)
+{
+	long pid = sc_sys0(SYS_getpid), tid = sc_gettid();
+
+	requeue(slot, 0, pid, tid);
+	if (slot == SC_PENDING_PROCESS && tid == pid)
+		requeue(slot, 1, pid, tid);
+}
+
+void sc_pending_requeue_leader(void)
+{
+	long pid = sc_sys0(SYS_getpid);
+
+	if (sc_gettid() == pid)
+		requeue(SC_PENDING_PROCESS, 1, pid, pid);
 }

@@ -92,6 +92,7 @@ void sc_stop_handler(int sig, siginfo_t *si, void *ucv)
 		sc_futex_wait(&sc_stopped.hold, 1);
 	/* Released, here or in a process restored from an image: its signals wait again. */
 	sc_pending_requeue(slot);
+	sc_pending_requeue_leader(); /* in the main thread: those only it may queue */
 }
 
 /* Threads that exited after they were signalled (forget_exited()): not signalled again. */

@@ -6,7 +6,7 @@
  * parent and child that work through anonymous shared memory, a Python
  * multiprocessing.Pool map, a pre-forked pool of 4 workers serving a unix
  * socket, a request waiting to be accepted, a parent and child sharing a System V
- * semaphore, segment and queue - are checkpointed by a signal at a random moment,
+ * semaphore, segment and queue, a SIGCHLD pending from a zombie - are checkpointed by a signal at a random moment,
  * killed with SIGKILL, restored twice, and must end with exactly the output of
  * an uninterrupted run. A
  * process that escapes the job refuses the checkpoint, naming it, and so does
@@ -98,4 +98,9 @@ Test(trees, a_connection_left_unaccepted_refuses_the_checkpoint_naming_the_serve
 Test(trees, a_parent_and_child_share_system_v_objects_and_anonymous_memory, .timeout = 120)
 {
 	scenario("sysv");
+}
+
+Test(trees, a_pending_sigchld_comes_back_as_the_kernel_made_it_and_alone, .timeout = 120)
+{
+	scenario("sigchld");
 }

@@ -2,7 +2,8 @@
 # Process trees under selfckpt-run: checkpoint the job by a signal at a random
 # moment, kill -9 every process of it, restore the set twice; each restored
 # run must end with exactly the output of an uninterrupted run.
-#   trees.sh BUILD pipeline|zombie|daemon|make|grandchild|shared|pool|prefork|queued|sysv
+#   trees.sh BUILD pipeline|zombie|daemon|make|grandchild|shared|pool|prefork|queued|sysv|
+#                  sigchld
 # and the refusals: a process that escapes the job refuses its checkpoint, so
 # does a connection its server leaves unaccepted, and a set missing an image
 # or with a changed manifest refuses its restore:
@@ -167,6 +168,10 @@ EOF
 sysv)
 	# a parent and child sharing a System V semaphore, segment and queue, and anonymous memory
 	set -- "$build/tests/progs/tree_sysv"
+	;;
+sigchld)
+	# a SIGCHLD blocked and pending across the checkpoint, from a zombie child
+	set -- "$build/tests/progs/sigchld_pending"
 	;;
 queued)
 	# the signal comes while the child's request waits in the queue of its parent's
