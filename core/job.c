@@ -402,6 +402,20 @@ static int wait_written(struct sc_job_area *a)
 	}
 }
 
+/* The descriptors whose description two processes of the set hold, where kcmp() told. */
+static int descriptions_of(const struct sc_job_area *a, struct sc_set *s)
+{
+	s->files_exact = a->descs_exact != 0;
+	if (!s->files_exact || !a->n_descs)
+		return 0;
+	if (!(s->open = calloc((size_t)a->n_descs, sizeof(*s->open))))
+		return sc_err(ENOMEM, "out of memory");
+	for (int i = 0; i < a->n_descs; i++)
+		s->open[s->n_open++] = (struct sc_set_open){ a->descs[i].pid, a->descs[i].fd,
+							     a->descs[i].desc };
+	return 0;
+}
+
 /* The set's processes, from the area: members and zombies, parents first. */
 static int set_of(const struct sc_job_area *a, struct sc_set *s)
 {
@@ -430,7 +444,7 @@ static int set_of(const struct sc_job_area *a, struct sc_set *s)
 		}
 		s->n++;
 	}
-	return 0;
+	return descriptions_of(a, s);
 }
 
 /* Tell every member the checkpoint is over and wait until none is stopped by it. */

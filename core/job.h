@@ -95,6 +95,14 @@ struct sc_job_slot {
 	struct sc_job_object objects[SC_JOB_OBJECTS];
 };
 
+#define SC_JOB_DESCS 4096 /* descriptors whose open file description two processes hold */
+
+/* A descriptor of a process of the job and its open file description (job_files_rt.c). */
+struct sc_job_desc {
+	int32_t pid, fd;
+	uint32_t desc; /* the same number: one description */
+};
+
 struct sc_job_area {
 	uint32_t magic;
 	int32_t phase;   /* futex, shared: enum sc_job_phase */
@@ -105,6 +113,10 @@ struct sc_job_area {
 	char dir[PATH_MAX]; /* the set's directory while it is written */
 	struct sc_stdio_ids stdio; /* the top's 0, 1 and 2 at its start: the restorer's */
 	struct sc_job_slot slot[SC_JOB_MEMBERS];
+	/* the regular files two processes hold: descs_exact 1 where kcmp() told them all */
+	int32_t descs_exact;
+	int32_t n_descs;
+	struct sc_job_desc descs[SC_JOB_DESCS];
 };
 
 /* A member's part in a checkpoint of the job; NULL in a checkpoint of one process. */
@@ -136,6 +148,13 @@ int sc_job_captured(const struct sc_job_member *jm);
  * -1 when there are more than @max.
  */
 int sc_job_list_children(int32_t *out, int max);
+
+/**
+ * sc_job_find_descriptions() - which descriptors of different processes of
+ * the job (stopped, all of them) are one open file description: into
+ * @a->descs, with @a->descs_exact set where the kernel told (raw).
+ */
+void sc_job_find_descriptions(struct sc_job_area *a);
 
 /** sc_job_wake() - bump @word and wake every process waiting on it (shared futex). */
 void sc_job_wake(int32_t *word);

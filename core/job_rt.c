@@ -199,6 +199,7 @@ static int coordinator_stopped(struct sc_job_area *a, struct sc_job_slot *s)
 	if (in_flight(a))
 		return again(a, s, SC_JOB_AGAIN_IN_FLIGHT,
 			     "a connection queued at a socket of the job was not accepted yet");
+	sc_job_find_descriptions(a);
 	set_phase(a, SC_JOB_CAPTURE);
 	return 0;
 }

@@ -66,6 +66,10 @@ static char *manifest_text(const struct sc_set *s, size_t *len)
 			fprintf(f, "process %d %d %d %d %s\n", (int)m->pid, (int)m->ppid,
 				(int)m->pgid, (int)m->sid, m->file);
 	}
+	if (s->files_exact)
+		fputs("files exact\n", f);
+	for (size_t i = 0; i < s->n_open; i++)
+		fprintf(f, "open %d %d %u\n", (int)s->open[i].pid, s->open[i].fd, s->open[i].desc);
 	fflush(f);
 	fprintf(f, "end %zu %016" PRIx64 "\n", s->n, (uint64_t)XXH64(buf, size, 0));
 	if (fclose(f) != 0) {
@@ -243,10 +247,53 @@ static int check_order(const char *path, const struct sc_set *s)
 	return 0;
 }
 
+/* An "open" line of a process of @s into @o; 0, or -1 where it is not one (R-SET-10). */
+static int parse_open(const char *line, const struct sc_set *s, struct sc_set_open *o)
+{
+	int pid, fd, used = 0;
+	unsigned desc;
+
+	if (sscanf(line, "open %d %d %u%n", &pid, &fd, &desc, &used) != 3 || line[used] != '\n' ||
+	    fd < 0 || !desc)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->m[i].pid == pid && !s->m[i].zombie) {
+			*o = (struct sc_set_open){ pid, fd, desc };
+			return 0;
+		}
+	return -1;
+}
+
+/* The lines after the processes: "files exact", then its "open" lines. */
+static int parse_files(const char *path, const char *line, int no, struct sc_set *s,
+		       size_t *cap)
+{
+	if (!strncmp(line, "files exact\n", 12)) {
+		if (s->files_exact || s->n_open)
+			return bad(path, no, "a second files line");
+		s->files_exact = true;
+		return 0;
+	}
+	if (!s->files_exact)
+		return bad(path, no, "not a process or zombie line");
+	if (s->n_open == *cap) {
+		void *m = realloc(s->open, (*cap = *cap ? 2 * *cap : 16) * sizeof(*s->open));
+
+		if (!m)
+			return sc_err(ENOMEM, "out of memory");
+		s->open = m;
+	}
+	if (parse_open(line, s, &s->open[s->n_open]) < 0)
+		return bad(path, no, "not an open line of a process of the set");
+	s->n_open++;
+	return 0;
+}
+
 static int parse(const char *path, char *text, size_t len, struct sc_set *s)
 {
 	char *line = text, *nl;
-	size_t count = 0, cap = 0;
+	size_t count = 0, cap = 0, open_cap = 0;
+	int err;
 	unsigned long long sum;
 	int no = 1;
 
@@ -257,6 +304,11 @@ static int parse(const char *path, char *text, size_t len, struct sc_set *s)
 	     no++) {
 		if (!strncmp(line, "end ", 4))
 			break;
+		if (!strncmp(line, "files ", 6) || !strncmp(line, "open ", 5) || s->files_exact) {
+			if ((err = parse_files(path, line, no, s, &open_cap)) < 0)
+				return err;
+			continue;
+		}
 		if (count == cap) {
 			void *m = realloc(s->m, (cap = cap ? 2 * cap : 16) * sizeof(*s->m));
 
@@ -299,5 +351,6 @@ int sc_set_read(const char *path, struct sc_set *s)
 void sc_set_free(struct sc_set *s)
 {
 	free(s->m);
+	free(s->open);
 	*s = (struct sc_set){ 0 };
 }

@@ -24,9 +24,19 @@ struct sc_set_member {
 	char file[SC_SET_FILE_MAX]; /* a process's image, in the set's directory */
 };
 
+/* A descriptor of a process of the set and its open file description (R-SET-10). */
+struct sc_set_open {
+	pid_t pid;
+	int fd;
+	unsigned desc; /* the same number in two processes: one description */
+};
+
 struct sc_set {
 	struct sc_set_member *m; /* parents before their children; m[0] is the job's top */
 	size_t n;
+	bool files_exact;        /* the descriptions of files held by two processes are known */
+	struct sc_set_open *open; /* then: every descriptor of such a description */
+	size_t n_open;
 };
 
 /**

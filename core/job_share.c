@@ -4,18 +4,20 @@
  * made (job.h).
  *
  * A tree's restore gives back shared the pipes and sockets between its
- * processes, the files they hold open (one open file where they are at one
- * position), the shared memory they map (anonymous or a memfd), the System V
- * objects they use (made once, in the tree's IPC namespace), and the
- * terminal or files of the restorer's own standard streams. A removed file or
- * memfd open for writing at different positions (two open files of one file
- * whose contents each image holds) held by two processes would come back as
- * one copy each, and the processes would no longer see each other's work:
- * silently wrong. So would a System V object that a process outside the set
- * made (a set or queue: the library notes which process made it) or attaches
- * (a segment: the kernel counts its attaches): the restore makes it again in
- * a namespace of its own, where that process would never see it. Such a set
- * is not made, and the refusal names the processes and the object. Each
+ * processes, the files they hold open (one open file description where they
+ * held one: kcmp() tells, job_files_rt.c; where it is refused, one file at
+ * one position with the same flags is taken as one), the shared memory they
+ * map (anonymous or a memfd), the System V objects they use (made once, in
+ * the tree's IPC namespace), and the terminal or files of the restorer's own
+ * standard streams. A removed file or memfd open for writing through two
+ * open file descriptions (whose contents each image holds) held by two
+ * processes would come back as one copy each, and the processes would no
+ * longer see each other's work: silently wrong. So would a System V object
+ * that a process outside the set made (a set or queue: the library notes
+ * which process made it) or attaches (a segment: the kernel counts its
+ * attaches): the restore makes it again in a namespace of its own, where
+ * that process would never see it. Such a set is not made, and the refusal
+ * names the processes and the object. Each
  * member notes these objects as its image is written, in its slot.
  */
 #include <errno.h>
@@ -91,12 +93,33 @@ void sc_job_note_sysv(uint32_t kind, int32_t id, bool made, uint32_t attaches, u
 					      .nattch = nattch });
 }
 
-/* Do @a (of one process) and @b (of another) stand for one file that cannot come back shared? */
-static bool clash(const struct sc_job_object *a, const struct sc_job_object *b)
+/* The open file description of descriptor @fd of process @pid, where kcmp() told; or 0. */
+static uint32_t description(const struct sc_job_area *x, int32_t pid, int32_t fd)
 {
-	/* at one position they are one open file, which comes back */
-	return a->kind == SC_JOB_FILE_W && b->kind == SC_JOB_FILE_W && a->dev == b->dev &&
-	       a->ino == b->ino && (a->pos != b->pos || a->flags != b->flags);
+	for (int i = 0; i < x->n_descs; i++)
+		if (x->descs[i].pid == pid && x->descs[i].fd == fd)
+			return x->descs[i].desc;
+	return 0;
+}
+
+/*
+ * Do @a (of process @p) and @b (of process @q) stand for one file that cannot
+ * come back shared: two open file descriptions of it, each with its own copy
+ * of the contents in its image? One description comes back as one.
+ */
+static bool clash(const struct sc_job_area *x, const struct sc_job_slot *p,
+		  const struct sc_job_object *a, const struct sc_job_slot *q,
+		  const struct sc_job_object *b)
+{
+	uint32_t d;
+
+	if (a->kind != SC_JOB_FILE_W || b->kind != SC_JOB_FILE_W || a->dev != b->dev ||
+	    a->ino != b->ino)
+		return false;
+	if (x->descs_exact)
+		return !(d = description(x, p->pid, a->fd)) || d != description(x, q->pid, b->fd);
+	/* unknown: the restore takes one at one position with the same flags as one */
+	return a->pos != b->pos || a->flags != b->flags;
 }
 
 static int refuse_file(const struct sc_job_slot *x, const struct sc_job_object *a,
@@ -104,16 +127,17 @@ static int refuse_file(const struct sc_job_slot *x, const struct sc_job_object *
 {
 	return sc_err(SELFCKPT_EHOST, "descriptor %d of process %d ('%s') and descriptor %d of "
 		      "process %d ('%s') are one removed file or memfd (inode %llu) open for "
-		      "writing at two positions, which a process tree does not bring back "
-		      "shared yet: no image is written", a->fd, (int)x->pid, x->prog, b->fd,
+		      "writing twice (two open file descriptions), which a process tree does not "
+		      "bring back shared yet: no image is written", a->fd, (int)x->pid, x->prog, b->fd,
 		      (int)y->pid, y->prog, (unsigned long long)a->ino);
 }
 
-static int compare(const struct sc_job_slot *x, const struct sc_job_slot *y)
+static int compare(const struct sc_job_area *a, const struct sc_job_slot *x,
+		   const struct sc_job_slot *y)
 {
 	for (int i = 0; i < x->n_objects; i++)
 		for (int k = 0; k < y->n_objects; k++)
-			if (clash(&x->objects[i], &y->objects[k]))
+			if (clash(a, x, &x->objects[i], y, &y->objects[k]))
 				return refuse_file(x, &x->objects[i], y, &y->objects[k]);
 	return 0;
 }
@@ -202,7 +226,7 @@ int sc_job_check_shares(const struct sc_job_area *a)
 				      (int)x->pid, x->prog, SC_JOB_OBJECTS);
 		for (int k = i + 1; k < a->n && !err; k++)
 			if (runs(&a->slot[k]))
-				err = compare(x, &a->slot[k]);
+				err = compare(a, x, &a->slot[k]);
 	}
 	return err ? err : check_sysv_all(a);
 }

@@ -54,6 +54,7 @@ struct pipe_end {
 struct open_file {
 	struct sc_fd f;
 	size_t member;
+	unsigned desc; /* its open file description, where the set knows them (R-SET-10) */
 };
 
 struct tree {
@@ -343,6 +344,8 @@ static int compare_files(const void *a, const void *b)
 {
 	const struct open_file *x = a, *y = b;
 
+	if (x->desc != y->desc)
+		return x->desc < y->desc ? -1 : 1;
 	if (x->f.dev != y->f.dev)
 		return x->f.dev < y->f.dev ? -1 : 1;
 	if (x->f.inode != y->f.inode)
@@ -356,6 +359,8 @@ static int compare_files(const void *a, const void *b)
 
 static bool same_file(const struct open_file *a, const struct open_file *b)
 {
+	if (sc_tree_files_exact)
+		return a->desc && a->desc == b->desc;
 	return a->f.dev == b->f.dev && a->f.inode == b->f.inode && a->f.pos == b->f.pos &&
 	       a->f.open_flags == b->f.open_flags;
 }
@@ -389,6 +394,9 @@ static int make_files(struct tree *t)
 {
 	int base = t->max_fd + 1, err = 0;
 
+	for (size_t i = 0; i < t->n_files; i++)
+		t->files[i].desc = sc_tree_description(t->set.m[t->files[i].member].pid,
+						       t->files[i].f.fd);
 	qsort(t->files, t->n_files, sizeof(*t->files), compare_files);
 	sc_tree_files = calloc(t->n_files ? t->n_files : 1, sizeof(*sc_tree_files));
 	if (!sc_tree_files)
@@ -405,7 +413,8 @@ static int make_files(struct tree *t)
 			return fd;
 		sc_tree_files[sc_tree_n_files++] = (struct sc_tree_file){
 			.dev = t->files[i].f.dev, .inode = t->files[i].f.inode,
-			.pos = t->files[i].f.pos, .open_flags = t->files[i].f.open_flags, .fd = fd };
+			.pos = t->files[i].f.pos, .open_flags = t->files[i].f.open_flags,
+			.desc = t->files[i].desc, .fd = fd };
 	}
 	return err;
 }
@@ -762,6 +771,9 @@ int sc_restore_tree(const struct sc_restore_opts *o)
 	snprintf(t.dir, sizeof(t.dir), "%s", o->path);
 	if ((err = sc_set_read(t.dir, &t.set)) < 0)
 		return err;
+	sc_tree_files_exact = t.set.files_exact;
+	sc_tree_opens = t.set.open;
+	sc_tree_n_opens = t.set.n_open;
 	for (size_t i = 0; i < t.set.n && !err; i++) {
 		if (t.set.m[i].pid > t.max_id)
 			t.max_id = t.set.m[i].pid;

@@ -17,6 +17,17 @@ struct sc_tree_socket *sc_tree_sockets;
 size_t sc_tree_n_sockets;
 struct sc_tree_shm *sc_tree_shms;
 size_t sc_tree_n_shms;
+bool sc_tree_files_exact;
+const struct sc_set_open *sc_tree_opens;
+size_t sc_tree_n_opens;
+
+unsigned sc_tree_description(pid_t pid, int fd)
+{
+	for (size_t i = 0; i < sc_tree_n_opens; i++)
+		if (sc_tree_opens[i].pid == pid && sc_tree_opens[i].fd == fd)
+			return sc_tree_opens[i].desc;
+	return 0;
+}
 
 uint32_t sc_tree_shm_attaches(int32_t id)
 {
@@ -59,15 +70,25 @@ bool sc_tree_file_key(const struct sc_fd *f)
 	return f->kind == SC_FD_REGULAR || f->kind == SC_FD_DELETED || f->kind == SC_FD_MEMFD;
 }
 
+/*
+ * Asked in the process being restored, at its own pid. Where the set does not
+ * know the descriptions, one file at one position with the same flags is
+ * taken as one.
+ */
 const struct sc_tree_file *sc_tree_file_of(const struct sc_fd *f)
 {
+	unsigned desc = 0;
+
 	if (!sc_tree_file_key(f))
+		return NULL;
+	if (sc_tree_files_exact && !(desc = sc_tree_description(getpid(), f->fd)))
 		return NULL;
 	for (size_t i = 0; i < sc_tree_n_files; i++) {
 		const struct sc_tree_file *t = &sc_tree_files[i];
 
-		if (t->dev == f->dev && t->inode == f->inode && t->pos == f->pos &&
-		    t->open_flags == f->open_flags)
+		if (sc_tree_files_exact ? t->desc == desc
+					: t->dev == f->dev && t->inode == f->inode &&
+					  t->pos == f->pos && t->open_flags == f->open_flags)
 			return t;
 	}
 	return NULL;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/job_set.h"
 #include "core/sc_fds.h"
 
 struct sc_tree_pipe {
@@ -25,6 +26,7 @@ struct sc_tree_pipe {
 struct sc_tree_file {
 	uint64_t dev, inode, pos;
 	int open_flags;
+	unsigned desc; /* where the set knows its descriptions (R-SET-10): which; else 0 */
 	int fd; /* inherited, as the ends of a pipe */
 };
 
@@ -62,6 +64,13 @@ extern struct sc_tree_socket *sc_tree_sockets;
 extern size_t sc_tree_n_sockets;
 extern struct sc_tree_shm *sc_tree_shms;
 extern size_t sc_tree_n_shms;
+/* Where the set knows which descriptors are one open file description (R-SET-10): its list. */
+extern bool sc_tree_files_exact;
+extern const struct sc_set_open *sc_tree_opens;
+extern size_t sc_tree_n_opens;
+
+/** sc_tree_description() - the description descriptor @fd of process @pid is of (R-SET-10), or 0. */
+unsigned sc_tree_description(pid_t pid, int fd);
 
 /**
  * sc_tree_shm_attaches() - the attaches the processes of the tree make of

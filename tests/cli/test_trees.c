@@ -6,7 +6,8 @@
  * parent and child that work through anonymous shared memory, a Python
  * multiprocessing.Pool map, a pre-forked pool of 4 workers serving a unix
  * socket, a request waiting to be accepted, a parent and child sharing a System V
- * semaphore, segment and queue, a SIGCHLD pending from a zombie - are checkpointed by a signal at a random moment,
+ * semaphore, segment and queue, a SIGCHLD pending from a zombie, a file opened
+ * twice of which the child inherited one - are checkpointed by a signal at a random moment,
  * killed with SIGKILL, restored twice, and must end with exactly the output of
  * an uninterrupted run. A
  * process that escapes the job refuses the checkpoint, naming it, and so does
@@ -103,4 +104,9 @@ Test(trees, a_parent_and_child_share_system_v_objects_and_anonymous_memory, .tim
 Test(trees, a_pending_sigchld_comes_back_as_the_kernel_made_it_and_alone, .timeout = 120)
 {
 	scenario("sigchld");
+}
+
+Test(trees, a_file_opened_twice_comes_back_as_two_descriptions_one_inherited, .timeout = 120)
+{
+	scenario("files");
 }

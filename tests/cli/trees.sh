@@ -3,7 +3,7 @@
 # moment, kill -9 every process of it, restore the set twice; each restored
 # run must end with exactly the output of an uninterrupted run.
 #   trees.sh BUILD pipeline|zombie|daemon|make|grandchild|shared|pool|prefork|queued|sysv|
-#                  sigchld
+#                  sigchld|files
 # and the refusals: a process that escapes the job refuses its checkpoint, so
 # does a connection its server leaves unaccepted, and a set missing an image
 # or with a changed manifest refuses its restore:
@@ -168,6 +168,26 @@ EOF
 sysv)
 	# a parent and child sharing a System V semaphore, segment and queue, and anonymous memory
 	set -- "$build/tests/progs/tree_sysv"
+	;;
+files)
+	# one file opened twice at one position, once of it inherited by the child: the child's
+	# seek moves the inherited one only (one open file description each, as the kernel had them)
+	cat > job.py <<'EOF'
+import os, time
+a = os.open("data.txt", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+b = os.open("data.txt", os.O_RDWR)
+os.write(a, b"x" * 100)
+os.lseek(a, 0, os.SEEK_SET)
+pid = os.fork()
+if pid == 0:
+    time.sleep(2.5)
+    os.lseek(a, 1000, os.SEEK_SET)
+    os._exit(0)
+os.waitpid(pid, 0)
+with open("out.txt", "w") as out:
+    out.write("a %d b %d\n" % (os.lseek(a, 0, os.SEEK_CUR), os.lseek(b, 0, os.SEEK_CUR)))
+EOF
+	set -- python3 job.py
 	;;
 sigchld)
 	# a SIGCHLD blocked and pending across the checkpoint, from a zombie child

@@ -135,3 +135,57 @@ Test(job_set, damaged_manifests_are_refused_by_line)
 				     sizeof(text))), -SELFCKPT_EHEADER);
 	remove_dir();
 }
+
+/* R-SET-10: the open file descriptions two processes hold, written and read back. */
+Test(job_set, the_descriptions_of_shared_files_are_read_back_as_written)
+{
+	struct sc_set_open open[] = { { 100, 3, 1 }, { 101, 3, 1 }, { 101, 7, 2 }, { 100, 9, 2 } };
+	struct sc_set s = { .m = (struct sc_set_member *)three, .n = 3, .files_exact = true,
+			    .open = open, .n_open = 4 }, back;
+	char path[PATH_MAX + 32];
+
+	make_dir();
+	commit(&s, path, sizeof(path));
+	cr_assert_eq(sc_set_read(path, &back), 0, "%s", selfckpt_last_error());
+	cr_assert(back.files_exact);
+	cr_assert_eq(back.n_open, 4);
+	for (size_t i = 0; i < 4; i++) {
+		cr_expect_eq(back.open[i].pid, open[i].pid);
+		cr_expect_eq(back.open[i].fd, open[i].fd);
+		cr_expect_eq(back.open[i].desc, open[i].desc);
+	}
+	sc_set_free(&back);
+	/* where kcmp() was refused: no files line, nothing known */
+	s.files_exact = false;
+	s.n_open = 0;
+	commit(&s, path, sizeof(path));
+	cr_assert_eq(sc_set_read(path, &back), 0, "%s", selfckpt_last_error());
+	cr_expect_not(back.files_exact);
+	cr_expect_eq(back.n_open, 0);
+	sc_set_free(&back);
+	remove_dir();
+}
+
+/* R-SET-10: an open line without its files line, of a zombie, or of no process of the set. */
+Test(job_set, open_lines_that_name_no_process_of_the_set_are_refused)
+{
+	char text[1024];
+	const char *head = "selfckpt-tree 1\nprocess 5 1 5 5 a.5.sckpt\nzombie 6 5 5 5 0\n";
+	char body[512];
+
+	make_dir();
+	snprintf(body, sizeof(body), "%sfiles exact\nopen 5 3 1\n", head);
+	cr_expect_eq(read_text(ended(body, 2, text, sizeof(text))), 0, "%s", selfckpt_last_error());
+	snprintf(body, sizeof(body), "%sopen 5 3 1\n", head);
+	cr_expect_eq(read_text(ended(body, 2, text, sizeof(text))), -SELFCKPT_EHEADER);
+	snprintf(body, sizeof(body), "%sfiles exact\nopen 6 3 1\n", head);
+	cr_expect_eq(read_text(ended(body, 2, text, sizeof(text))), -SELFCKPT_EHEADER);
+	cr_expect(strstr(selfckpt_last_error(), "line 5"), "%s", selfckpt_last_error());
+	snprintf(body, sizeof(body), "%sfiles exact\nopen 7 3 1\n", head);
+	cr_expect_eq(read_text(ended(body, 2, text, sizeof(text))), -SELFCKPT_EHEADER);
+	snprintf(body, sizeof(body), "%sfiles exact\nfiles exact\n", head);
+	cr_expect_eq(read_text(ended(body, 2, text, sizeof(text))), -SELFCKPT_EHEADER);
+	snprintf(body, sizeof(body), "%sfiles exact\nprocess 8 5 5 5 c.8.sckpt\n", head);
+	cr_expect_eq(read_text(ended(body, 3, text, sizeof(text))), -SELFCKPT_EHEADER);
+	remove_dir();
+}

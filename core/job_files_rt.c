@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * job_files_rt.c - which descriptors of different processes of the job are
+ * one open file description (job.h), found while every process is stopped.
+ *
+ * A child inherits its parent's open files: one description, one offset,
+ * which either process moves for both. Two processes that opened one file
+ * each hold two descriptions, each with its own offset, even where both
+ * stand at the same place. Nothing but the kernel can tell these apart, and
+ * it does so through kcmp(KCMP_FILE), which any process may ask of processes
+ * of its own user. The regular files (memfds and removed files among them)
+ * that processes of the job hold are listed by file; only a file that two
+ * processes or more hold is asked about, each descriptor against one of each
+ * description found so far.
+ *
+ * Where kcmp() is refused (a seccomp profile without CAP_SYS_PTRACE) or there
+ * are more descriptors than the tables hold, nothing is known (descs_exact
+ * stays 0): the restore then takes descriptors of one file at one position
+ * with the same flags as one description, as before.
+ *
+ * Stage contract: runs in the coordinator while every other thread of it is
+ * stopped (possibly inside malloc): raw system calls and static buffers only.
+ */
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "core/job.h"
+#include "core/sc_sys.h"
+
+#define HELD_MAX 16384 /* regular-file descriptors of the job looked at */
+#define S_IFMT_ 0170000
+#define S_IFREG_ 0100000
+
+struct held_file {
+	uint64_t dev, ino;
+	int32_t pid, fd;
+	uint32_t desc; /* 0 until known */
+};
+
+static struct held_file held[HELD_MAX];
+static int n_held;
+
+/* "/proc/<pid>/fd/<fd>" into @path (room for 80). */
+static void fd_path(char *path, int32_t pid, int fd)
+{
+	int k = 0;
+
+	sc_path_number(path, "/proc/", pid, "/fd/");
+	while (path[k])
+		k++;
+	sc_path_number(path + k, "", fd, "");
+}
+
+/* The regular files process @pid holds, into held[]; -1 past HELD_MAX. */
+static int list_files(int32_t pid)
+{
+	static char ents[4096];
+	char dir_path[48], path[80];
+	long dir, n;
+
+	sc_path_number(dir_path, "/proc/", pid, "/fd");
+	dir = sc_sys3(SYS_openat, AT_FDCWD, (long)dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return 0; /* gone: it holds nothing */
+	while ((n = sc_sys3(SYS_getdents64, dir, (long)ents, sizeof(ents))) > 0) {
+		for (long at = 0; at < n;) {
+			struct sc_dirent64 *e = (struct sc_dirent64 *)(ents + at);
+			int fd = sc_parse_uint(e->d_name);
+			struct stat st;
+
+			at += e->d_reclen;
+			if (fd < 0)
+				continue;
+			/* the file itself, through the link: dev and inode as the kernel has them */
+			fd_path(path, pid, fd);
+			if (sc_sys4(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, 0) < 0 ||
+			    (st.st_mode & S_IFMT_) != S_IFREG_)
+				continue;
+			if (n_held >= HELD_MAX) {
+				sc_sys1(SYS_close, dir);
+				return -1;
+			}
+			held[n_held++] = (struct held_file){ st.st_dev, st.st_ino, pid, fd, 0 };
+		}
+	}
+	sc_sys1(SYS_close, dir);
+	return 0;
+}
+
+static int before(const struct held_file *x, const struct held_file *y)
+{
+	if (x->dev != y->dev)
+		return x->dev < y->dev;
+	if (x->ino != y->ino)
+		return x->ino < y->ino;
+	return x->pid < y->pid || (x->pid == y->pid && x->fd < y->fd);
+}
+
+/* Shell sort by file, then process: no allocation, few moves. */
+static void sort_held(void)
+{
+	for (int gap = n_held / 2; gap > 0; gap /= 2)
+		for (int i = gap; i < n_held; i++) {
+			struct held_file t = held[i];
+			int j = i;
+
+			for (; j >= gap && before(&t, &held[j - gap]); j -= gap)
+				held[j] = held[j - gap];
+			held[j] = t;
+		}
+}
+
+/*
+ * The descriptions of the run held[@a, @b) (one file, several processes):
+ * each descriptor joins the first earlier one kcmp() calls the same. Return:
+ * the next free description number, or 0 where kcmp() failed.
+ */
+static uint32_t describe_run(int a, int b, uint32_t next)
+{
+	for (int i = a; i < b; i++) {
+		for (int k = a; k < i && !held[i].desc; k++) {
+			long r;
+
+			if (held[k].pid == held[i].pid && held[k].fd == held[i].fd)
+				continue;
+			r = sc_sys5(SYS_kcmp, held[i].pid, held[k].pid, KCMP_FILE, held[i].fd,
+				    held[k].fd);
+			if (r < 0)
+				return 0;
+			if (r == 0)
+				held[i].desc = held[k].desc;
+		}
+		if (!held[i].desc)
+			held[i].desc = next++;
+	}
+	return next;
+}
+
+/* Does description @desc of the run held[@a, @b) reach into two processes? */
+static bool crosses(int a, int b, uint32_t desc)
+{
+	int32_t pid = 0;
+
+	for (int i = a; i < b; i++) {
+		if (held[i].desc != desc)
+			continue;
+		if (pid && held[i].pid != pid)
+			return true;
+		pid = held[i].pid;
+	}
+	return false;
+}
+
+/* The descriptors of held[@a, @b) whose description two processes hold, into @x. */
+static int keep_crossing(struct sc_job_area *x, int a, int b)
+{
+	for (int i = a; i < b; i++) {
+		if (!crosses(a, b, held[i].desc))
+			continue;
+		if (x->n_descs >= SC_JOB_DESCS)
+			return -1;
+		x->descs[x->n_descs++] = (struct sc_job_desc){ held[i].pid, held[i].fd,
+							       held[i].desc };
+	}
+	return 0;
+}
+
+void sc_job_find_descriptions(struct sc_job_area *x)
+{
+	uint32_t next = 1;
+
+	x->descs_exact = 0;
+	x->n_descs = 0;
+	n_held = 0;
+	for (int i = 0; i < x->n; i++)
+		if (x->slot[i].pid > 0 && x->slot[i].state != SC_MEMBER_ZOMBIE &&
+		    list_files(x->slot[i].pid) < 0)
+			return;
+	sort_held();
+	for (int a = 0, b; a < n_held; a = b) {
+		bool several = false;
+
+		for (b = a + 1; b < n_held && held[b].dev == held[a].dev &&
+				held[b].ino == held[a].ino; b++)
+			several |= held[b].pid != held[a].pid;
+		if (!several)
+			continue;
+		if (!(next = describe_run(a, b, next)) || keep_crossing(x, a, b) < 0) {
+			x->n_descs = 0;
+			return;
+		}
+	}
+	x->descs_exact = 1;
+}
