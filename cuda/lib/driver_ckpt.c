@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,12 @@
 
 /* The driver has checkpointed this process: true in every image it made. */
 static bool held;
+/*
+ * A child forked from a CUDA process: it holds a copy of the driver's state
+ * and descriptors but no GPU (CUDA is not usable after fork(), as the driver
+ * says), so its checkpoint is a CPU process's, with no driver part.
+ */
+static bool forked_copy;
 /* The process id the driver checkpointed: its restore needs the same one. */
 static pid_t held_pid;
 /* This checkpoint's image holds the driver's checkpoint (a cuda-driver record). */
@@ -210,11 +217,27 @@ static int refuse(const struct sc_cu_driver_seen *s, const char *why)
 				      "Driver API calls," : "", why);
 }
 
+static void forked_child(void)
+{
+	forked_copy = true;
+	held = in_image = false;
+}
+
+__attribute__((constructor)) static void driver_at_load(void)
+{
+	pthread_atfork(NULL, NULL, forked_child);
+}
+
 int sc_cu_driver_prepare(void)
 {
 	struct sc_cu_driver_seen s;
 	double t0;
 
+	if (forked_copy) {
+		sc_log(SC_LOG_DEBUG, "checkpoint: a child forked from a CUDA process: its copy "
+		       "of the driver's state holds no GPU, and its image no driver part");
+		return 0;
+	}
 	if (!sc_cu_driver_seen(&s))
 		return 0;
 	if (sc_cu.started)

@@ -175,13 +175,15 @@ case_again() {
 	[ -e "$d/latest" ] && restored restore-again "$d/latest"
 }
 
-echo "gpu-test-rt: rtloop, rtloop-shared, rtloop-mt, rtmixed, rtmixed-shared in the" \
-	"driver-assisted mode: $iters iterations, saved after $save_at"
-for entry in ${GPU_TEST_RT_PROGRAMS:-rtloop rtloop-shared rtloop-mt rtmixed rtmixed-shared}; do
+echo "gpu-test-rt: rtloop, rtloop-shared, rtloop-mt, rtloop-workers, rtmixed, rtmixed-shared" \
+	"in the driver-assisted mode: $iters iterations, saved after $save_at"
+for entry in ${GPU_TEST_RT_PROGRAMS:-rtloop rtloop-shared rtloop-mt rtloop-workers rtmixed rtmixed-shared}; do
 	prog=${entry%-mt}
 	opts=
 	run_opts=
 	[ "$prog" != "$entry" ] && opts="--threads 4"
+	tree=0
+	case $entry in *-workers) prog=${entry%-workers} opts="--workers 2" tree=1 ;; esac
 	case $prog in rtmixed*) run_opts=--cuda=driver ;; esac
 	w=$tmp/$entry
 	mkdir -p "$w"
@@ -189,11 +191,11 @@ for entry in ${GPU_TEST_RT_PROGRAMS:-rtloop rtloop-shared rtloop-mt rtmixed rtmi
 	timeout -k 5 "$limit" "$bin/$prog" $opts --iters "$iters" --sleep-ms 0 > "$ref" 2> "$w/ref.err" &&
 		[ "$(lines "$ref")" -eq "$iters" ] && result ref PASS ||
 		{ result ref FAIL "the reference run failed" "$w/ref.err"; continue; }
-	case_save_at
+	[ $tree = 0 ] && case_save_at
 	case_signal USR1
 	case_signal USR2
 	case_again
-	[ "$gpus" -ge 2 ] && [ -z "${CUDA_VISIBLE_DEVICES+set}" ] && case_other_gpu
+	[ $tree = 0 ] && [ "$gpus" -ge 2 ] && [ -z "${CUDA_VISIBLE_DEVICES+set}" ] && case_other_gpu
 done
 echo
 printf '%-16s %-14s %s\n' sample case result

@@ -6,8 +6,12 @@
  * --save-at finds selfckpt_save() among the loaded symbols. With --threads T,
  * T threads each do that work on their own streams and part of the memory,
  * every iteration, and the main thread folds their results in thread order.
+ * With --workers W it forks W CPU-only worker processes once its CUDA work is
+ * set up (the layout of a data loader's pool): each iteration's checksum goes
+ * to one of them through a pipe, and what it sends back is printed too.
  *
  *   rtloop [--iters N] [--sleep-ms M] [--save-at I FILE] [--mib S] [--threads T]
+ *          [--workers W]
  *
  * Prints "iter <i> <checksum>" after each iteration and "done <checksum>":
  * a run and its restored continuation must print the same bytes.
@@ -20,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rt_common.h"
 
@@ -102,9 +108,74 @@ static void *worker(void *arg)
 	}
 }
 
+/* A CPU worker process: to each number it reads it answers with a hash of it and its own count. */
+struct helper {
+	pid_t pid;
+	int to, from; /* the parent's ends of its two pipes */
+};
+
+static void helper_loop(int in, int out, long w)
+{
+	uint64_t v, seen = 0;
+
+	while (read(in, &v, sizeof(v)) == (ssize_t)sizeof(v) && v) {
+		seen++;
+		v = fnv(fnv(v, &w, sizeof(w)), &seen, sizeof(seen));
+		if (write(out, &v, sizeof(v)) != (ssize_t)sizeof(v))
+			break;
+	}
+	_exit(0);
+}
+
+static void helpers_start(struct helper *h, long n)
+{
+	for (long w = 0; w < n; w++) {
+		int down[2], up[2];
+
+		if (pipe(down) || pipe(up) || (h[w].pid = fork()) < 0) {
+			perror("rtloop: a worker process");
+			exit(1);
+		}
+		if (h[w].pid == 0) {
+			for (long k = 0; k < w; k++) { /* the earlier workers' ends: their end of file */
+				close(h[k].to);
+				close(h[k].from);
+			}
+			close(down[1]);
+			close(up[0]);
+			helper_loop(down[0], up[1], w);
+		}
+		close(down[0]);
+		close(up[1]);
+		h[w].to = down[1];
+		h[w].from = up[0];
+	}
+}
+
+static uint64_t helper_ask(const struct helper *h, uint64_t v)
+{
+	uint64_t answer = 0;
+
+	if (write(h->to, &v, sizeof(v)) != (ssize_t)sizeof(v) ||
+	    read(h->from, &answer, sizeof(answer)) != (ssize_t)sizeof(answer)) {
+		fprintf(stderr, "rtloop: worker process %d does not answer\n", (int)h->pid);
+		exit(1);
+	}
+	return answer;
+}
+
+static void helpers_stop(struct helper *h, long n)
+{
+	for (long w = 0; w < n; w++) {
+		close(h[w].to);
+		waitpid(h[w].pid, NULL, 0);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	long iters = 50, save_at = 0, mib = 64, threads = 1;
+	long iters = 50, save_at = 0, mib = 64, threads = 1, workers = 0;
+	struct helper helpers[8];
 	unsigned sleep_ms = 40;
 	const char *save_path = NULL;
 	uint64_t total = 0xcbf29ce484222325ull;
@@ -118,17 +189,19 @@ int main(int argc, char **argv)
 			mib = atol(argv[++k]);
 		else if (!strcmp(argv[k], "--threads") && k + 1 < argc)
 			threads = atol(argv[++k]);
+		else if (!strcmp(argv[k], "--workers") && k + 1 < argc)
+			workers = atol(argv[++k]);
 		else if (!strcmp(argv[k], "--save-at") && k + 2 < argc) {
 			save_at = atol(argv[++k]);
 			save_path = argv[++k];
 		} else {
 			fprintf(stderr, "usage: rtloop [--iters N] [--sleep-ms M] "
-				"[--save-at I FILE] [--mib S] [--threads T]\n");
+				"[--save-at I FILE] [--mib S] [--threads T] [--workers W]\n");
 			return 64;
 		}
 	}
-	if (threads < 1 || threads > 64 || mib < 1) {
-		fprintf(stderr, "rtloop: --threads is 1 to 64, --mib at least 1\n");
+	if (threads < 1 || threads > 64 || mib < 1 || workers < 0 || workers > 8) {
+		fprintf(stderr, "rtloop: --threads is 1 to 64, --mib at least 1, --workers 0 to 8\n");
 		return 64;
 	}
 	struct lane lanes[64];
@@ -142,6 +215,7 @@ int main(int argc, char **argv)
 	pthread_barrier_init(&team.done, NULL, (unsigned)threads);
 	for (long t = 1; t < threads; t++)
 		pthread_create(&tids[t], NULL, worker, &lanes[t]);
+	helpers_start(helpers, workers);
 	for (long i = 1; i <= iters; i++) {
 		uint64_t sum = 0xcbf29ce484222325ull;
 
@@ -153,7 +227,11 @@ int main(int argc, char **argv)
 			pthread_barrier_wait(&team.done);
 		for (long t = 0; t < threads; t++)
 			sum = threads == 1 ? lanes[0].sum : fnv(sum, &lanes[t].sum, 8);
-		printf("iter %ld %016llx\n", i, (unsigned long long)sum);
+		if (workers)
+			printf("iter %ld %016llx %016llx\n", i, (unsigned long long)sum,
+			       (unsigned long long)helper_ask(&helpers[i % workers], sum));
+		else
+			printf("iter %ld %016llx\n", i, (unsigned long long)sum);
 		fflush(stdout);
 		total = fnv(total, &sum, sizeof(sum));
 		if (i == save_at)
@@ -165,6 +243,7 @@ int main(int argc, char **argv)
 		pthread_barrier_wait(&team.start);
 	for (long t = 1; t < threads; t++)
 		pthread_join(tids[t], NULL);
+	helpers_stop(helpers, workers);
 	printf("done %016llx\n", (unsigned long long)total);
 	fflush(stdout);
 	for (long t = 0; t < threads; t++)
