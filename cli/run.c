@@ -41,7 +41,7 @@
 
 struct run_opts {
 	const char *dir, *interval, *signal, *signal_now, *level, *log_level, *cuda;
-	bool exit_after_save, resume, embed_files;
+	bool exit_after_save, resume, embed_files, leave_out;
 };
 
 static int usage(void)
@@ -55,6 +55,9 @@ static int usage(void)
 	      "  --signal SIG       checkpoint at the next safe point on SIG (default USR1)\n"
 	      "  --signal-now SIG   checkpoint at once on SIG (default USR2)\n"
 	      "  --exit-after-save  exit with status 75 after a checkpoint a signal asked for\n"
+	      "  --leave-out-escaped  checkpoint the job without the processes the library\n"
+	      "                     cannot enter (static programs, environment cleared),\n"
+	      "                     named in a warning, instead of refusing it\n"
 	      "  --resume           restore DIR/latest when it exists, else start PROGRAM\n"
 	      "  --embed-files      store the clean pages of mapped files too, so that a\n"
 	      "                     restore does not need them unchanged\n"
@@ -88,7 +91,7 @@ static int usage(void)
 }
 
 enum { OPT_DIR = 256, OPT_INTERVAL, OPT_SIGNAL, OPT_SIGNAL_NOW, OPT_LEVEL, OPT_LOG_LEVEL,
-       OPT_EXIT, OPT_RESUME, OPT_EMBED, OPT_CUDA, OPT_VERSION };
+       OPT_EXIT, OPT_RESUME, OPT_EMBED, OPT_CUDA, OPT_VERSION, OPT_LEAVE_OUT };
 
 static const struct option long_opts[] = {
 	{ "dir", required_argument, NULL, OPT_DIR },
@@ -98,6 +101,7 @@ static const struct option long_opts[] = {
 	{ "level", required_argument, NULL, OPT_LEVEL },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "exit-after-save", no_argument, NULL, OPT_EXIT },
+	{ "leave-out-escaped", no_argument, NULL, OPT_LEAVE_OUT },
 	{ "embed-files", no_argument, NULL, OPT_EMBED },
 	{ "cuda", required_argument, NULL, OPT_CUDA },
 	{ "resume", no_argument, NULL, OPT_RESUME },
@@ -121,6 +125,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case OPT_LEVEL: o->level = optarg; break;
 		case OPT_LOG_LEVEL: o->log_level = optarg; break;
 		case OPT_EXIT: o->exit_after_save = true; break;
+		case OPT_LEAVE_OUT: o->leave_out = true; break;
 		case OPT_EMBED: o->embed_files = true; break;
 		case OPT_CUDA: o->cuda = optarg; break;
 		case OPT_RESUME: o->resume = true; break;
@@ -153,7 +158,7 @@ struct stand_in {
 	const char *value; /* the option's; NULL: not given */
 };
 
-#define STAND_INS 9
+#define STAND_INS 10
 
 static void stand_ins(const struct run_opts *o, struct stand_in s[STAND_INS])
 {
@@ -163,6 +168,7 @@ static void stand_ins(const struct run_opts *o, struct stand_in s[STAND_INS])
 		{ SC_ENV_LEVEL, o->level }, { SC_ENV_LOG_LEVEL, o->log_level },
 		{ "SELFCKPT_CUDA", o->cuda },
 		{ SC_ENV_EXIT_AFTER_SAVE, o->exit_after_save ? "1" : NULL },
+		{ SC_ENV_LEAVE_OUT_ESCAPED, o->leave_out ? "1" : NULL },
 		{ "SELFCKPT_EMBED_FILES", o->embed_files ? "1" : NULL },
 	};
 

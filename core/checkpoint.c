@@ -516,6 +516,56 @@ static void end_hold(const struct sc_exit_after *ex, const char *path, pid_t chi
 		       "the program does not end, as it ran past the image", SC_HOLD_STALL_S);
 }
 
+/* A job's coordinator holds its threads until its set is complete (job.c). */
+static bool coordinator_holds;
+
+/*
+ * The end of a held checkpoint in a job (--exit-after-save). The job ends
+ * only once its set is complete and every process still held its threads:
+ * a member reports its image and waits for the coordinator's word (raw: its
+ * threads are stopped); the coordinator keeps its hold, and its watchdog,
+ * until the set is written (sc_checkpoint_hold_end()).
+ */
+static void end_job_hold(const struct sc_exit_after *ex, pid_t child, int err,
+			 const struct sc_job_member *job)
+{
+	bool held;
+
+	if (job->coordinator && !err) {
+		coordinator_holds = true;
+		return;
+	}
+	held = sc_hold_end();
+	if (!job->coordinator && sc_job_member_verdict(job, err, !held) && held && !err) {
+		kill(child, SIGKILL); /* the snapshot would outlive the process */
+		_exit(ex->status);
+	}
+	if (held)
+		sc_threads_release();
+	sc_pending_requeue(sc_stopped.self);
+	sc_pending_requeue(SC_PENDING_PROCESS);
+}
+
+bool sc_checkpoint_hold_end(void)
+{
+	bool held = coordinator_holds && sc_hold_end();
+
+	if (coordinator_holds && !held) { /* the watchdog let the threads go */
+		sc_pending_requeue(sc_stopped.self);
+		sc_pending_requeue(SC_PENDING_PROCESS);
+	}
+	coordinator_holds = held;
+	return held;
+}
+
+void sc_checkpoint_hold_release(void)
+{
+	if (!coordinator_holds)
+		return;
+	coordinator_holds = false;
+	let_go();
+}
+
 /*
  * Everything the checkpoint sets up while the program runs, with room for
  * @fd_spare descriptors opened before the stop. On failure nothing is held.
@@ -706,13 +756,17 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 		return SELFCKPT_SAVED; /* the writer thread ends the checkpoint */
 	if (!err && ex && sc_hold_start((int64_t)SC_HOLD_STALL_S * 1000000000) < 0) {
 		let_go(); /* no watchdog: no hold */
+		if (job)
+			sc_job_ran_past(job); /* the job must not end: this process ran on */
 		ex = NULL;
 	}
 	sc_job_noting(job);
 	if (!err)
 		err = save_to(path, &fz);
 	sc_job_noting(NULL);
-	if (ex && fz.child > 0)
+	if (ex && fz.child > 0 && job)
+		end_job_hold(ex, fz.child, err, job);
+	else if (ex && fz.child > 0)
 		end_hold(ex, path, fz.child, err);
 	t3 = sc_log_seconds();
 	/*
@@ -742,9 +796,10 @@ int sc_checkpoint_then_exit(const char *path, const struct sc_exit_after *ex)
 	return checkpoint(path, false, ex, NULL);
 }
 
-int sc_checkpoint_member(const char *path, const struct sc_job_member *job)
+int sc_checkpoint_member(const char *path, const struct sc_job_member *job,
+			 const struct sc_exit_after *ex)
 {
-	return checkpoint(path, false, NULL, job);
+	return checkpoint(path, false, ex, job);
 }
 
 SELFCKPT_API int selfckpt_save(const char *path)

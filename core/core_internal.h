@@ -123,6 +123,8 @@ long sc_reaper_start(pid_t child);
 long sc_hold_start(int64_t stall_ns);
 /* The image is written: true when the threads are still stopped, false when it let them go. */
 bool sc_hold_end(void);
+/* The writer is not stuck, though it reads and writes nothing now (it waits for others). */
+void sc_hold_beat(void);
 
 /* thread_rt.c */
 void sc_thread_capture(struct sc_thread_state *t);
@@ -178,9 +180,27 @@ int sc_checkpoint(const char *path, bool background);
 /**
  * sc_checkpoint_member() - sc_checkpoint() of this process as @job's member:
  * its instant is the job's (job.h); the image is written before it returns.
+ * With @ex (--exit-after-save) the threads stay stopped after the instant: a
+ * member other than the coordinator then ends with _exit(@ex->status) if the
+ * job's set is complete and every process of it still held its threads, and
+ * goes on otherwise; the coordinator's threads stay held when it returns.
  */
 struct sc_job_member;
-int sc_checkpoint_member(const char *path, const struct sc_job_member *job);
+struct sc_exit_after;
+int sc_checkpoint_member(const char *path, const struct sc_job_member *job,
+			 const struct sc_exit_after *ex);
+
+/**
+ * sc_checkpoint_hold_end() - in a job's coordinator whose checkpoint held its
+ * threads (sc_checkpoint_member() with @ex), once the set is complete or
+ * refused: end the watchdog. Return: true where the threads are still held
+ * (the process may end now, nothing done past the instant), false where
+ * they ran on or nothing was held.
+ */
+bool sc_checkpoint_hold_end(void);
+
+/** sc_checkpoint_hold_release() - the job goes on: its held threads are let go. */
+void sc_checkpoint_hold_release(void);
 
 /**
  * sc_checkpoint_wait_idle() - return once no checkpoint of this process is

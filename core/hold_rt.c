@@ -11,7 +11,9 @@
  * wchar of /proc/self/io: the snapshot read, the image written): once they
  * stand still for as long as it was given, the writer is taken for stuck,
  * and it lets the program's threads go, so the checkpoint ends as an
- * ordinary one whose program goes on.
+ * ordinary one whose program goes on. A job's coordinator, which waits for
+ * the other processes' images with its own threads held, says it is not
+ * stuck with sc_hold_beat().
  *
  * Stage contract: a raw thread of this process, as reaper_rt.c's (clone()
  * without glibc, its stack is this file's memory, every signal blocked, raw
@@ -33,6 +35,7 @@ enum { IDLE, HOLDING, WRITTEN, LET_GO };
 
 static int hold_tid;
 static int hold_state;
+static uint64_t hold_beats; /* sc_hold_beat(): progress that is no input or output */
 static int64_t hold_stall_ns;
 static char io_buf[512];
 static uint8_t hold_stack[HOLD_STACK] __attribute__((aligned(64)));
@@ -54,7 +57,7 @@ static uint64_t io_bytes(void)
 	static uint64_t own;
 	long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/io", O_RDONLY | O_CLOEXEC, 0);
 	long n = fd < 0 ? 0 : sc_sys3(SYS_read, fd, (long)io_buf, sizeof(io_buf) - 1);
-	uint64_t sum = 0 - own;
+	uint64_t sum = __atomic_load_n(&hold_beats, __ATOMIC_ACQUIRE) - own;
 
 	if (fd >= 0)
 		sc_sys1(SYS_close, fd);
@@ -113,6 +116,11 @@ long sc_hold_start(int64_t stall_ns)
 	if (tid < 0)
 		__atomic_store_n(&hold_state, IDLE, __ATOMIC_RELEASE);
 	return tid;
+}
+
+void sc_hold_beat(void)
+{
+	__atomic_add_fetch(&hold_beats, 1, __ATOMIC_RELEASE);
 }
 
 bool sc_hold_end(void)

@@ -29,6 +29,8 @@
 #include "core/job.h"
 #include "core/job_set.h"
 #include "core/sc_exiting.h"
+#include "core/sc_settings.h"
+#include "core/sc_sys.h"
 #include "core/sc_core.h"
 #include "core/trigger_internal.h"
 #include "format/sc_log.h"
@@ -96,7 +98,7 @@ static int read_stat(pid_t pid, struct proc_stat *st)
 	int fd, field = 3;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	sc_path_number(path, "/proc/", pid, "/stat");
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -177,14 +179,6 @@ struct gather {
 	int sig;    /* the members' "at once" signal */
 };
 
-static bool holds(const struct sc_job_area *a, pid_t pid)
-{
-	for (int i = 0; i < a->n; i++)
-		if (a->slot[i].pid == pid)
-			return true;
-	return false;
-}
-
 static int64_t now_ms(void)
 {
 	struct timespec t;
@@ -201,14 +195,30 @@ static void zombie_slot(struct sc_job_slot *s, const struct proc_stat *st)
 	__atomic_store_n(&s->state, SC_MEMBER_ZOMBIE, __ATOMIC_RELEASE);
 }
 
-static int escaped(pid_t pid, pid_t parent)
+/*
+ * @pid, a child of @parent, runs without the library: the checkpoint is
+ * refused, or (--leave-out-escaped) it is left out of the job's instant, with
+ * whatever it started. Return: the refusal, or 1 where it is left out.
+ */
+static int escaped(struct sc_job_area *a, pid_t pid, pid_t parent)
 {
 	char prog[256];
 
-	return sc_err(SELFCKPT_EHOST, "process %d ('%s'), a child of %d, runs without the "
-		      "selfckpt library (a static program, or one started with the environment "
-		      "cleared), so the job cannot be checkpointed whole: no image is written",
-		      (int)pid, program_of(pid, prog, sizeof(prog)), (int)parent);
+	program_of(pid, prog, sizeof(prog));
+	if (!sc_settings()->leave_out_escaped)
+		return sc_err(SELFCKPT_EHOST, "process %d ('%s'), a child of %d, runs without "
+			      "the selfckpt library (a static program, or one started with the "
+			      "environment cleared), so the job cannot be checkpointed whole: no "
+			      "image is written (selfckpt-run --leave-out-escaped checkpoints the "
+			      "job without it)", (int)pid, prog, (int)parent);
+	if (a->n_left >= SC_JOB_CHILDREN)
+		return sc_err(SELFCKPT_EHOST, "the job has more than %d processes to leave out "
+			      "of its checkpoint: no image is written", SC_JOB_CHILDREN);
+	a->left[a->n_left++] = pid;
+	sc_log(SC_LOG_WARN, "process %d ('%s'), a child of %d, runs without the selfckpt "
+	       "library: left out of the checkpoint of the job, as asked; a restore brings the "
+	       "job back without it", (int)pid, prog, (int)parent);
+	return 1;
 }
 
 /* @pid's command name ("comm"), into @s->prog. */
@@ -234,7 +244,7 @@ static void name_slot(struct sc_job_slot *s)
  * thread (a child just forked or exec'd starts it at once): 1 when it does,
  * 0 when it became a zombie or is gone meanwhile (in *@st), or a refusal.
  */
-static int wait_member(pid_t pid, pid_t parent, struct proc_stat *st)
+static int wait_member(struct sc_job_area *a, pid_t pid, pid_t parent, struct proc_stat *st)
 {
 	int64_t until = now_ms() + JOIN_WAIT_MS;
 	char prog[256];
@@ -251,8 +261,12 @@ static int wait_member(pid_t pid, pid_t parent, struct proc_stat *st)
 		}
 		if (st->state == 'Z')
 			return 0;
-		if (now_ms() > until)
-			return escaped(pid, parent);
+		if (now_ms() > until) {
+			int err = escaped(a, pid, parent);
+
+			st->state = 'L'; /* left out, where not refused */
+			return err < 0 ? err : 0;
+		}
 		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
 	}
 	return 1;
@@ -274,9 +288,9 @@ static int ask(struct gather *g, pid_t pid, pid_t parent)
 	*s = (struct sc_job_slot){ .pid = pid, .ppid = parent };
 	if (read_stat(pid, &st) < 0)
 		return 0; /* gone already: reaped before its parent stopped */
-	if (st.state != 'Z' && (err = wait_member(pid, parent, &st)) <= 0) {
-		if (err < 0 || st.state == 'X')
-			return err; /* a refusal, or gone */
+	if (st.state != 'Z' && (err = wait_member(a, pid, parent, &st)) <= 0) {
+		if (err < 0 || st.state == 'X' || st.state == 'L')
+			return err; /* a refusal, gone, or left out */
 	}
 	a->n++;
 	if (st.state == 'Z') {
@@ -306,7 +320,7 @@ static int take_children(struct gather *g, struct sc_job_slot *s)
 		return sc_err(SELFCKPT_EHOST, "process %d has more than %d children, the most "
 			      "one checkpoint takes", (int)s->pid, SC_JOB_CHILDREN);
 	for (int i = 0; i < s->n_children && !err; i++)
-		if (!holds(g->a, s->children[i]))
+		if (!sc_job_holds(g->a, s->children[i]))
 			err = ask(g, s->children[i], s->pid);
 	s->listed = 1;
 	return err;
@@ -375,6 +389,48 @@ static int gather(struct gather *g)
 	return err;
 }
 
+/* A process of the job whose threads went on while they were to be held. */
+static bool ran_past(const struct sc_job_area *a)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->slot[i].ran_past)
+			return true;
+	return false;
+}
+
+/* Has process @pid ended (gone, or a zombie)? Raw reads: this process's threads are held. */
+static bool ended(pid_t pid)
+{
+	char path[48], text[128];
+	int fd;
+	ssize_t n;
+	const char *p;
+
+	sc_path_number(path, "/proc/", pid, "/stat");
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return true;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	p = strrchr(text, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
+/* The job ends: its other processes are gone (or zombies) before this one goes, for 2 s at most. */
+static void wait_members_gone(const struct sc_job_area *a)
+{
+	for (int ms = 0; ms < 2000; ms += 10) {
+		bool all = true;
+
+		for (int i = 1; i < a->n && all; i++)
+			all = a->slot[i].pid <= 0 || a->slot[i].state == SC_MEMBER_ZOMBIE ||
+			      ended(a->slot[i].pid);
+		if (all)
+			return;
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	}
+}
+
 /* Every member wrote its image: 0; or the refusal of the first that could not. */
 static int wait_written(struct sc_job_area *a)
 {
@@ -398,6 +454,7 @@ static int wait_written(struct sc_job_area *a)
 		}
 		if (!pending)
 			return 0;
+		sc_hold_beat(); /* where this process's threads are held: waiting is no stall */
 		sc_job_wait(&a->changed, seen, 100);
 	}
 }
@@ -450,8 +507,7 @@ static int set_of(const struct sc_job_area *a, struct sc_set *s)
 /* Tell every member the checkpoint is over and wait until none is stopped by it. */
 static void finish(struct sc_job_area *a, int phase)
 {
-	__atomic_store_n(&a->phase, phase, __ATOMIC_RELEASE);
-	sc_job_wake(&a->phase);
+	sc_job_set_phase(a, phase);
 	/* a member that joined leaves the area at once once told */
 	for (int ms = 0; ms < 200; ms += 20) {
 		int busy = 0;
@@ -476,6 +532,7 @@ struct target {
 	const char *dir, *prog, *at;
 	char *name;
 	size_t size;
+	int exit_status; /* --exit-after-save: the job ends once its set is complete */
 };
 
 static int commit(const struct target *t, const char *tmp, const struct sc_set *set)
@@ -490,6 +547,7 @@ static int round_of(struct gather *g, const struct target *t)
 	const char *dir = t->dir, *prog = t->prog;
 	struct sc_job_area *a = g->a;
 	struct sc_job_member self = { .area = a, .index = 0, .coordinator = true };
+	struct sc_exit_after ex = { .status = t->exit_status };
 	char path[PATH_MAX + 64];
 	struct sc_set set = { 0 };
 	int err;
@@ -498,6 +556,8 @@ static int round_of(struct gather *g, const struct target *t)
 	a->magic = SC_JOB_MAGIC;
 	a->phase = SC_JOB_GATHER;
 	a->n = 1;
+	a->exit_after = t->exit_status != 0;
+	a->exit_status = t->exit_status;
 	sc_fds_stdio_start(&a->stdio);
 	a->slot[0] = (struct sc_job_slot){ .pid = getpid(), .state = SC_MEMBER_ASKED };
 	snprintf(a->slot[0].prog, sizeof(a->slot[0].prog), "%s", prog);
@@ -508,7 +568,7 @@ static int round_of(struct gather *g, const struct target *t)
 	snprintf(path, sizeof(path), "%s/%s.%d.sckpt", a->dir, a->slot[0].prog, (int)getpid());
 	if (!err) {
 		sc_fds_job_stdio(&a->stdio);
-		err = sc_checkpoint_member(path, &self);
+		err = sc_checkpoint_member(path, &self, a->exit_after ? &ex : NULL);
 		sc_fds_job_stdio(NULL);
 		if (err == SELFCKPT_RESTORED)
 			return err; /* the area is no part of the restored process */
@@ -524,9 +584,22 @@ static int round_of(struct gather *g, const struct target *t)
 	if (err >= 0)
 		err = commit(t, a->dir, &set);
 	sc_set_free(&set);
+	if (a->exit_after) /* the job ends where every process still holds its threads */
+		a->end_job = sc_checkpoint_hold_end() && err >= 0 && !ran_past(a);
 	finish(a, err < 0 ? SC_JOB_ABORT : SC_JOB_DONE);
 	if (err < 0)
 		sc_set_discard(a->dir);
+	if (a->exit_after && !a->end_job) {
+		sc_checkpoint_hold_release();
+		if (err >= 0)
+			sc_log(SC_LOG_WARN, "a process of the job ran past the instant of its "
+			       "image (a stopped thread held what writing it needed): the job "
+			       "goes on after its checkpoint");
+	}
+	if (err >= 0 && a->end_job) {
+		wait_members_gone(a);
+		return SC_JOB_ENDS;
+	}
 	return err < 0 ? err : SELFCKPT_SAVED;
 }
 
@@ -600,10 +673,11 @@ static int checkpoint_job(const struct target *t, const char *why)
 	return err;
 }
 
-int sc_job_checkpoint(const char *dir, const char *prog, const char *why, char *name,
-		      size_t size)
+int sc_job_checkpoint(const char *dir, const char *prog, const char *why, int exit_status,
+		      char *name, size_t size)
 {
-	struct target t = { .dir = dir, .prog = prog, .name = name, .size = size };
+	struct target t = { .dir = dir, .prog = prog, .name = name, .size = size,
+			    .exit_status = exit_status };
 
 	return checkpoint_job(&t, why);
 }
@@ -662,13 +736,14 @@ static struct sc_job_area *area_open(pid_t coord, int fd)
 	return a;
 }
 
-void sc_job_join(pid_t coord, int fd, int index, const char *prog)
+void sc_job_join(pid_t coord, int fd, int index)
 {
 	struct sc_job_area *a = area_open(coord, fd);
 	struct sc_job_member me = { .area = a, .index = index };
+	struct sc_exit_after ex = { .status = a ? a->exit_status : 0 };
 	struct sc_job_slot *s;
 	char path[PATH_MAX + 64];
-	int ret;
+	int ret, state;
 
 	if (!a)
 		return;
@@ -679,18 +754,62 @@ void sc_job_join(pid_t coord, int fd, int index, const char *prog)
 	}
 	s = &a->slot[index];
 	snprintf(path, sizeof(path), "%s/%s.%d.sckpt", a->dir, s->prog, (int)getpid());
-	(void)prog;
 	sc_fds_job_stdio(&a->stdio);
-	ret = sc_checkpoint_member(path, &me);
+	ret = sc_checkpoint_member(path, &me, a->exit_after ? &ex : NULL);
 	sc_fds_job_stdio(NULL);
 	if (ret == SELFCKPT_RESTORED)
 		return; /* the area is no part of the restored process */
-	if (ret < 0) {
-		snprintf(s->msg, sizeof(s->msg), "%s", selfckpt_last_error());
-		s->err = ret;
+	state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	if (state != SC_MEMBER_WRITTEN && state != SC_MEMBER_FAILED) { /* else told already */
+		if (ret < 0) {
+			snprintf(s->msg, sizeof(s->msg), "%s", selfckpt_last_error());
+			s->err = ret;
+		}
+		__atomic_store_n(&s->state, ret < 0 ? SC_MEMBER_FAILED : SC_MEMBER_WRITTEN,
+				 __ATOMIC_RELEASE);
+		sc_job_wake(&a->changed);
 	}
-	__atomic_store_n(&s->state, ret < 0 ? SC_MEMBER_FAILED : SC_MEMBER_WRITTEN,
+	area_drop(a);
+}
+
+void sc_job_ran_past(const struct sc_job_member *jm)
+{
+	__atomic_store_n(&jm->area->slot[jm->index].ran_past, 1, __ATOMIC_RELEASE);
+}
+
+/* @msg into @s->msg, cut to its room (raw). */
+static void put_msg(struct sc_job_slot *s, const char *msg)
+{
+	int k = 0;
+
+	for (; msg && msg[k] && k < (int)sizeof(s->msg) - 1; k++)
+		s->msg[k] = msg[k];
+	s->msg[k] = '\0';
+}
+
+/*
+ * Called while this member's other threads are stopped (they may hold
+ * malloc's or stdio's lock): atomics, kill() and futexes only.
+ */
+bool sc_job_member_verdict(const struct sc_job_member *jm, int err, bool ran_past)
+{
+	struct sc_job_area *a = jm->area;
+	struct sc_job_slot *s = &a->slot[jm->index];
+	int32_t coord = a->slot[0].pid;
+	int phase;
+
+	if (err < 0) {
+		put_msg(s, selfckpt_last_error());
+		s->err = err;
+	}
+	if (ran_past)
+		s->ran_past = 1;
+	__atomic_store_n(&s->state, err < 0 ? SC_MEMBER_FAILED : SC_MEMBER_WRITTEN,
 			 __ATOMIC_RELEASE);
 	sc_job_wake(&a->changed);
-	area_drop(a);
+	/* the coordinator may write its own image long after: no limit but its life */
+	while ((phase = __atomic_load_n(&a->phase, __ATOMIC_ACQUIRE)) != SC_JOB_DONE &&
+	       phase != SC_JOB_ABORT && kill(coord, 0) == 0)
+		sc_job_wait(&a->phase, phase, 50);
+	return phase == SC_JOB_DONE && __atomic_load_n(&a->end_job, __ATOMIC_ACQUIRE);
 }

@@ -91,6 +91,7 @@ struct sc_job_slot {
 	int32_t children[SC_JOB_CHILDREN];
 	char prog[16];
 	char msg[240];       /* a failure, as the member reported it */
+	int32_t ran_past;    /* held for --exit-after-save, its threads went on (hold_rt.c) */
 	int32_t n_objects;   /* -1: more than SC_JOB_OBJECTS */
 	struct sc_job_object objects[SC_JOB_OBJECTS];
 };
@@ -109,6 +110,11 @@ struct sc_job_area {
 	int32_t changed; /* futex, shared: bumped by a member at each step */
 	int32_t n;       /* slots in use; slot 0 is the coordinator */
 	int32_t again;   /* enum sc_job_again: the instant is to be taken again; 0: it is not */
+	int32_t exit_after; /* --exit-after-save: every process holds its threads until the end */
+	int32_t exit_status; /* and ends with it, where end_job */
+	int32_t end_job;    /* the set is complete and no process ran past the instant: end */
+	int32_t n_left;     /* processes left out (--leave-out-escaped), no part of the set */
+	int32_t left[SC_JOB_CHILDREN];
 	struct sc_unix_flight flight; /* SC_JOB_AGAIN_IN_FLIGHT: what is not accepted yet */
 	char dir[PATH_MAX]; /* the set's directory while it is written */
 	struct sc_stdio_ids stdio; /* the top's 0, 1 and 2 at its start: the restorer's */
@@ -156,6 +162,23 @@ int sc_job_list_children(int32_t *out, int max);
  */
 void sc_job_find_descriptions(struct sc_job_area *a);
 
+/**
+ * sc_job_member_verdict() - a member other than the coordinator whose
+ * threads are held (--exit-after-save) reports its image (@err, and whether
+ * its threads ran past the instant) and waits for the coordinator's word
+ * (raw). Return: true where the job ends now (its set is complete).
+ */
+bool sc_job_member_verdict(const struct sc_job_member *jm, int err, bool ran_past);
+
+/** sc_job_ran_past() - this member's threads went on past the instant (no hold could be had). */
+void sc_job_ran_past(const struct sc_job_member *jm);
+
+/** sc_job_holds() - is @pid of the job's instant: a member, or a process left out of it (raw)? */
+bool sc_job_holds(const struct sc_job_area *a, int32_t pid);
+
+/** sc_job_set_phase() - the coordinator's word @phase to every member, woken (raw). */
+void sc_job_set_phase(struct sc_job_area *a, int phase);
+
 /** sc_job_wake() - bump @word and wake every process waiting on it (shared futex). */
 void sc_job_wake(int32_t *word);
 
@@ -181,11 +204,18 @@ bool sc_job_has_children(void);
  * sc_job_checkpoint() - checkpoint the job this process coordinates into a
  * new set in @dir (images named after each member's @prog and pid), and make
  * @dir/latest name it. @why says what asked (for the log).
- * Return: SELFCKPT_SAVED, SELFCKPT_RESTORED in the restored coordinator, or
- * a refusal (< 0, reported), with the previous set left as it was.
+ * With @exit_status (--exit-after-save; 0: none) every process of the job
+ * keeps its threads stopped from the instant on, and once the set is
+ * complete all end with that status; the coordinator's threads are still
+ * held when it returns SC_JOB_ENDS, and it ends itself.
+ * Return: SELFCKPT_SAVED, SC_JOB_ENDS, SELFCKPT_RESTORED in the restored
+ * coordinator, or a refusal (< 0, reported), with the previous set left as
+ * it was.
  */
-int sc_job_checkpoint(const char *dir, const char *prog, const char *why, char *set_path,
-		      size_t size);
+int sc_job_checkpoint(const char *dir, const char *prog, const char *why, int exit_status,
+		      char *set_path, size_t size);
+
+#define SC_JOB_ENDS 100 /* the set is complete: the job's other processes end, and so must this */
 
 /**
  * sc_job_save() - selfckpt_save(@path) in a job: in its top, with children,
@@ -201,7 +231,7 @@ int sc_job_save(const char *path);
  * area is its descriptor @fd, as slot @index. The image goes to the set's
  * directory.
  */
-void sc_job_join(pid_t coord, int fd, int index, const char *prog);
+void sc_job_join(pid_t coord, int fd, int index);
 
 /* job_share.c */
 

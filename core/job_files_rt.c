@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 
 #include "core/job.h"
+#include "core/proc_fds.h"
 #include "core/sc_sys.h"
 
 #define HELD_MAX 16384 /* regular-file descriptors of the job looked at */
@@ -53,40 +54,30 @@ static void fd_path(char *path, int32_t pid, int fd)
 	sc_path_number(path + k, "", fd, "");
 }
 
+/* One descriptor of process *@ctx: kept where it is a regular file; -1 past HELD_MAX. */
+static int take_file(void *ctx, long dir, const char *name, int fd)
+{
+	int32_t pid = *(const int32_t *)ctx;
+	char path[80];
+	struct stat st;
+
+	(void)dir;
+	(void)name;
+	/* the file itself, through the link: dev and inode as the kernel has them */
+	fd_path(path, pid, fd);
+	if (sc_sys4(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, 0) < 0 ||
+	    (st.st_mode & S_IFMT_) != S_IFREG_)
+		return 0;
+	if (n_held >= HELD_MAX)
+		return -1;
+	held[n_held++] = (struct held_file){ st.st_dev, st.st_ino, pid, fd, 0 };
+	return 0;
+}
+
 /* The regular files process @pid holds, into held[]; -1 past HELD_MAX. */
 static int list_files(int32_t pid)
 {
-	static char ents[4096];
-	char dir_path[48], path[80];
-	long dir, n;
-
-	sc_path_number(dir_path, "/proc/", pid, "/fd");
-	dir = sc_sys3(SYS_openat, AT_FDCWD, (long)dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return 0; /* gone: it holds nothing */
-	while ((n = sc_sys3(SYS_getdents64, dir, (long)ents, sizeof(ents))) > 0) {
-		for (long at = 0; at < n;) {
-			struct sc_dirent64 *e = (struct sc_dirent64 *)(ents + at);
-			int fd = sc_parse_uint(e->d_name);
-			struct stat st;
-
-			at += e->d_reclen;
-			if (fd < 0)
-				continue;
-			/* the file itself, through the link: dev and inode as the kernel has them */
-			fd_path(path, pid, fd);
-			if (sc_sys4(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, 0) < 0 ||
-			    (st.st_mode & S_IFMT_) != S_IFREG_)
-				continue;
-			if (n_held >= HELD_MAX) {
-				sc_sys1(SYS_close, dir);
-				return -1;
-			}
-			held[n_held++] = (struct held_file){ st.st_dev, st.st_ino, pid, fd, 0 };
-		}
-	}
-	sc_sys1(SYS_close, dir);
-	return 0;
+	return sc_proc_fds_each(pid, take_file, &pid);
 }
 
 static int before(const struct held_file *x, const struct held_file *y)

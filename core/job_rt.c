@@ -117,10 +117,13 @@ int sc_job_list_children(int32_t *out, int max)
 	return count;
 }
 
-static bool holds(const struct sc_job_area *a, int32_t pid)
+bool sc_job_holds(const struct sc_job_area *a, int32_t pid)
 {
 	for (int i = 0; i < a->n; i++)
 		if (a->slot[i].pid == pid)
+			return true;
+	for (int i = 0; i < a->n_left; i++)
+		if (a->left[i] == pid)
 			return true;
 	return false;
 }
@@ -138,7 +141,7 @@ static int wait_phase(struct sc_job_area *a, int phase)
 	return SC_JOB_ABORT;
 }
 
-static void set_phase(struct sc_job_area *a, int phase)
+void sc_job_set_phase(struct sc_job_area *a, int phase)
 {
 	__atomic_store_n(&a->phase, phase, __ATOMIC_RELEASE);
 	sc_sys3(SYS_futex, (long)&a->phase, FUTEX_WAKE_SHARED, 0x7fffffff);
@@ -165,7 +168,7 @@ static int again(struct sc_job_area *a, struct sc_job_slot *s, int why, const ch
 {
 	fail_slot(s, msg);
 	a->again = why;
-	set_phase(a, SC_JOB_ABORT);
+	sc_job_set_phase(a, SC_JOB_ABORT);
 	return -ECANCELED_;
 }
 
@@ -188,19 +191,19 @@ static bool in_flight(struct sc_job_area *a)
 static int coordinator_stopped(struct sc_job_area *a, struct sc_job_slot *s)
 {
 	for (int i = 0; i < s->n_children; i++)
-		if (!holds(a, s->children[i]))
+		if (!sc_job_holds(a, s->children[i]))
 			return again(a, s, SC_JOB_AGAIN_STARTED,
 				     "a process was started as the checkpoint began");
 	if (s->n_children < 0) {
 		fail_slot(s, "the coordinator has too many children");
-		set_phase(a, SC_JOB_ABORT);
+		sc_job_set_phase(a, SC_JOB_ABORT);
 		return -ECANCELED_;
 	}
 	if (in_flight(a))
 		return again(a, s, SC_JOB_AGAIN_IN_FLIGHT,
 			     "a connection queued at a socket of the job was not accepted yet");
 	sc_job_find_descriptions(a);
-	set_phase(a, SC_JOB_CAPTURE);
+	sc_job_set_phase(a, SC_JOB_CAPTURE);
 	return 0;
 }
 
@@ -261,9 +264,9 @@ int sc_job_captured(const struct sc_job_member *jm)
 		if (!verdict)
 			fail_slot(&a->slot[jm->index], "a process of the job did not take its "
 				  "snapshot in time");
-		set_phase(a, SC_JOB_ABORT);
+		sc_job_set_phase(a, SC_JOB_ABORT);
 		return -ECANCELED_;
 	}
-	set_phase(a, SC_JOB_RELEASE);
+	sc_job_set_phase(a, SC_JOB_RELEASE);
 	return 0;
 }

@@ -55,6 +55,7 @@ struct sc_settings {
 	char *signal;             /* SELFCKPT_SIGNAL */
 	char *signal_now;         /* SELFCKPT_SIGNAL_NOW */
 	bool exit_after_save;     /* SELFCKPT_EXIT_AFTER_SAVE=1 */
+	bool leave_out_escaped;   /* SELFCKPT_LEAVE_OUT_ESCAPED=1 */
 	int stop_signal;          /* SELFCKPT_STOP_SIGNAL, default SIGRTMAX-2 */
 
 	/* checkpoints */

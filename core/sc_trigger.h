@@ -23,6 +23,8 @@
 #define SC_ENV_LOG_LEVEL "SELFCKPT_LOG_LEVEL"
 /* Set by selfckpt-run only. */
 #define SC_ENV_EXIT_AFTER_SAVE "SELFCKPT_EXIT_AFTER_SAVE" /* "1": exit 75 after a signal */
+/* "1": a process of the job the library cannot enter is left out of its checkpoint */
+#define SC_ENV_LEAVE_OUT_ESCAPED "SELFCKPT_LEAVE_OUT_ESCAPED"
 #define SC_ENV_LIBRARY "SELFCKPT_LIBRARY"  /* the library selfckpt-run preloads */
 
 #define SC_TRIGGER_SIGNAL_DEFAULT SIGUSR1

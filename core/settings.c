@@ -200,6 +200,7 @@ static enum sc_cuda_mode read_cuda(struct sc_settings *s, sc_settings_lookup_fn 
 static void read_checkpoint(struct sc_settings *s, sc_settings_lookup_fn lookup)
 {
 	s->exit_after_save = flag(s, lookup, SC_ENV_EXIT_AFTER_SAVE, false, false);
+	s->leave_out_escaped = flag(s, lookup, SC_ENV_LEAVE_OUT_ESCAPED, false, false);
 	s->stop_signal = read_stop_signal(s, lookup);
 	s->level = read_level(s, lookup);
 	s->threads = count(s, lookup, "SELFCKPT_THREADS", SC_SETTINGS_THREADS_MAX, 0,

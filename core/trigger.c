@@ -262,8 +262,7 @@ static void join(void)
 {
 	uint64_t v = __atomic_load_n(&sc_trigger.join, __ATOMIC_ACQUIRE);
 
-	sc_job_join(sc_trigger.join_from, (int)(uint32_t)v, (int)((v >> 32) & 0xffff),
-		    cfg.prog);
+	sc_job_join(sc_trigger.join_from, (int)(uint32_t)v, (int)((v >> 32) & 0xffff));
 }
 
 /*
@@ -288,16 +287,17 @@ static bool passed_up(unsigned req)
 	return true;
 }
 
-/* The top of a job with children checkpoints them all: one set, named by DIR/latest. */
-static void serve_job(const char *why)
+/*
+ * The top of a job with children checkpoints them all: one set, named by
+ * DIR/latest. With @exit_status (--exit-after-save) the whole job ends once
+ * the set is complete, nothing done past its instant.
+ */
+static void serve_job(const char *why, int exit_status)
 {
 	char name[PATH_MAX], path[2 * PATH_MAX + 2];
 	int ret;
 
-	if (cfg.exit_after_save)
-		sc_log(SC_LOG_WARN, "the job has several processes: it goes on after this "
-		       "checkpoint (%s is for a job of one process)", SC_ENV_EXIT_AFTER_SAVE);
-	ret = sc_job_checkpoint(cfg.dir, cfg.prog, why, name, sizeof(name));
+	ret = sc_job_checkpoint(cfg.dir, cfg.prog, why, exit_status, name, sizeof(name));
 	if (ret == SELFCKPT_RESTORED) {
 		sc_log(SC_LOG_INFO, "resumed from the checkpoint of the job");
 		return;
@@ -308,6 +308,10 @@ static void serve_job(const char *why)
 	}
 	snprintf(path, sizeof(path), "%s/%s", cfg.dir, name);
 	saved_set(path, why);
+	if (ret == SC_JOB_ENDS) { /* this process's threads are held still */
+		sc_log(SC_LOG_INFO, "the job ends with status %d as asked", exit_status);
+		_exit(exit_status);
+	}
 }
 
 static void serve(unsigned req)
@@ -325,7 +329,7 @@ static void serve(unsigned req)
 	if (passed_up(req))
 		return;
 	if (sc_job_has_children()) {
-		serve_job(why);
+		serve_job(why, cfg.exit_after_save && by_signal ? SC_TRIGGER_EXIT_SAVED : 0);
 		return;
 	}
 	n = snprintf(path, sizeof(path), "%s/%s.%d.sckpt", cfg.dir, cfg.prog, (int)getpid());

@@ -28,6 +28,7 @@
 #include <linux/unix_diag.h>
 #include <sys/socket.h>
 
+#include "core/proc_fds.h"
 #include "core/sc_sys.h"
 #include "core/unix_flight.h"
 
@@ -134,36 +135,26 @@ static bool is_queued(uint32_t ino)
 	return false;
 }
 
+/* One descriptor of process *@ctx: kept where it is a listening socket with a queue. */
+static int take_listener(void *ctx, long dir, const char *name, int fd)
+{
+	char link[64];
+	long len = sc_sys4(SYS_readlinkat, dir, (long)name, (long)link, sizeof(link));
+	uint32_t ino = len > 0 ? socket_inode(link, len) : 0;
+
+	(void)fd;
+	if (!ino || !is_queued(ino))
+		return 0;
+	if (n_held >= HELD_MAX)
+		return -1;
+	held[n_held++] = (struct held){ ino, *(const int32_t *)ctx };
+	return 0;
+}
+
 /* The listening sockets with a queue that process @pid holds, into held[]; -1 past HELD_MAX. */
 static int take_held(int32_t pid)
 {
-	static char ents[4096];
-	char path[64], link[64];
-	long dir, n;
-
-	sc_path_number(path, "/proc/", pid, "/fd");
-	dir = sc_sys3(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return 0; /* a zombie's or one gone: it holds nothing */
-	while ((n = sc_sys3(SYS_getdents64, dir, (long)ents, sizeof(ents))) > 0) {
-		for (long at = 0; at < n;) {
-			struct sc_dirent64 *e = (struct sc_dirent64 *)(ents + at);
-			long len = sc_sys4(SYS_readlinkat, dir, (long)e->d_name, (long)link,
-					   sizeof(link));
-			uint32_t ino = len > 0 ? socket_inode(link, len) : 0;
-
-			at += e->d_reclen;
-			if (!ino || !is_queued(ino))
-				continue;
-			if (n_held >= HELD_MAX) {
-				sc_sys1(SYS_close, dir);
-				return -1;
-			}
-			held[n_held++] = (struct held){ ino, pid };
-		}
-	}
-	sc_sys1(SYS_close, dir);
-	return 0;
+	return sc_proc_fds_each(pid, take_listener, &pid);
 }
 
 static int32_t holder(uint32_t ino)

@@ -92,17 +92,25 @@ static const char *image_path(const struct tree *t, size_t i, char *buf, size_t 
 	return buf;
 }
 
+/* Room in *@v (@n items of @size bytes) for one more: grown to twice as many at 0, 1, 3, 7... */
+static int room_for_one(void *v, size_t n, size_t size)
+{
+	void *m;
+
+	if (n & (n + 1))
+		return 0;
+	if (!(m = realloc(*(void **)v, (2 * n + 2) * size)))
+		return sc_err(ENOMEM, "out of memory");
+	*(void **)v = m;
+	return 0;
+}
+
 static int add_end(struct tree *t, const struct sc_fd *f, size_t member)
 {
 	struct pipe_end *e;
 
-	if (!(t->n_ends & (t->n_ends + 1))) { /* at 0, 1, 3, 7...: room for twice as many */
-		void *m = realloc(t->ends, (2 * t->n_ends + 2) * sizeof(*t->ends));
-
-		if (!m)
-			return sc_err(ENOMEM, "out of memory");
-		t->ends = m;
-	}
+	if (room_for_one(&t->ends, t->n_ends, sizeof(*t->ends)) < 0)
+		return -ENOMEM;
 	e = &t->ends[t->n_ends++];
 	*e = (struct pipe_end){ .dev = f->dev, .pipe_id = f->pipe_id, .member = member,
 				.cap = f->size };
@@ -120,13 +128,8 @@ static int keep_record(struct open_file **v, size_t *n, const struct sc_fd *f, s
 {
 	struct open_file *o;
 
-	if (!(*n & (*n + 1))) {
-		void *m = realloc(*v, (2 * *n + 2) * sizeof(**v));
-
-		if (!m)
-			return sc_err(ENOMEM, "out of memory");
-		*v = m;
-	}
+	if (room_for_one(v, *n, sizeof(**v)) < 0)
+		return -ENOMEM;
 	o = &(*v)[(*n)++];
 	o->f = *f;
 	o->f.data = NULL;
@@ -147,13 +150,8 @@ static int add_map(struct tree *t, const struct sc_segment_info *s, size_t membe
 {
 	uint64_t vma_off = s->offset - (s->start - s->vma_start);
 
-	if (!(t->n_maps & (t->n_maps + 1))) {
-		void *m = realloc(t->maps, (2 * t->n_maps + 2) * sizeof(*t->maps));
-
-		if (!m)
-			return sc_err(ENOMEM, "out of memory");
-		t->maps = m;
-	}
+	if (room_for_one(&t->maps, t->n_maps, sizeof(*t->maps)) < 0)
+		return -ENOMEM;
 	t->maps[t->n_maps++] = (struct shared_map){ .dev = s->dev, .inode = s->inode,
 						    .size = vma_off + (s->vma_end - s->vma_start),
 						    .member = member };
@@ -181,13 +179,8 @@ static int take_sysv(struct tree *t, struct image *im)
 			known = t->sysv[j].kind == o->kind && t->sysv[j].id == o->id;
 		if (known)
 			continue;
-		if (!(t->n_sysv & (t->n_sysv + 1))) {
-			void *m = realloc(t->sysv, (2 * t->n_sysv + 2) * sizeof(*t->sysv));
-
-			if (!m)
-				return sc_err(ENOMEM, "out of memory");
-			t->sysv = m;
-		}
+		if (room_for_one(&t->sysv, t->n_sysv, sizeof(*t->sysv)) < 0)
+			return -ENOMEM;
 		t->sysv[t->n_sysv++] = *o;
 		*o = (struct sc_sysv_obj){ 0 }; /* the tree's now */
 	}
@@ -202,11 +195,8 @@ static int count_attach(int32_t id)
 	while (i < sc_tree_n_shms && sc_tree_shms[i].id != id)
 		i++;
 	if (i == sc_tree_n_shms) {
-		void *m = realloc(sc_tree_shms, (sc_tree_n_shms + 1) * sizeof(*sc_tree_shms));
-
-		if (!m)
-			return sc_err(ENOMEM, "out of memory");
-		sc_tree_shms = m;
+		if (room_for_one(&sc_tree_shms, sc_tree_n_shms, sizeof(*sc_tree_shms)) < 0)
+			return -ENOMEM;
 		sc_tree_shms[sc_tree_n_shms++] = (struct sc_tree_shm){ .id = id };
 	}
 	sc_tree_shms[i].attaches++;
@@ -638,15 +628,22 @@ static void drop_sigchld(void)
 		;
 }
 
+/* The processes of the set that run (not zombies). */
+static size_t processes(const struct tree *t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->set.n; i++)
+		n += !t->set.m[i].zombie;
+	return n;
+}
+
 /* The top, once every process exists: move the pid counter past the tree's ids, then go. */
 static void start_all(struct tree *t)
 {
 	char n[16], c;
-	size_t processes = 0;
 
-	for (size_t i = 0; i < t->set.n; i++)
-		processes += !t->set.m[i].zombie;
-	for (size_t got = 0; got < processes && read(t->ready[0], &c, 1) == 1; got++)
+	for (size_t got = 0; got < processes(t) && read(t->ready[0], &c, 1) == 1; got++)
 		;
 	snprintf(n, sizeof(n), "%d", (int)t->max_id);
 	if (sc_write_knob("/proc/sys/kernel/ns_last_pid", n) < 0)
@@ -656,15 +653,6 @@ static void start_all(struct tree *t)
 
 /* The tree this process restores, for staged(). */
 static struct tree *the_tree;
-
-static size_t processes(const struct tree *t)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < t->set.n; i++)
-		n += !t->set.m[i].zombie;
-	return n;
-}
 
 /*
  * sc_restore()'s last step before the point of no return, in each process of

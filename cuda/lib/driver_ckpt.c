@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/sc_core.h"
 #include "core/sc_hooks.h"
 #include "core/sc_settings.h"
 #include "cuda/shared/gpu_records.h"
@@ -233,9 +234,13 @@ int sc_cu_driver_prepare(void)
 	struct sc_cu_driver_seen s;
 	double t0;
 
-	if (forked_copy) {
-		sc_log(SC_LOG_DEBUG, "checkpoint: a child forked from a CUDA process: its copy "
-		       "of the driver's state holds no GPU, and its image no driver part");
+	if (forked_copy) { /* no CUDA call here: they are not to be made after fork() */
+		unsigned fds, maps;
+
+		if (sc_nvidia_devices_used(&fds, &maps))
+			sc_log(SC_LOG_DEBUG, "checkpoint: a child forked from a CUDA process: "
+			       "its copy of the driver's state holds no GPU, and its image no "
+			       "driver part");
 		return 0;
 	}
 	if (!sc_cu_driver_seen(&s))

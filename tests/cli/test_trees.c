@@ -9,8 +9,10 @@
  * semaphore, segment and queue, a SIGCHLD pending from a zombie, a file opened
  * twice of which the child inherited one - are checkpointed by a signal at a random moment,
  * killed with SIGKILL, restored twice, and must end with exactly the output of
- * an uninterrupted run. A
- * process that escapes the job refuses the checkpoint, naming it, and so does
+ * an uninterrupted run (the pipeline once more with --exit-after-save: the
+ * whole job ends with status 75 once the set is written). A
+ * process that escapes the job refuses the checkpoint, naming it (or, with
+ * --leave-out-escaped, is left out of a set that comes back whole), and so does
  * a connection its server leaves unaccepted for long; a set
  * missing an image, or with a changed manifest, refuses its restore; and
  * selfckpt_save() in the top of a job writes the job's set at its path.
@@ -109,4 +111,14 @@ Test(trees, a_pending_sigchld_comes_back_as_the_kernel_made_it_and_alone, .timeo
 Test(trees, a_file_opened_twice_comes_back_as_two_descriptions_one_inherited, .timeout = 120)
 {
 	scenario("files");
+}
+
+Test(trees, exit_after_save_ends_the_whole_job_once_its_set_is_written, .timeout = 120)
+{
+	scenario("exit");
+}
+
+Test(trees, leave_out_escaped_checkpoints_the_job_without_a_static_child, .timeout = 120)
+{
+	scenario("leaveout");
 }

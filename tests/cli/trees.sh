@@ -3,7 +3,7 @@
 # moment, kill -9 every process of it, restore the set twice; each restored
 # run must end with exactly the output of an uninterrupted run.
 #   trees.sh BUILD pipeline|zombie|daemon|make|grandchild|shared|pool|prefork|queued|sysv|
-#                  sigchld|files
+#                  sigchld|files|exit|leaveout
 # and the refusals: a process that escapes the job refuses its checkpoint, so
 # does a connection its server leaves unaccepted, and a set missing an image
 # or with a changed manifest refuses its restore:
@@ -28,10 +28,29 @@ moment() {
 	awk -v seed="$$$(date +%N)" 'BEGIN { srand(seed); printf "%.2f\n", 0.5 + rand() }'
 }
 
+# A Python job's first lines: a listening unix socket, and a child that connects and sends.
+server_and_client() {
+	cat <<'EOF'
+import os, socket, time
+path = os.path.abspath("serve.sock")
+if os.path.exists(path):
+    os.unlink(path)
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(4)
+pid = os.fork()
+if pid == 0:
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect(path)
+    c.sendall(b"12345")
+EOF
+}
+
 case $what in
-pipeline)
+pipeline | exit)
 	# data in the pipes and in sort's memory at the instant; the pause makes the job
-	# last longer than the moment of the signal, however fast the machine
+	# last longer than the moment of the signal, however fast the machine. "exit": run
+	# with --exit-after-save, the whole job ends with status 75 once its set is written
 	cat > job.sh <<'EOF'
 { seq 1 100000; sleep 2; seq 100001 200000; } | while read x; do echo $((x * 7919 % 100003)); done |
 	sort -n | sha256sum > out.txt
@@ -189,6 +208,16 @@ with open("out.txt", "w") as out:
 EOF
 	set -- python3 job.py
 	;;
+leaveout)
+	# with --leave-out-escaped, a static child the library cannot enter is left out of
+	# the set, named, and the rest of the job comes back without it
+	cat > job.sh <<EOF
+"$build/tests/progs/static_sleep" 5 &
+{ seq 1 100000; sleep 2; seq 100001 200000; } | while read x; do echo \$((x * 7919 % 100003)); done |
+	sort -n | sha256sum > out.txt
+EOF
+	set -- sh job.sh
+	;;
 sigchld)
 	# a SIGCHLD blocked and pending across the checkpoint, from a zombie child
 	set -- "$build/tests/progs/sigchld_pending"
@@ -196,19 +225,7 @@ sigchld)
 queued)
 	# the signal comes while the child's request waits in the queue of its parent's
 	# socket: the checkpoint waits until the parent accepts it, at 2 s
-	cat > job.py <<'EOF'
-import os, socket, time
-path = os.path.abspath("serve.sock")
-if os.path.exists(path):
-    os.unlink(path)
-srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-srv.bind(path)
-srv.listen(4)
-pid = os.fork()
-if pid == 0:
-    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    c.connect(path)
-    c.sendall(b"12345")
+	{ server_and_client; cat <<'EOF'; } > job.py
     answer = c.recv(64)
     with open("out.txt", "w") as out:
         out.write("answer %s\n" % answer.decode())
@@ -224,19 +241,7 @@ EOF
 	;;
 unaccepted)
 	# a connection its server does not accept for 4 s: the checkpoint is refused, named
-	cat > job.py <<'EOF'
-import os, socket, time
-path = os.path.abspath("serve.sock")
-if os.path.exists(path):
-    os.unlink(path)
-srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-srv.bind(path)
-srv.listen(4)
-pid = os.fork()
-if pid == 0:
-    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    c.connect(path)
-    c.sendall(b"12345")
+	{ server_and_client; cat <<'EOF'; } > job.py
     print(c.recv(64).decode())
     os._exit(0)
 time.sleep(4)
@@ -404,7 +409,10 @@ cp "$result" reference.txt
 rm -f "$result" daemon.pid
 [ "$what" = make ] && rm -rf proj && cp -r proj.clean proj
 
-"$build/bin/selfckpt-run" --dir images -- "$@" < /dev/null > /dev/null 2> run.err &
+run_opts=
+[ "$what" = exit ] && run_opts=--exit-after-save
+[ "$what" = leaveout ] && run_opts=--leave-out-escaped
+"$build/bin/selfckpt-run" $run_opts --dir images -- "$@" < /dev/null > /dev/null 2> run.err &
 run=$!
 # the random moment counts from when the job has its children (a loaded machine may take a
 # while to start an interpreter); a daemon's first process leaves at once
@@ -427,6 +435,26 @@ kill -"$sig" "$top"
 i=0
 while [ ! -e images/latest ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 [ -e images/latest ] || { echo "no set after SIG$sig" >&2; cat run.err >&2; exit 1; }
+if [ "$what" = leaveout ]; then
+	grep -q "static_sleep').*left out of the checkpoint" run.err &&
+		! grep -q static_sleep images/latest/manifest || {
+		echo "the static child was not left out, named:" >&2
+		cat run.err images/latest/manifest >&2
+		exit 1
+	}
+fi
+if [ "$what" = exit ]; then # every process ends once the set is written, nothing run past it
+	wait "$run"
+	status=$?
+	[ $status -eq 75 ] || { echo "the job exited $status, not 75" >&2; cat run.err >&2; exit 1; }
+	for p in $(awk '$1 == "process" { print $2 }' images/latest/manifest); do
+		state=$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null)
+		[ -z "$state" ] || [ "$state" = Z ] || {
+			echo "process $p of the job still runs ($state)" >&2
+			exit 1
+		}
+	done
+fi
 # kill -9 of the whole tree, as a node failure would
 if [ "$what" = daemon ]; then # its parents are gone: a job of one process, one image
 	[ -f images/latest ] || { echo "latest is not an image" >&2; ls -l images >&2; exit 1; }
