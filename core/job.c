@@ -684,19 +684,21 @@ int sc_job_checkpoint(const char *dir, const char *prog, const char *why, int ex
 
 int sc_job_save(const char *path)
 {
+	if (!__atomic_load_n(&sc_trigger.active, __ATOMIC_ACQUIRE))
+		return 0; /* no job: the library is linked, not run by selfckpt-run */
+	if (sc_job_parent_is_member())
+		return sc_job_save_up(path); /* the job's top saves the whole job */
+	if (!sc_job_has_children())
+		return 0; /* a job of one process: one image, as ever */
+	return sc_job_save_at(path, "selfckpt_save()");
+}
+
+int sc_job_save_at(const char *path, const char *why)
+{
 	char dir[PATH_MAX], *slash;
 	struct target t = { .at = path, .prog = *program_invocation_short_name
 						? program_invocation_short_name : "program" };
 
-	if (!__atomic_load_n(&sc_trigger.active, __ATOMIC_ACQUIRE))
-		return 0; /* no job: the library is linked, not run by selfckpt-run */
-	if (sc_job_parent_is_member())
-		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save('%s') in process %d, which is part "
-			      "of the job of its parent %d: its image alone would come back without "
-			      "the rest of the job; checkpoint the job from its top process, or by "
-			      "a signal", path, (int)getpid(), (int)getppid());
-	if (!sc_job_has_children())
-		return 0; /* a job of one process: one image, as ever */
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	if (slash == dir)
@@ -706,7 +708,7 @@ int sc_job_save(const char *path)
 	else
 		snprintf(dir, sizeof(dir), ".");
 	t.dir = dir;
-	return checkpoint_job(&t, "selfckpt_save()");
+	return checkpoint_job(&t, why);
 }
 
 /* ---- a member ---- */
@@ -757,8 +759,10 @@ void sc_job_join(pid_t coord, int fd, int index)
 	sc_fds_job_stdio(&a->stdio);
 	ret = sc_checkpoint_member(path, &me, a->exit_after ? &ex : NULL);
 	sc_fds_job_stdio(NULL);
-	if (ret == SELFCKPT_RESTORED)
-		return; /* the area is no part of the restored process */
+	if (ret == SELFCKPT_RESTORED) { /* the area is no part of the restored process */
+		sc_job_save_restored(); /* its selfckpt_save() under way, if any, returns */
+		return;
+	}
 	state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 	if (state != SC_MEMBER_WRITTEN && state != SC_MEMBER_FAILED) { /* else told already */
 		if (ret < 0) {

@@ -34,6 +34,7 @@
 #define SC_JOB_MEMBERS 256  /* processes in one job */
 #define SC_JOB_CHILDREN 128 /* children of one member at the instant */
 #define SC_JOB_MAGIC 0x5343u /* in the top bits of a join request's value */
+#define SC_JOB_SAVE_MAGIC 0x5353u /* in those of a selfckpt_save() passed up (job_save.c) */
 #define SC_JOB_OBJECTS 256  /* objects one member notes that another may share */
 
 /* What a member holds that another member may hold too (job_share.c). */
@@ -220,11 +221,34 @@ int sc_job_checkpoint(const char *dir, const char *prog, const char *why, int ex
 /**
  * sc_job_save() - selfckpt_save(@path) in a job: in its top, with children,
  * the job's set at @path (a directory; what @path was is replaced once the
- * set is complete); refused in a process whose parent is of the job.
+ * set is complete); in a process whose parent is of the job, the same,
+ * asked of the top (sc_job_save_up()).
  * Return: 0 where the caller is a job of one process (or in none: it saves
  * itself alone), else as sc_job_checkpoint().
  */
 int sc_job_save(const char *path);
+
+/**
+ * sc_job_save_at() - in the job's top: the job's set at @path, for @why
+ * (the log). Return: as sc_job_checkpoint().
+ */
+int sc_job_save_at(const char *path, const char *why);
+
+/* job_save.c */
+
+/**
+ * sc_job_save_up() - selfckpt_save(@path) in a process whose parent is of
+ * the job: the job's top checkpoints the whole job into a set at @path.
+ * Return: SELFCKPT_SAVED, SELFCKPT_RESTORED in the restored process, or a
+ * refusal (reported).
+ */
+int sc_job_save_up(const char *path);
+
+/** sc_job_save_serve() - in the job's top: serve process @from's request, in its memfd @fd. */
+void sc_job_save_serve(pid_t from, int fd);
+
+/** sc_job_save_restored() - a restored process answers its own request under way, if any. */
+void sc_job_save_restored(void);
 
 /**
  * sc_job_join() - take part in the checkpoint of coordinator @coord whose

@@ -266,6 +266,24 @@ static void join(void)
 }
 
 /*
+ * selfckpt_save() in a process below: passed up to the parent while that is of
+ * the job, and served by the job's top (job_save.c).
+ */
+static void save_asked(void)
+{
+	uint64_t v = __atomic_load_n(&sc_trigger.save, __ATOMIC_ACQUIRE);
+	union sigval up = { .sival_ptr = (void *)(uintptr_t)v };
+
+	if (sc_job_parent_is_member()) {
+		if (sigqueue(getppid(), sc_trigger.sig_now, up) < 0)
+			sc_log(SC_LOG_WARN, "cannot pass the selfckpt_save() of process %d on to "
+			       "process %d: %s", (int)(uint32_t)v, (int)getppid(), strerror(errno));
+		return;
+	}
+	sc_job_save_serve((pid_t)(uint32_t)v, (int)((v >> 32) & 0xffff));
+}
+
+/*
  * A trigger in a process whose parent is of the job goes up to the parent,
  * and so to the job's top, which checkpoints the whole job; the interval is
  * the top's alone. It goes up as the "at once" signal: a program may take the
@@ -323,7 +341,9 @@ static void serve(unsigned req)
 
 	if (req & SC_TRIGGER_JOIN)
 		join();
-	req &= ~SC_TRIGGER_JOIN;
+	if (req & SC_TRIGGER_SAVE)
+		save_asked();
+	req &= ~(SC_TRIGGER_JOIN | SC_TRIGGER_SAVE);
 	if (!req || sc_exiting())
 		return; /* the program is exiting: no new checkpoint */
 	if (passed_up(req))

@@ -15,6 +15,7 @@
 #define SC_TRIGGER_NOW 0x2u   /* the "at once" signal */
 #define SC_TRIGGER_TIMER 0x4u /* the interval elapsed (never set by the handler) */
 #define SC_TRIGGER_JOIN 0x8u  /* the job's coordinator asks this process to join (job.h) */
+#define SC_TRIGGER_SAVE 0x10u /* selfckpt_save() in a process below: up to the top (job_save.c) */
 
 /* Static, so that the handler needs nothing set up but this. */
 struct sc_trigger {
@@ -26,6 +27,7 @@ struct sc_trigger {
 	unsigned warned;   /* SC_TRIGGER_SOON/NOW: the program's own action was reported */
 	int join_from;     /* SC_TRIGGER_JOIN: the coordinator's pid */
 	uint64_t join;     /* and the value it queued (job.c) */
+	uint64_t save;     /* SC_TRIGGER_SAVE: the value queued (job_save.c) */
 };
 
 extern struct sc_trigger sc_trigger;

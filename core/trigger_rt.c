@@ -17,12 +17,12 @@
 
 struct sc_trigger sc_trigger;
 
-/* A request the job's coordinator queued (job.c): SI_QUEUE, with its mark in the value. */
-static int is_join(const siginfo_t *info)
+/* A request queued (SI_QUEUE) with @magic in the top bits of its value: the job's. */
+static int is_job(const siginfo_t *info, uint64_t magic)
 {
 	uint64_t v = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
 
-	return info->si_code == SI_QUEUE && (v >> 48) == SC_JOB_MAGIC;
+	return info->si_code == SI_QUEUE && (v >> 48) == magic;
 }
 
 void sc_trigger_handler(int sig, siginfo_t *info, void *uc)
@@ -30,11 +30,15 @@ void sc_trigger_handler(int sig, siginfo_t *info, void *uc)
 	unsigned bit = sig == sc_trigger.sig_now ? SC_TRIGGER_NOW : SC_TRIGGER_SOON;
 
 	(void)uc;
-	if (info && is_join(info)) {
+	if (info && is_job(info, SC_JOB_MAGIC)) { /* the coordinator asks to join (job.c) */
 		sc_trigger.join_from = info->si_pid;
 		__atomic_store_n(&sc_trigger.join, (uint64_t)(uintptr_t)info->si_value.sival_ptr,
 				 __ATOMIC_RELEASE);
 		bit = SC_TRIGGER_JOIN;
+	} else if (info && is_job(info, SC_JOB_SAVE_MAGIC)) { /* job_save.c */
+		__atomic_store_n(&sc_trigger.save, (uint64_t)(uintptr_t)info->si_value.sival_ptr,
+				 __ATOMIC_RELEASE);
+		bit = SC_TRIGGER_SAVE;
 	}
 
 	__atomic_or_fetch(&sc_trigger.pending, bit, __ATOMIC_RELEASE);

@@ -43,11 +43,11 @@ SELFCKPT_API const char *selfckpt_version(void);
  * same thread, with every other thread resumed where it was.
  *
  * Under selfckpt-run a process and the processes it starts are one job: in
- * the job's top process, with children of the job, @path becomes the job's
- * image set (a directory) holding every process at one instant, which
- * `selfckpt-restore @path` brings back as the tree; in a process whose
- * parent is of the job, the call is refused (its image alone would come back
- * without the rest of the job).
+ * any process of a job of several, @path becomes the job's image set (a
+ * directory) holding every process at one instant, which
+ * `selfckpt-restore @path` brings back as the tree. Called below the job's
+ * top, the top writes the set (a relative @path is the caller's); the call
+ * returns as in the top: once the set is complete, or restored.
  *
  * Return: SELFCKPT_SAVED, SELFCKPT_RESTORED, or a negative error code
  * (selfckpt_strerror(), selfckpt_last_error()).

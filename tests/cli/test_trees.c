@@ -15,7 +15,8 @@
  * --leave-out-escaped, is left out of a set that comes back whole), and so does
  * a connection its server leaves unaccepted for long; a set
  * missing an image, or with a changed manifest, refuses its restore; and
- * selfckpt_save() in the top of a job writes the job's set at its path.
+ * selfckpt_save() in the top of a job, or in its child, writes the job's set
+ * at its path.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -121,4 +122,9 @@ Test(trees, exit_after_save_ends_the_whole_job_once_its_set_is_written, .timeout
 Test(trees, leave_out_escaped_checkpoints_the_job_without_a_static_child, .timeout = 120)
 {
 	scenario("leaveout");
+}
+
+Test(trees, selfckpt_save_in_a_child_writes_the_job_set_at_its_path, .timeout = 60)
+{
+	scenario("savechild");
 }

@@ -8,8 +8,9 @@
 # does a connection its server leaves unaccepted, and a set missing an image
 # or with a changed manifest refuses its restore:
 #   trees.sh BUILD escape|unaccepted|missing
-# and selfckpt_save() in a job's top process (the set at its path, restored twice):
-#   trees.sh BUILD save
+# and selfckpt_save() in a job's top process or in its child (the set at its path,
+# restored twice):
+#   trees.sh BUILD save|savechild
 set -u
 build=$(cd "$1" && pwd) what=$2
 dir=$(mktemp -d /tmp/sc-tree-XXXXXX)
@@ -309,35 +310,43 @@ escape)
 	[ -z "$(ls images)" ] || { echo "files left in images:" >&2; ls -a images >&2; exit 1; }
 	exit 0
 	;;
-save)
-	# selfckpt_save() in the top of a job writes the job's set at its path
+save | savechild)
+	# selfckpt_save() in the top of a job (save) or in its child (savechild) writes the
+	# job's set at its path, and returns "restored" in the restored process
 	cat > job.py <<'EOF'
 import ctypes, os, sys, time
 save = getattr(ctypes.CDLL(None), "selfckpt_save", None)
+in_child = sys.argv[1] == "savechild"
+
+def saved_here():
+    ret = save(b"saved.tree")
+    print("restored" if ret == 2 else "saved" if ret == 1 else "failed %d" % ret,
+          file=sys.stderr, flush=True)
+
 r, w = os.pipe()
 pid = os.fork()
 if pid == 0:
     os.close(r)
     for i in range(300):
         os.write(w, b"%d\n" % i)
+        if i == 100 and save and in_child:
+            saved_here()
         time.sleep(0.002)
     os._exit(0)
 os.close(w)
 total = 0
 for n, line in enumerate(os.fdopen(r)):
     total += int(line) * (n + 1)
-    if n == 100 and save:
-        ret = save(b"saved.tree")
-        print("restored" if ret == 2 else "saved" if ret == 1 else "failed %d" % ret,
-              file=sys.stderr, flush=True)
+    if n == 100 and save and not in_child:
+        saved_here()
 os.waitpid(pid, 0)
 with open("out.txt", "w") as out:
     out.write("total %d\n" % total)
 EOF
-	python3 job.py < /dev/null > /dev/null 2>&1 && mv out.txt reference.txt ||
+	set -- python3 job.py "$what"
+	"$@" < /dev/null > /dev/null 2>&1 && mv out.txt reference.txt ||
 		{ echo "reference run failed" >&2; exit 1; }
-	"$build/bin/selfckpt-run" --dir images -- python3 job.py < /dev/null > /dev/null \
-		2> run.err
+	"$build/bin/selfckpt-run" --dir images -- "$@" < /dev/null > /dev/null 2> run.err
 	grep -qx saved run.err && cmp -s out.txt reference.txt &&
 		[ -f saved.tree/manifest ] || {
 		echo "the run that saved: $(cat out.txt 2>/dev/null)" >&2
