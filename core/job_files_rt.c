@@ -129,27 +129,14 @@ static uint32_t describe_run(int a, int b, uint32_t next)
 	return next;
 }
 
-/* Does description @desc of the run held[@a, @b) reach into two processes? */
-static bool crosses(int a, int b, uint32_t desc)
-{
-	int32_t pid = 0;
-
-	for (int i = a; i < b; i++) {
-		if (held[i].desc != desc)
-			continue;
-		if (pid && held[i].pid != pid)
-			return true;
-		pid = held[i].pid;
-	}
-	return false;
-}
-
-/* The descriptors of held[@a, @b) whose description two processes hold, into @x. */
-static int keep_crossing(struct sc_job_area *x, int a, int b)
+/*
+ * The descriptors of held[@a, @b), a file two processes hold, into @x: all of
+ * them, so that the restore makes each of its descriptions once, and a memfd
+ * or removed file once for all.
+ */
+static int keep_run(struct sc_job_area *x, int a, int b)
 {
 	for (int i = a; i < b; i++) {
-		if (!crosses(a, b, held[i].desc))
-			continue;
 		if (x->n_descs >= SC_JOB_DESCS)
 			return -1;
 		x->descs[x->n_descs++] = (struct sc_job_desc){ held[i].pid, held[i].fd,
@@ -178,7 +165,7 @@ void sc_job_find_descriptions(struct sc_job_area *x)
 			several |= held[b].pid != held[a].pid;
 		if (!several)
 			continue;
-		if (!(next = describe_run(a, b, next)) || keep_crossing(x, a, b) < 0) {
+		if (!(next = describe_run(a, b, next)) || keep_run(x, a, b) < 0) {
 			x->n_descs = 0;
 			return;
 		}

@@ -111,13 +111,12 @@ static bool clash(const struct sc_job_area *x, const struct sc_job_slot *p,
 		  const struct sc_job_object *a, const struct sc_job_slot *q,
 		  const struct sc_job_object *b)
 {
-	uint32_t d;
-
 	if (a->kind != SC_JOB_FILE_W || b->kind != SC_JOB_FILE_W || a->dev != b->dev ||
 	    a->ino != b->ino)
 		return false;
+	/* known: the restore makes the file once, each description of it once */
 	if (x->descs_exact)
-		return !(d = description(x, p->pid, a->fd)) || d != description(x, q->pid, b->fd);
+		return !description(x, p->pid, a->fd) || !description(x, q->pid, b->fd);
 	/* unknown: the restore takes one at one position with the same flags as one */
 	return a->pos != b->pos || a->flags != b->flags;
 }

@@ -36,6 +36,13 @@ int sc_fd_open_regular(const struct sc_fd *f, int min);
  */
 int sc_fd_make_held_file(const struct sc_fd *f, int min);
 
+/**
+ * sc_fd_reopen_held() - another open file description of the memfd or
+ * removed file made at descriptor @made, with @f's flags and position, at
+ * @min or above. Return: the descriptor, or a refusal (reported).
+ */
+int sc_fd_reopen_held(int made, const struct sc_fd *f, int min);
+
 /** sc_fd_place_copy() - put a copy of @src at @f's number, with @f's close-on-exec bit. */
 int sc_fd_place_copy(int src, const struct sc_fd *f);
 

@@ -591,16 +591,25 @@ static const struct sc_fd *same_file_made(const struct sc_fd *fds, size_t i)
 	return NULL;
 }
 
-static int reopen_made(const struct sc_fd *made, const struct sc_fd *f, int min)
+int sc_fd_reopen_held(int made, const struct sc_fd *f, int min)
 {
 	char proc[48];
-	int fd;
+	int fd, err;
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", made->fd);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", made);
 	fd = open_path(proc, reopen_flags(f) & ~O_NOFOLLOW, min, f);
-	if (fd < 0)
-		return fd;
-	return seek_and_place(fd, f);
+	if (fd >= 0 && (err = seek_to(fd, f)) < 0) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int reopen_made(const struct sc_fd *made, const struct sc_fd *f, int min)
+{
+	int fd = sc_fd_reopen_held(made->fd, f, min);
+
+	return fd < 0 ? fd : sc_fd_place(fd, f);
 }
 
 int sc_fd_make_held_file(const struct sc_fd *f, int min)

@@ -355,12 +355,27 @@ static bool same_file(const struct open_file *a, const struct open_file *b)
 	       a->f.open_flags == b->f.open_flags;
 }
 
-/* @f opened again, or made again with its contents, at @base or above. */
+/* The tree's descriptor of memfd or removed file @f made already (another description of it). */
+static int held_made(const struct sc_fd *f)
+{
+	for (size_t i = 0; i < sc_tree_n_files; i++)
+		if (sc_tree_files[i].dev == f->dev && sc_tree_files[i].inode == f->inode)
+			return sc_tree_files[i].fd;
+	return -1;
+}
+
+/*
+ * @f opened again, or made again with its contents, at @base or above. A
+ * memfd or removed file is made once: its other descriptions open the same.
+ */
 static int open_shared(const struct sc_fd *f, int base)
 {
 	struct sc_fd at = *f;
-	int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, base);
+	int fd = f->kind == SC_FD_REGULAR ? -1 : held_made(f);
 
+	if (fd >= 0)
+		return sc_fd_reopen_held(fd, f, base);
+	fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, base);
 	if (f->kind == SC_FD_REGULAR || fd < 0) {
 		if (fd >= 0)
 			close(fd);
@@ -375,10 +390,14 @@ static int open_shared(const struct sc_fd *f, int base)
 }
 
 /*
- * One file held open by two processes or more at the same position and with
- * the same flags: one open file, as a parent's that its children inherited
- * (two that opened it each would be at different positions, or are never
- * told apart by what they do next but by their offsets, which are one now).
+ * The files that two processes or more hold, each open file description
+ * made once here and inherited. Where the set knows the descriptions
+ * (R-SET-10), every description of such a file is made so, and a memfd or
+ * removed file is made once for all its descriptions. Where it does not, a
+ * file held at the same position with the same flags by two processes is
+ * taken as one description, as a parent's that its children inherited (two
+ * that opened it each would be at different positions, or are never told
+ * apart by what they do next but by their offsets, which are one now).
  */
 static int make_files(struct tree *t)
 {
@@ -397,7 +416,7 @@ static int make_files(struct tree *t)
 
 		for (j = i + 1; j < t->n_files && same_file(&t->files[i], &t->files[j]); j++)
 			crosses |= t->files[j].member != t->files[i].member;
-		if (!crosses)
+		if (sc_tree_files_exact ? !t->files[i].desc : !crosses)
 			continue;
 		if ((fd = open_shared(&t->files[i].f, base)) < 0)
 			return fd;

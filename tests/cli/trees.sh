@@ -191,21 +191,31 @@ sysv)
 	;;
 files)
 	# one file opened twice at one position, once of it inherited by the child: the child's
-	# seek moves the inherited one only (one open file description each, as the kernel had them)
+	# seek moves the inherited one only (one open file description each, as the kernel had
+	# them); and a removed file opened twice, one for the parent, one for the child, which
+	# writes to it after the checkpoint: the parent reads it (one file, two descriptions)
 	cat > job.py <<'EOF'
 import os, time
 a = os.open("data.txt", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
 b = os.open("data.txt", os.O_RDWR)
 os.write(a, b"x" * 100)
 os.lseek(a, 0, os.SEEK_SET)
+mine = os.open("gone.txt", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+yours = os.open("gone.txt", os.O_RDWR)
+os.unlink("gone.txt")
 pid = os.fork()
 if pid == 0:
+    os.close(mine)
     time.sleep(2.5)
     os.lseek(a, 1000, os.SEEK_SET)
+    os.write(yours, b"written by the child")
     os._exit(0)
+os.close(yours)
 os.waitpid(pid, 0)
 with open("out.txt", "w") as out:
-    out.write("a %d b %d\n" % (os.lseek(a, 0, os.SEEK_CUR), os.lseek(b, 0, os.SEEK_CUR)))
+    out.write("a %d b %d removed file '%s' at %d\n" % (
+        os.lseek(a, 0, os.SEEK_CUR), os.lseek(b, 0, os.SEEK_CUR),
+        os.pread(mine, 100, 0).decode(), os.lseek(mine, 0, os.SEEK_CUR)))
 EOF
 	set -- python3 job.py
 	;;
