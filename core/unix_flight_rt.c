@@ -8,14 +8,17 @@
  * An image cannot hold it, and a restore would lose it: the client would wait
  * for an answer to a request the server never gets. The kernel does not say
  * whose a queued connection is (its client may have closed its end; a
- * client's peer has no inode while it is queued), so any connection queued
- * at a listening socket of the processes counts: the instant waits for them
- * to accept it. A server accepts at once; one that does not for long is
- * refused, named (job.c, checkpoint.c).
+ * client's peer has no inode while it is queued), so connections queued at
+ * a listening socket of the processes count, unless every one of them has a
+ * client among the processes' own sockets that sent nothing yet (then the
+ * restore connects the client again, and nothing is lost): the instant waits
+ * for the server to accept them. A server accepts at once; one that does not
+ * for long is refused, named (job.c, checkpoint.c).
  *
  * Asked of the kernel's socket diagnostics: the listening sockets with
  * connections queued, nearly always none - then nothing more is read; else
- * the descriptors of the processes (/proc/PID/fd), for whose they are.
+ * the descriptors of the processes (/proc/PID/fd), for whose they are, and
+ * the connected sockets, for their clients.
  *
  * Stage contract: runs while every other thread of the process is stopped
  * (possibly inside malloc): raw system calls and static buffers only.
@@ -35,6 +38,8 @@
 #define TCP_LISTEN_ 10
 #define QUEUED_MAX 1024  /* listening sockets with a queue looked at */
 #define HELD_MAX 4096    /* descriptors of those the processes hold */
+#define SOCKS_MAX 16384  /* socket descriptors of the processes looked at */
+#define TCP_ESTABLISHED_ 1
 
 struct queued {
 	uint32_t listener; /* a listening socket */
@@ -50,6 +55,10 @@ static struct queued queued[QUEUED_MAX];
 static int n_queued;
 static struct held held[HELD_MAX];
 static int n_held;
+static uint32_t socks[SOCKS_MAX]; /* every socket the processes hold, sorted once listed */
+static int n_socks;
+/* The clients of queued connections among the processes' sockets, and those with data sent. */
+static int n_waiting, n_sent;
 static char buf[32 << 10] __attribute__((aligned(8)));
 
 static const struct {
@@ -60,6 +69,11 @@ static const struct {
 	       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
 	.r = { .sdiag_family = AF_UNIX, .udiag_states = 1u << TCP_LISTEN_,
 	       .udiag_show = UDIAG_SHOW_RQLEN },
+}, connected_req = {
+	.h = { .nlmsg_len = sizeof(connected_req), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+	       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+	.r = { .sdiag_family = AF_UNIX, .udiag_states = 1u << TCP_ESTABLISHED_,
+	       .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_MEMINFO },
 };
 
 /* A listener with connections in its queue, into queued[]; -1 past QUEUED_MAX. */
@@ -135,15 +149,23 @@ static bool is_queued(uint32_t ino)
 	return false;
 }
 
-/* One descriptor of process *@ctx: kept where it is a listening socket with a queue. */
-static int take_listener(void *ctx, long dir, const char *name, int fd)
+/*
+ * One descriptor of process *@ctx: a listening socket with a queue into
+ * held[], any socket into socks[]; -1 past their room.
+ */
+static int take_socket(void *ctx, long dir, const char *name, int fd)
 {
 	char link[64];
 	long len = sc_sys4(SYS_readlinkat, dir, (long)name, (long)link, sizeof(link));
 	uint32_t ino = len > 0 ? socket_inode(link, len) : 0;
 
 	(void)fd;
-	if (!ino || !is_queued(ino))
+	if (!ino)
+		return 0;
+	if (n_socks >= SOCKS_MAX)
+		return -1;
+	socks[n_socks++] = ino;
+	if (!is_queued(ino))
 		return 0;
 	if (n_held >= HELD_MAX)
 		return -1;
@@ -151,10 +173,83 @@ static int take_listener(void *ctx, long dir, const char *name, int fd)
 	return 0;
 }
 
-/* The listening sockets with a queue that process @pid holds, into held[]; -1 past HELD_MAX. */
+/* The sockets process @pid holds, into held[] and socks[]; -1 past their room. */
 static int take_held(int32_t pid)
 {
-	return sc_proc_fds_each(pid, take_listener, &pid);
+	return sc_proc_fds_each(pid, take_socket, &pid);
+}
+
+static void sort_socks(void)
+{
+	for (int gap = n_socks / 2; gap > 0; gap /= 2)
+		for (int i = gap; i < n_socks; i++) {
+			uint32_t t = socks[i];
+			int j = i;
+
+			for (; j >= gap && socks[j - gap] > t; j -= gap)
+				socks[j] = socks[j - gap];
+			socks[j] = t;
+		}
+}
+
+static bool is_ours(uint32_t ino)
+{
+	int lo = 0, hi = n_socks;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (socks[mid] == ino)
+			return true;
+		if (socks[mid] < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * A connected socket: one of the processes' whose peer has no inode and
+ * which is not shut down is the client of a queued connection (a peer that
+ * closed shuts it down): counted, and whether what it sent is still unread
+ * (its write memory, which the queued socket holds until read).
+ */
+static int take_client(const struct unix_diag_msg *m, int len)
+{
+	uint32_t peer = 0, wmem = 0;
+	uint8_t shut = 0;
+
+	if (!is_ours(m->udiag_ino))
+		return 0;
+	for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= (int)sizeof(uint32_t))
+			peer = *(uint32_t *)RTA_DATA(a);
+		if (a->rta_type == UNIX_DIAG_SHUTDOWN && RTA_PAYLOAD(a) >= 1)
+			shut = *(uint8_t *)RTA_DATA(a);
+		if (a->rta_type == UNIX_DIAG_MEMINFO &&
+		    RTA_PAYLOAD(a) > (int)(SK_MEMINFO_WMEM_ALLOC * sizeof(uint32_t)))
+			wmem = ((uint32_t *)RTA_DATA(a))[SK_MEMINFO_WMEM_ALLOC];
+	}
+	if (peer || shut)
+		return 0;
+	n_waiting++;
+	n_sent += wmem > 0;
+	return 0;
+}
+
+/*
+ * Queued connections whose clients are all processes' own sockets that sent
+ * nothing yet lose nothing: the restore connects each client again, and the
+ * server accepts it then. So do they where the kernel cannot say.
+ */
+static bool harmless(int32_t queued_here)
+{
+	n_waiting = n_sent = 0;
+	sort_socks();
+	if (dump(&connected_req, sizeof(connected_req), take_client) < 0)
+		return false;
+	return !n_sent && n_waiting >= queued_here;
 }
 
 static int32_t holder(uint32_t ino)
@@ -167,7 +262,7 @@ static int32_t holder(uint32_t ino)
 
 int sc_unix_in_flight(const int32_t *pids, int n, struct sc_unix_flight *out)
 {
-	n_queued = n_held = 0;
+	n_queued = n_held = n_socks = 0;
 	*out = (struct sc_unix_flight){ 0 };
 	if (dump(&listeners_req, sizeof(listeners_req), take_queue) < 0)
 		return SC_FLIGHT_UNKNOWN;
@@ -184,5 +279,7 @@ int sc_unix_in_flight(const int32_t *pids, int n, struct sc_unix_flight *out)
 			out->count += (int32_t)queued[k].count;
 		}
 	}
+	if (out->count && harmless(out->count))
+		*out = (struct sc_unix_flight){ 0 };
 	return out->count > 0;
 }

@@ -17,6 +17,7 @@ TEST_SRCS := \
 	tests/compress/test_pool.c \
 	tests/core/test_fd_index.c \
 	tests/core/test_job_set.c \
+	tests/core/test_unix_flight.c \
 	tests/core/test_fd_objects.c \
 	tests/core/test_fd_rights.c \
 	tests/core/test_fds.c \
