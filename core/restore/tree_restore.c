@@ -77,6 +77,7 @@ struct tree {
 	int ready[2];  /* a byte from each process once its children exist */
 	int staged[2]; /* each process's verdict on its image, once staged (an int) */
 	int jump[2];   /* every process jumps at the end of file on jump[0] */
+	bool foreground; /* the restorer had its terminal (standard input) in the foreground */
 	size_t self;   /* the process of the tree this one is */
 };
 
@@ -627,6 +628,19 @@ static void lead(const struct sc_set_member *m)
 		setpgid(0, 0);
 }
 
+/*
+ * The restorer's terminal, where it was in the foreground, goes to the top's
+ * own group (a shell's job): the job reads it and takes its ^C and ^Z as it
+ * did. Its signals are blocked here, so SIGTTOU does not stop it.
+ */
+static void take_terminal(const struct tree *t, const struct sc_set_member *top)
+{
+	if (t->foreground && top->pgid == top->pid && top->sid != top->pid &&
+	    tcsetpgrp(STDIN_FILENO, getpgrp()) < 0)
+		sc_log(SC_LOG_DEBUG, "restore: the terminal stays the restorer's group's: %s",
+		       strerror(errno));
+}
+
 static void join_group(const struct tree *t, const struct sc_set_member *m)
 {
 	if (m->pgid != m->pid && m->sid != m->pid && in_set(t, m->pgid) &&
@@ -723,6 +737,8 @@ static int become(struct tree *t, size_t i, const struct sc_restore_opts *o)
 
 	the_tree = t;
 	lead(m);
+	if (i == 0)
+		take_terminal(t, m);
 	for (size_t j = 0; j < t->set.n && !err; j++)
 		if (makes(t, i, j))
 			err = make(t, i, j, o);
@@ -791,6 +807,7 @@ int sc_restore_tree(const struct sc_restore_opts *o)
 		err = sc_err(SELFCKPT_EHOST, "'%s' is a process tree, which comes back only with "
 			     "its own pids (its processes remember each other's): it cannot be "
 			     "restored with new ids", t.dir);
+	t.foreground = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 	/* System V objects come back with their ids in an IPC namespace of the tree's own */
 	if (!err && sc_same_ids_enter(t.set.m[0].pid, -1, t.n_sysv > 0) != 0)
 		err = sc_err(t.n_sysv ? SELFCKPT_EIPCNS : SELFCKPT_EHOST, "'%s' is a process "

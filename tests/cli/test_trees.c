@@ -16,7 +16,8 @@
  * a connection its server leaves unaccepted for long; a set
  * missing an image, or with a changed manifest, refuses its restore; and
  * selfckpt_save() in the top of a job, or in its child, writes the job's set
- * at its path.
+ * at its path; and a job restored from a shell with job control gets the
+ * shell's terminal.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -31,6 +32,8 @@ static void scenario(const char *job)
 
 	snprintf(cmd, sizeof(cmd), "sh tests/cli/trees.sh '%s' %s", build ? build : "build", job);
 	status = system(cmd);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		cr_skip_test("the %s job cannot run here: see above", job);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the %s job: see above", job);
 }
 
@@ -127,4 +130,9 @@ Test(trees, leave_out_escaped_checkpoints_the_job_without_a_static_child, .timeo
 Test(trees, selfckpt_save_in_a_child_writes_the_job_set_at_its_path, .timeout = 60)
 {
 	scenario("savechild");
+}
+
+Test(trees, a_job_restored_from_a_shell_reads_its_terminal, .timeout = 90)
+{
+	scenario("terminal");
 }

@@ -8,6 +8,8 @@
 # does a connection its server leaves unaccepted, and a set missing an image
 # or with a changed manifest refuses its restore:
 #   trees.sh BUILD escape|unaccepted|missing
+# and a job of a shell with job control, restored on a terminal:
+#   trees.sh BUILD terminal
 # and selfckpt_save() in a job's top process or in its child (the set at its path,
 # restored twice):
 #   trees.sh BUILD save|savechild
@@ -373,6 +375,62 @@ EOF
 			exit 1
 		}
 	done
+	exit 0
+	;;
+terminal)
+	# a job that reads its terminal, run from a shell with job control (its own process
+	# group, in the foreground) and checkpointed as it sleeps; restored from such a shell,
+	# it gets the terminal back and reads what is typed there (not stopped by SIGTTIN)
+	python3 -c 'import os; os.openpty()' 2> /dev/null ||
+		{ echo "no pseudo-terminal can be opened here" >&2; exit 77; }
+	printf 'sleep 2\nread line\necho "read $line" > out.txt\n' > tty-job.sh
+	cat > drive.py <<'EOF'
+import os, pty, select, signal, sys, time
+build = sys.argv[1]
+
+def shell(cmd):  # bash with job control on a terminal of its own; cmd is not exec'd
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp("bash", ["bash", "-c", "set -m; %s; true" % cmd])
+    return pid, fd
+
+def read_for(fd, seconds):
+    until, out = time.time() + seconds, b""
+    while time.time() < until:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            out += data
+    return out
+
+pid, fd = shell("%s/bin/selfckpt-run --dir images -- sh ./tty-job.sh" % build)
+time.sleep(1)
+top = int(os.popen("pgrep -f '^sh ./tty-job.sh$'").read().split()[0])
+os.kill(top, signal.SIGUSR2)
+for i in range(200):
+    if os.path.exists("images/latest"):
+        break
+    time.sleep(0.05)
+os.kill(top, signal.SIGKILL)
+read_for(fd, 0.5)
+os.waitpid(pid, 0)
+pid, fd = shell("%s/bin/selfckpt-restore images/latest" % build)
+time.sleep(2)
+os.write(fd, b"hello\n")
+read_for(fd, 3)
+os.kill(pid, signal.SIGKILL)
+EOF
+	timeout 60 python3 drive.py "$build" > drive.out 2>&1
+	grep -qx "read hello" out.txt 2>/dev/null || {
+		echo "the restored job did not read its terminal: $(cat out.txt 2>/dev/null)" >&2
+		cat drive.out >&2
+		pkill -KILL -f '^sh ./tty-job.sh$'
+		exit 1
+	}
 	exit 0
 	;;
 missing)
