@@ -124,6 +124,9 @@ struct sc_job_area {
 	int32_t descs_exact;
 	int32_t n_descs;
 	struct sc_job_desc descs[SC_JOB_DESCS];
+	/* an eventfd, timerfd, epoll ... object two processes share (kcmp() told): which */
+	int32_t objects_shared;
+	struct sc_job_desc object_pair[2];
 };
 
 /* A member's part in a checkpoint of the job; NULL in a checkpoint of one process. */

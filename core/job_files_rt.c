@@ -13,6 +13,11 @@
  * processes or more hold is asked about, each descriptor against one of each
  * description found so far.
  *
+ * The objects of the anonymous inode (eventfd, timerfd, signalfd, epoll,
+ * inotify: all on one inode) are asked about too: one that two processes
+ * share cannot come back shared, and the job's checkpoint is refused, naming
+ * it (job_share.c).
+ *
  * Where kcmp() is refused (a seccomp profile without CAP_SYS_PTRACE) or there
  * are more descriptors than the tables hold, nothing is known (descs_exact
  * stays 0): the restore then takes descriptors of one file at one position
@@ -38,10 +43,12 @@ struct held_file {
 	uint64_t dev, ino;
 	int32_t pid, fd;
 	uint32_t desc; /* 0 until known */
+	int32_t anon;  /* an object of the anonymous inode: eventfd, timerfd, epoll ... */
 };
 
 static struct held_file held[HELD_MAX];
 static int n_held;
+static int32_t reps[HELD_MAX]; /* a run's descriptions, one descriptor each, in kcmp() order */
 
 /* "/proc/<pid>/fd/<fd>" into @path (room for 80). */
 static void fd_path(char *path, int32_t pid, int fd)
@@ -66,11 +73,12 @@ static int take_file(void *ctx, long dir, const char *name, int fd)
 	/* the file itself, through the link: dev and inode as the kernel has them */
 	fd_path(path, pid, fd);
 	if (sc_sys4(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, 0) < 0 ||
-	    (st.st_mode & S_IFMT_) != S_IFREG_)
+	    ((st.st_mode & S_IFMT_) != S_IFREG_ && (st.st_mode & S_IFMT_) != 0))
 		return 0;
 	if (n_held >= HELD_MAX)
 		return -1;
-	held[n_held++] = (struct held_file){ st.st_dev, st.st_ino, pid, fd, 0 };
+	held[n_held++] = (struct held_file){ st.st_dev, st.st_ino, pid, fd, 0,
+					     (st.st_mode & S_IFMT_) == 0 };
 	return 0;
 }
 
@@ -110,23 +118,59 @@ static void sort_held(void)
  */
 static uint32_t describe_run(int a, int b, uint32_t next)
 {
-	for (int i = a; i < b; i++) {
-		for (int k = a; k < i && !held[i].desc; k++) {
-			long r;
+	int n = 0;
 
-			if (held[k].pid == held[i].pid && held[k].fd == held[i].fd)
-				continue;
-			r = sc_sys5(SYS_kcmp, held[i].pid, held[k].pid, KCMP_FILE, held[i].fd,
-				    held[k].fd);
-			if (r < 0)
+	for (int i = a; i < b; i++) {
+		int lo = 0, hi = n;
+
+		while (lo < hi && !held[i].desc) { /* a binary search, in kcmp()'s order */
+			const struct held_file *r = &held[reps[(lo + hi) / 2]];
+			long c = sc_sys5(SYS_kcmp, held[i].pid, r->pid, KCMP_FILE, held[i].fd, r->fd);
+
+			if (c < 0)
 				return 0;
-			if (r == 0)
-				held[i].desc = held[k].desc;
+			if (c == 0)
+				held[i].desc = r->desc;
+			else if (c == 1)
+				hi = (lo + hi) / 2;
+			else
+				lo = (lo + hi) / 2 + 1;
 		}
-		if (!held[i].desc)
-			held[i].desc = next++;
+		if (held[i].desc)
+			continue;
+		held[i].desc = next++;
+		for (int k = n++; k > lo; k--)
+			reps[k] = reps[k - 1];
+		reps[lo] = i;
 	}
 	return next;
+}
+
+/* Does description @desc of the run held[@a, @b) reach into two processes? Which, into @x. */
+static bool crosses(int a, int b, uint32_t desc, struct sc_job_desc x[2])
+{
+	int first = -1;
+
+	for (int i = a; i < b; i++) {
+		if (held[i].desc != desc)
+			continue;
+		if (first < 0) {
+			first = i;
+		} else if (held[i].pid != held[first].pid) {
+			x[0] = (struct sc_job_desc){ held[first].pid, held[first].fd, desc };
+			x[1] = (struct sc_job_desc){ held[i].pid, held[i].fd, desc };
+			return true;
+		}
+	}
+	return false;
+}
+
+/* An eventfd, timerfd, epoll or inotify object of the run held[@a, @b) two processes share. */
+static void find_shared_object(struct sc_job_area *x, int a, int b)
+{
+	for (int i = a; i < b && !x->objects_shared; i++)
+		if (crosses(a, b, held[i].desc, x->object_pair))
+			x->objects_shared = 1;
 }
 
 /*
@@ -151,6 +195,7 @@ void sc_job_find_descriptions(struct sc_job_area *x)
 
 	x->descs_exact = 0;
 	x->n_descs = 0;
+	x->objects_shared = 0;
 	n_held = 0;
 	for (int i = 0; i < x->n; i++)
 		if (x->slot[i].pid > 0 && x->slot[i].state != SC_MEMBER_ZOMBIE &&
@@ -165,7 +210,13 @@ void sc_job_find_descriptions(struct sc_job_area *x)
 			several |= held[b].pid != held[a].pid;
 		if (!several)
 			continue;
-		if (!(next = describe_run(a, b, next)) || keep_run(x, a, b) < 0) {
+		if (!(next = describe_run(a, b, next))) {
+			x->n_descs = 0;
+			return;
+		}
+		if (held[a].anon)
+			find_shared_object(x, a, b);
+		else if (keep_run(x, a, b) < 0) {
 			x->n_descs = 0;
 			return;
 		}

@@ -22,7 +22,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "core/job.h"
@@ -209,9 +211,38 @@ static int check_sysv_all(const struct sc_job_area *a)
 	return err;
 }
 
+/* What descriptor @d is, as its link says ("anon_inode:[eventfd]"), into @buf; or "?". */
+static const char *object_name(const struct sc_job_desc *d, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)d->pid, d->fd);
+	n = readlink(path, buf, size - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	return n > 0 ? buf : "?";
+}
+
+/* An eventfd, timerfd, epoll, signalfd or inotify object that two processes share. */
+static int refuse_object(const struct sc_job_area *a)
+{
+	const struct sc_job_desc *p = a->object_pair;
+	char name[64];
+
+	return sc_err(SELFCKPT_EHOST, "descriptor %d of process %d and descriptor %d of process "
+		      "%d are one %s object (an eventfd, timer, epoll, signalfd or inotify "
+		      "descriptor shared across fork()), which a process tree does not bring back "
+		      "shared: each would get a copy of its own, so no image is written",
+		      p[0].fd, (int)p[0].pid, p[1].fd, (int)p[1].pid,
+		      object_name(&p[0], name, sizeof(name)));
+}
+
 int sc_job_check_shares(const struct sc_job_area *a)
 {
 	int err = 0;
+
+	if (a->objects_shared)
+		return refuse_object(a);
 
 	for (int i = 0; i < a->n && !err; i++) {
 		const struct sc_job_slot *x = &a->slot[i];

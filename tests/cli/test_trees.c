@@ -13,7 +13,8 @@
  * whole job ends with status 75 once the set is written). A
  * process that escapes the job refuses the checkpoint, naming it (or, with
  * --leave-out-escaped, is left out of a set that comes back whole), and so does
- * a connection its server leaves unaccepted for long; a set
+ * a connection its server leaves unaccepted for long, or an eventfd two
+ * processes share; a set
  * missing an image, or with a changed manifest, refuses its restore; and
  * selfckpt_save() in the top of a job, or in its child, writes the job's set
  * at its path; and a job restored from a shell with job control gets the
@@ -135,4 +136,9 @@ Test(trees, selfckpt_save_in_a_child_writes_the_job_set_at_its_path, .timeout = 
 Test(trees, a_job_restored_from_a_shell_reads_its_terminal, .timeout = 90)
 {
 	scenario("terminal");
+}
+
+Test(trees, an_eventfd_shared_by_two_processes_refuses_the_checkpoint_naming_it, .timeout = 60)
+{
+	scenario("eventfd");
 }

@@ -7,7 +7,7 @@
 # and the refusals: a process that escapes the job refuses its checkpoint, so
 # does a connection its server leaves unaccepted, and a set missing an image
 # or with a changed manifest refuses its restore:
-#   trees.sh BUILD escape|unaccepted|missing
+#   trees.sh BUILD escape|unaccepted|eventfd|missing
 # and a job of a shell with job control, restored on a terminal:
 #   trees.sh BUILD terminal
 # and selfckpt_save() in a job's top process or in its child (the set at its path,
@@ -375,6 +375,43 @@ EOF
 			exit 1
 		}
 	done
+	exit 0
+	;;
+eventfd)
+	# a parent and child counting through one eventfd: it cannot come back shared, so the
+	# checkpoint is refused, naming it, and the job goes on
+	cat > job.py <<'EOF'
+import os, time
+efd = os.eventfd(0)
+pid = os.fork()
+if pid == 0:
+    for i in range(30):
+        os.eventfd_write(efd, 1)
+        time.sleep(0.1)
+    os._exit(0)
+total = 0
+while total < 30:
+    total += os.eventfd_read(efd)
+os.waitpid(pid, 0)
+print(total)
+EOF
+	"$build/bin/selfckpt-run" --dir images -- python3 job.py < /dev/null > run.out 2> run.err &
+	run=$!
+	sleep 1
+	kill -"$sig" "$run"
+	wait "$run"
+	status=$?
+	[ $status -eq 0 ] && grep -qx 30 run.out || {
+		echo "the job exited $status, printed '$(cat run.out)'" >&2
+		cat run.err >&2
+		exit 1
+	}
+	grep -q "are one anon_inode:\[eventfd\] object" run.err || {
+		echo "the shared eventfd was not named:" >&2
+		cat run.err >&2
+		exit 1
+	}
+	[ -z "$(ls images)" ] || { echo "files left in images:" >&2; ls -a images >&2; exit 1; }
 	exit 0
 	;;
 terminal)
