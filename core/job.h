@@ -88,6 +88,7 @@ struct sc_job_slot {
 	int32_t err;         /* a failure's code (negative) */
 	int32_t status;      /* a zombie's wait status */
 	int32_t n_children;  /* -1: more than SC_JOB_CHILDREN */
+	int32_t gpu_copy;    /* forked from a GPU process: what its driver made is dead here */
 	int32_t listed;      /* the coordinator took the children in */
 	int32_t children[SC_JOB_CHILDREN];
 	char prog[16];
@@ -135,6 +136,13 @@ struct sc_job_member {
 	int index;        /* its slot */
 	bool coordinator; /* slot 0: the rest of the job is stopped before it stops */
 };
+
+/*
+ * Set by the CUDA library in a child forked from a process that used the GPU:
+ * the driver's own descriptors it inherited (an eventfd, say) are dead in it,
+ * as CUDA is, so that they are no object the child shares with its parent.
+ */
+extern int sc_job_gpu_copy;
 
 /* job_rt.c: run by freeze() while every other thread of the process is stopped (raw). */
 

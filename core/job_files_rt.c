@@ -146,31 +146,35 @@ static uint32_t describe_run(int a, int b, uint32_t next)
 	return next;
 }
 
-/* Does description @desc of the run held[@a, @b) reach into two processes? Which, into @x. */
-static bool crosses(int a, int b, uint32_t desc, struct sc_job_desc x[2])
+/* Is @pid a child forked from a GPU process (its driver's objects dead in it)? */
+static bool gpu_copy(const struct sc_job_area *x, int32_t pid)
 {
-	int first = -1;
-
-	for (int i = a; i < b; i++) {
-		if (held[i].desc != desc)
-			continue;
-		if (first < 0) {
-			first = i;
-		} else if (held[i].pid != held[first].pid) {
-			x[0] = (struct sc_job_desc){ held[first].pid, held[first].fd, desc };
-			x[1] = (struct sc_job_desc){ held[i].pid, held[i].fd, desc };
-			return true;
-		}
-	}
+	for (int i = 0; i < x->n; i++)
+		if (x->slot[i].pid == pid)
+			return x->slot[i].gpu_copy != 0;
 	return false;
 }
 
-/* An eventfd, timerfd, epoll or inotify object of the run held[@a, @b) two processes share. */
+/*
+ * An eventfd, timerfd, epoll or inotify object of the run held[@a, @b) two
+ * processes share; not one the GPU driver made in a process whose children
+ * inherited it, dead in them (it comes back a copy each, none used).
+ */
 static void find_shared_object(struct sc_job_area *x, int a, int b)
 {
-	for (int i = a; i < b && !x->objects_shared; i++)
-		if (crosses(a, b, held[i].desc, x->object_pair))
-			x->objects_shared = 1;
+	for (int i = a; i < b && !x->objects_shared; i++) {
+		if (gpu_copy(x, held[i].pid))
+			continue;
+		for (int k = a; k < b && !x->objects_shared; k++)
+			if (held[k].desc == held[i].desc && held[k].pid != held[i].pid &&
+			    !gpu_copy(x, held[k].pid)) {
+				x->object_pair[0] = (struct sc_job_desc){ held[i].pid, held[i].fd,
+									  held[i].desc };
+				x->object_pair[1] = (struct sc_job_desc){ held[k].pid, held[k].fd,
+									  held[k].desc };
+				x->objects_shared = 1;
+			}
+	}
 }
 
 /*

@@ -23,6 +23,8 @@
 #define STEP_WAIT_MS 30000
 #define TICK_MS 50
 
+int sc_job_gpu_copy;
+
 void sc_job_wake(int32_t *word)
 {
 	__atomic_add_fetch(word, 1, __ATOMIC_RELEASE);
@@ -220,6 +222,7 @@ int sc_job_stopped(const struct sc_job_member *jm)
 	s->ppid = (int32_t)sc_sys0(SYS_getppid);
 	s->pgid = (int32_t)sc_sys1(SYS_getpgid, 0);
 	s->sid = (int32_t)sc_sys1(SYS_getsid, 0);
+	s->gpu_copy = __atomic_load_n(&sc_job_gpu_copy, __ATOMIC_ACQUIRE);
 	set_state(a, s, SC_MEMBER_STOPPED);
 	if (jm->coordinator)
 		return coordinator_stopped(a, s);

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/job.h"
 #include "core/sc_core.h"
 #include "core/sc_handoff.h"
 #include "core/sc_settings.h"
@@ -326,6 +327,7 @@ static void forked_child(void)
 {
 	if (!sc_cu.started)
 		return;
+	sc_job_gpu_copy = 1;
 	sc_cu.started = false;
 	sc_cu.dead = true;
 	sc_cu.proxy = 0;

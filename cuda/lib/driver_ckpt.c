@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/job.h"
 #include "core/sc_core.h"
 #include "core/sc_hooks.h"
 #include "core/sc_settings.h"
@@ -220,8 +221,12 @@ static int refuse(const struct sc_cu_driver_seen *s, const char *why)
 
 static void forked_child(void)
 {
+	unsigned fds, maps;
+
 	forked_copy = true;
 	held = in_image = false;
+	if (sc_nvidia_devices_used(&fds, &maps)) /* the parent used the GPU: its driver's objects */
+		sc_job_gpu_copy = 1;
 }
 
 __attribute__((constructor)) static void driver_at_load(void)
