@@ -351,7 +351,8 @@ static void write_opts(struct sc_write_opts *wo)
 
 	sc_write_opts_init(wo);
 	wo->level = set->level;
-	wo->threads = set->threads;
+	/* the members of a job write at once: each takes its share of the CPUs */
+	wo->threads = set->threads ? set->threads : sc_job_threads();
 	wo->writers = set->writers;
 	wo->no_writeback = !set->writeback;
 }
@@ -782,6 +783,9 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	       t[1] - t[0], t2 - t[1], t3 - t2, sc_log_seconds() - t3);
 	if (hooks.done)
 		hooks.done(err);
+	/* before the end, which lets an exit under way go: a member that ends is no loss then */
+	if (job && !job->coordinator)
+		sc_job_member_report(job, err);
 	checkpoint_end();
 	return err < 0 ? err : SELFCKPT_SAVED;
 }

@@ -711,6 +711,16 @@ int sc_job_save_at(const char *path, const char *why)
 	return checkpoint_job(&t, why);
 }
 
+/* @msg into @s->msg, cut to its room (raw). */
+static void put_msg(struct sc_job_slot *s, const char *msg)
+{
+	int k = 0;
+
+	for (; msg && msg[k] && k < (int)sizeof(s->msg) - 1; k++)
+		s->msg[k] = msg[k];
+	s->msg[k] = '\0';
+}
+
 /* ---- a member ---- */
 
 static struct sc_job_area *area_open(pid_t coord, int fd)
@@ -745,7 +755,7 @@ void sc_job_join(pid_t coord, int fd, int index)
 	struct sc_exit_after ex = { .status = a ? a->exit_status : 0 };
 	struct sc_job_slot *s;
 	char path[PATH_MAX + 64];
-	int ret, state;
+	int ret;
 
 	if (!a)
 		return;
@@ -763,32 +773,29 @@ void sc_job_join(pid_t coord, int fd, int index)
 		sc_job_save_restored(); /* its selfckpt_save() under way, if any, returns */
 		return;
 	}
-	state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-	if (state != SC_MEMBER_WRITTEN && state != SC_MEMBER_FAILED) { /* else told already */
-		if (ret < 0) {
-			snprintf(s->msg, sizeof(s->msg), "%s", selfckpt_last_error());
-			s->err = ret;
-		}
-		__atomic_store_n(&s->state, ret < 0 ? SC_MEMBER_FAILED : SC_MEMBER_WRITTEN,
-				 __ATOMIC_RELEASE);
-		sc_job_wake(&a->changed);
-	}
+	sc_job_member_report(&me, ret); /* told already, unless refused before the stop */
 	area_drop(a);
+}
+
+void sc_job_member_report(const struct sc_job_member *jm, int err)
+{
+	struct sc_job_slot *s = &jm->area->slot[jm->index];
+	int state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+	if (state == SC_MEMBER_WRITTEN || state == SC_MEMBER_FAILED)
+		return;
+	if (err < 0) {
+		put_msg(s, selfckpt_last_error());
+		s->err = err;
+	}
+	__atomic_store_n(&s->state, err < 0 ? SC_MEMBER_FAILED : SC_MEMBER_WRITTEN,
+			 __ATOMIC_RELEASE);
+	sc_job_wake(&jm->area->changed);
 }
 
 void sc_job_ran_past(const struct sc_job_member *jm)
 {
 	__atomic_store_n(&jm->area->slot[jm->index].ran_past, 1, __ATOMIC_RELEASE);
-}
-
-/* @msg into @s->msg, cut to its room (raw). */
-static void put_msg(struct sc_job_slot *s, const char *msg)
-{
-	int k = 0;
-
-	for (; msg && msg[k] && k < (int)sizeof(s->msg) - 1; k++)
-		s->msg[k] = msg[k];
-	s->msg[k] = '\0';
 }
 
 /*
@@ -802,15 +809,9 @@ bool sc_job_member_verdict(const struct sc_job_member *jm, int err, bool ran_pas
 	int32_t coord = a->slot[0].pid;
 	int phase;
 
-	if (err < 0) {
-		put_msg(s, selfckpt_last_error());
-		s->err = err;
-	}
 	if (ran_past)
 		s->ran_past = 1;
-	__atomic_store_n(&s->state, err < 0 ? SC_MEMBER_FAILED : SC_MEMBER_WRITTEN,
-			 __ATOMIC_RELEASE);
-	sc_job_wake(&a->changed);
+	sc_job_member_report(jm, err);
 	/* the coordinator may write its own image long after: no limit but its life */
 	while ((phase = __atomic_load_n(&a->phase, __ATOMIC_ACQUIRE)) != SC_JOB_DONE &&
 	       phase != SC_JOB_ABORT && kill(coord, 0) == 0)

@@ -182,6 +182,13 @@ void sc_job_find_descriptions(struct sc_job_area *a);
  */
 bool sc_job_member_verdict(const struct sc_job_member *jm, int err, bool ran_past);
 
+/**
+ * sc_job_member_report() - a member's image is complete (@err 0) or refused:
+ * said to the coordinator before the member's checkpoint ends, so that a
+ * process that exits as soon as it may is no member "ended before its image".
+ */
+void sc_job_member_report(const struct sc_job_member *jm, int err);
+
 /** sc_job_ran_past() - this member's threads went on past the instant (no hold could be had). */
 void sc_job_ran_past(const struct sc_job_member *jm);
 
@@ -283,6 +290,13 @@ void sc_job_note_fds(const struct sc_fd *fds, size_t n);
 
 /** sc_job_in_checkpoint() - is the image being written a member's of a job's checkpoint? */
 bool sc_job_in_checkpoint(void);
+
+/**
+ * sc_job_threads() - the threads one member's image may compress and read
+ * with, all members writing at once: its share of the CPUs (at least one);
+ * 0 outside a job's checkpoint (the default: every CPU).
+ */
+unsigned sc_job_threads(void);
 
 /**
  * sc_job_note_sysv() - note a System V object the image holds (no-op

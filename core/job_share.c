@@ -87,6 +87,19 @@ bool sc_job_in_checkpoint(void)
 	return noting != NULL;
 }
 
+unsigned sc_job_threads(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int running = 0;
+
+	if (!noting || cpus < 1)
+		return 0;
+	for (int i = 0; i < noting->area->n; i++)
+		running += noting->area->slot[i].pid > 0 &&
+			   noting->area->slot[i].state != SC_MEMBER_ZOMBIE;
+	return running > 1 ? (unsigned)(cpus / running > 1 ? cpus / running : 1) : 0;
+}
+
 void sc_job_note_sysv(uint32_t kind, int32_t id, bool made, uint32_t attaches, uint32_t nattch)
 {
 	if (noting)

@@ -21,6 +21,7 @@
 
 #include "compress/sc_compress.h"
 #include "core/checkpoint_internal.h"
+#include "core/job.h"
 #include "core/sc_core.h"
 #include "core/sc_settings.h"
 #include "core/shared_freeze.h"
@@ -614,7 +615,8 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 		return err;
 	pl.v = v;
 	pl.n = n;
-	err = sc_pool_new(&pl.pool, sc_settings()->threads);
+	err = sc_pool_new(&pl.pool, sc_settings()->threads ? sc_settings()->threads
+							   : sc_job_threads());
 	if (err < 0)
 		err = sc_err(-err, "cannot start the snapshot readers: %s", strerror(-err));
 	shared = sc_copier_buffer(&shared_size);
