@@ -498,6 +498,15 @@ static int restarted(void)
  * watchdog let them go (a stopped thread held what the writing needed), or
  * the image failed, the program goes on.
  */
+/* A held checkpoint that does not end the program: the threads go on (@held: still stopped). */
+static void go_on_after_hold(bool held)
+{
+	if (held)
+		sc_threads_release(); /* else the watchdog let them go already */
+	sc_pending_requeue(sc_stopped.self);
+	sc_pending_requeue(SC_PENDING_PROCESS);
+}
+
 static void end_hold(const struct sc_exit_after *ex, const char *path, pid_t child, int err)
 {
 	bool held = sc_hold_end();
@@ -507,10 +516,7 @@ static void end_hold(const struct sc_exit_after *ex, const char *path, pid_t chi
 		kill(child, SIGKILL); /* the snapshot would outlive the process */
 		_exit(ex->status);
 	}
-	if (held)
-		sc_threads_release(); /* else the watchdog let them go already */
-	sc_pending_requeue(sc_stopped.self);
-	sc_pending_requeue(SC_PENDING_PROCESS);
+	go_on_after_hold(held);
 	if (!err && !held)
 		sc_log(SC_LOG_WARN, "a stopped thread held what writing the image needed for more "
 		       "than %d s, so the program's threads went on before the image was complete: "
@@ -541,20 +547,15 @@ static void end_job_hold(const struct sc_exit_after *ex, pid_t child, int err,
 		kill(child, SIGKILL); /* the snapshot would outlive the process */
 		_exit(ex->status);
 	}
-	if (held)
-		sc_threads_release();
-	sc_pending_requeue(sc_stopped.self);
-	sc_pending_requeue(SC_PENDING_PROCESS);
+	go_on_after_hold(held);
 }
 
 bool sc_checkpoint_hold_end(void)
 {
 	bool held = coordinator_holds && sc_hold_end();
 
-	if (coordinator_holds && !held) { /* the watchdog let the threads go */
-		sc_pending_requeue(sc_stopped.self);
-		sc_pending_requeue(SC_PENDING_PROCESS);
-	}
+	if (coordinator_holds && !held)
+		go_on_after_hold(false); /* the watchdog let the threads go */
 	coordinator_holds = held;
 	return held;
 }

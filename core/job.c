@@ -398,22 +398,12 @@ static bool ran_past(const struct sc_job_area *a)
 	return false;
 }
 
-/* Has process @pid ended (gone, or a zombie)? Raw reads: this process's threads are held. */
+/* Has process @pid ended (gone, or a zombie)? read_stat() is raw: this process's threads are held. */
 static bool ended(pid_t pid)
 {
-	char path[48], text[128];
-	int fd;
-	ssize_t n;
-	const char *p;
+	struct proc_stat st;
 
-	sc_path_number(path, "/proc/", pid, "/stat");
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return true;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	p = strrchr(text, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+	return read_stat(pid, &st) < 0 || st.state == 'Z' || st.state == 'X';
 }
 
 /* The job ends: its other processes are gone (or zombies) before this one goes, for 2 s at most. */
@@ -723,23 +713,34 @@ static void put_msg(struct sc_job_slot *s, const char *msg)
 
 /* ---- a member ---- */
 
-static struct sc_job_area *area_open(pid_t coord, int fd)
+void *sc_job_map_of(pid_t pid, int fd, size_t len, const char *what)
 {
 	char path[64];
-	struct sc_job_area *a;
+	void *m;
 	int mine;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)coord, fd);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
 	if ((mine = open(path, O_RDWR | O_CLOEXEC)) < 0) {
-		sc_log(SC_LOG_WARN, "cannot join the checkpoint of the job (process %d): %s",
-		       (int)coord, strerror(errno));
+		sc_log(SC_LOG_WARN, "cannot %s (process %d): %s", what, (int)pid, strerror(errno));
 		return NULL;
 	}
-	a = mmap(NULL, area_len(), PROT_READ | PROT_WRITE, MAP_SHARED, mine, 0);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mine, 0);
 	close(mine);
-	if (a == MAP_FAILED || a->magic != SC_JOB_MAGIC) {
-		if (a != MAP_FAILED)
-			munmap(a, area_len());
+	if (m != MAP_FAILED)
+		return m;
+	sc_log(SC_LOG_WARN, "cannot %s (process %d): %s", what, (int)pid, strerror(errno));
+	return NULL;
+}
+
+static struct sc_job_area *area_open(pid_t coord, int fd)
+{
+	struct sc_job_area *a = sc_job_map_of(coord, fd, area_len(),
+					      "join the checkpoint of the job");
+
+	if (!a)
+		return NULL;
+	if (a->magic != SC_JOB_MAGIC) {
+		munmap(a, area_len());
 		sc_log(SC_LOG_WARN, "cannot join the checkpoint of the job (process %d)",
 		       (int)coord);
 		return NULL;

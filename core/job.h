@@ -252,6 +252,13 @@ int sc_job_save(const char *path);
  */
 int sc_job_save_at(const char *path, const char *why);
 
+/**
+ * sc_job_map_of() - @len bytes of the memfd that process @pid holds as @fd,
+ * mapped shared here (through /proc/PID/fd); NULL where it cannot be, with
+ * a warning that says it could not @what.
+ */
+void *sc_job_map_of(pid_t pid, int fd, size_t len, const char *what);
+
 /* job_save.c */
 
 /**

@@ -145,19 +145,8 @@ void sc_job_save_restored(void)
 /* The request of process @from in its memfd @fd, mapped here; NULL where it is gone. */
 static struct save_request *open_request(pid_t from, int fd)
 {
-	char path[64];
-	struct save_request *r;
-	int mine;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)from, fd);
-	if ((mine = open(path, O_RDWR | O_CLOEXEC)) < 0) {
-		sc_log(SC_LOG_WARN, "cannot read the selfckpt_save() request of process %d: %s",
-		       (int)from, strerror(errno));
-		return NULL;
-	}
-	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED, mine, 0);
-	close(mine);
-	return r == MAP_FAILED ? NULL : r;
+	return sc_job_map_of(from, fd, sizeof(struct save_request),
+			     "read its selfckpt_save() request");
 }
 
 void sc_job_save_serve(pid_t from, int fd)
