@@ -39,6 +39,7 @@ static pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t busy_done = PTHREAD_COND_INITIALIZER;
 static bool busy;
 static pid_t busy_thread; /* the thread that began it */
+static int busy_depth;    /* a job's checkpoint holds it around its process's own */
 /*
  * The process whose memory this is. A child made with CLONE_VM (vfork(),
  * posix_spawn(), the library's own starts of its programs) shares it and
@@ -60,11 +61,19 @@ const struct sc_hooks *sc_hooks_get(void)
 
 static void checkpoint_begin(void)
 {
+	pid_t me = (pid_t)sc_gettid();
+
 	pthread_mutex_lock(&busy_lock);
+	if (busy && busy_thread == me) { /* inside the job's checkpoint this thread began */
+		busy_depth++;
+		pthread_mutex_unlock(&busy_lock);
+		return;
+	}
 	while (busy)
 		pthread_cond_wait(&busy_done, &busy_lock);
 	busy = true;
-	busy_thread = (pid_t)sc_gettid();
+	busy_depth = 1;
+	busy_thread = me;
 	pthread_mutex_unlock(&busy_lock);
 }
 
@@ -77,6 +86,7 @@ static void child_after_fork(void)
 	pthread_mutex_init(&busy_lock, NULL);
 	pthread_cond_init(&busy_done, NULL);
 	busy = false;
+	busy_depth = 0;
 	memory_owner = (pid_t)sc_sys0(SYS_getpid);
 }
 
@@ -89,6 +99,11 @@ __attribute__((constructor)) static void checkpoint_init(void)
 static void checkpoint_end(void)
 {
 	pthread_mutex_lock(&busy_lock);
+	if (--busy_depth > 0) { /* the job's checkpoint goes on */
+		pthread_mutex_unlock(&busy_lock);
+		return;
+	}
+	busy_depth = 0;
 	busy = false;
 	pthread_cond_broadcast(&busy_done);
 	pthread_mutex_unlock(&busy_lock);
@@ -423,10 +438,14 @@ static void *write_in_background(void *arg)
 	return NULL;
 }
 
-/* A process that exits while its image is being written waits for it first. */
-static void wait_for_background(void)
+void sc_checkpoint_job_begin(void)
 {
-	sc_checkpoint_wait_idle();
+	checkpoint_begin();
+}
+
+void sc_checkpoint_job_end(void)
+{
+	checkpoint_end();
 }
 
 void sc_checkpoint_wait_idle(void)
@@ -737,7 +756,7 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 
 	if (!path || !*path)
 		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save() needs a file name");
-	sc_exiting_watch(wait_for_background); /* an exit waits for the checkpoint under way */
+	sc_exiting_watch(sc_checkpoint_wait_idle); /* an exit waits for the checkpoint under way */
 	checkpoint_begin();
 	sc_snapshot_reaped(); /* the last snapshot's reaper is no thread to save */
 	err = sc_exiting_refuse(path); /* none starts once the program is exiting */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -177,6 +178,7 @@ struct gather {
 	struct sc_job_area *a;
 	int fd;     /* the area's, which members open through /proc */
 	int sig;    /* the members' "at once" signal */
+	int starting; /* members not running the library's thread yet, at the last look */
 };
 
 static int64_t now_ms(void)
@@ -240,36 +242,81 @@ static void name_slot(struct sc_job_slot *s)
 }
 
 /*
- * Wait until @pid, a child just asked about, runs the library's checkpoint
- * thread (a child just forked or exec'd starts it at once): 1 when it does,
- * 0 when it became a zombie or is gone meanwhile (in *@st), or a refusal.
+ * Is @pid a static program? The kernel names no program interpreter in its
+ * auxiliary vector (AT_BASE 0): nothing can load the library into it, so it
+ * is escaped at once, not after JOIN_WAIT_MS.
  */
-static int wait_member(struct sc_job_area *a, pid_t pid, pid_t parent, struct proc_stat *st)
+static bool is_static(pid_t pid)
 {
-	int64_t until = now_ms() + JOIN_WAIT_MS;
-	char prog[256];
+	uint64_t av[2 * 48];
+	char path[64];
+	ssize_t n;
+	int fd;
 
-	if (st->state == 'T' || st->state == 't')
-		return sc_err(SELFCKPT_EHOST, "process %d ('%s'), a child of %d, is stopped (by a "
-			      "signal or a debugger), so it cannot take part in the checkpoint of the "
-			      "job: no image is written", (int)pid, program_of(pid, prog, sizeof(prog)),
-			      (int)parent);
-	while (!runs_library(pid)) {
-		if (read_stat(pid, st) < 0) {
-			st->state = 'X';
-			return 0;
-		}
-		if (st->state == 'Z')
-			return 0;
-		if (now_ms() > until) {
-			int err = escaped(a, pid, parent);
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, av, sizeof(av));
+	close(fd);
+	for (ssize_t i = 0; i + 1 < n / (ssize_t)sizeof(av[0]) && av[i] != AT_NULL; i += 2)
+		if (av[i] == AT_BASE)
+			return av[i + 1] == 0;
+	return false;
+}
 
-			st->state = 'L'; /* left out, where not refused */
-			return err < 0 ? err : 0;
-		}
-		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+/* A slot whose process is gone, or left out: no part of the instant. */
+static void no_part(struct sc_job_slot *s)
+{
+	s->pid = -s->pid;
+	__atomic_store_n(&s->state, SC_MEMBER_ZOMBIE, __ATOMIC_RELEASE);
+}
+
+/* Ask the member of slot @s to join: the "at once" signal, naming its slot and the area. */
+static int signal_member(struct gather *g, struct sc_job_slot *s)
+{
+	union sigval v;
+
+	name_slot(s); /* after an exec, by its new name */
+	v.sival_ptr = (void *)(((uintptr_t)SC_JOB_MAGIC << 48) |
+			       ((uintptr_t)(s - g->a->slot) << 32) | (uint32_t)g->fd);
+	__atomic_store_n(&s->state, SC_MEMBER_ASKED, __ATOMIC_RELEASE);
+	if (sigqueue(s->pid, g->sig, v) == 0)
+		return 0;
+	if (errno == EPERM)
+		return sc_err(SELFCKPT_EHOST, "process %d ('%s'), a child of %d, runs as another "
+			      "user, so it cannot be asked to join the checkpoint of the job: no "
+			      "image is written", (int)s->pid, s->prog, (int)s->ppid);
+	return sc_err(errno, "cannot ask process %d to join the checkpoint: %s", (int)s->pid,
+		      strerror(errno));
+}
+
+/*
+ * A child that does not run the library's checkpoint thread yet (one just
+ * forked or exec'd starts it at once) is asked once it does, while the rest
+ * of the job is asked meanwhile; a static program, or one that did not start
+ * it within JOIN_WAIT_MS, escaped. Return: 0, or a refusal.
+ */
+static int starting(struct gather *g, struct sc_job_slot *s)
+{
+	struct proc_stat st;
+	int err;
+
+	if (read_stat(s->pid, &st) < 0) {
+		no_part(s); /* gone: reaped before its parent stopped */
+		return 0;
 	}
-	return 1;
+	if (st.state == 'Z') {
+		zombie_slot(s, &st);
+		return 0;
+	}
+	if (runs_library(s->pid))
+		return signal_member(g, s);
+	if (!is_static(s->pid) && now_ms() <= s->join_by)
+		return 0;
+	if ((err = escaped(g->a, s->pid, s->ppid)) < 0)
+		return err;
+	no_part(s); /* left out, with whatever it started */
+	return 0;
 }
 
 /* Add @pid, a child of @parent, to the job and ask it to join. */
@@ -278,8 +325,7 @@ static int ask(struct gather *g, pid_t pid, pid_t parent)
 	struct sc_job_area *a = g->a;
 	struct sc_job_slot *s;
 	struct proc_stat st;
-	union sigval v;
-	int err;
+	char prog[256];
 
 	if (a->n >= SC_JOB_MEMBERS)
 		return sc_err(SELFCKPT_EHOST, "the job has more than %d processes, the most one "
@@ -288,27 +334,19 @@ static int ask(struct gather *g, pid_t pid, pid_t parent)
 	*s = (struct sc_job_slot){ .pid = pid, .ppid = parent };
 	if (read_stat(pid, &st) < 0)
 		return 0; /* gone already: reaped before its parent stopped */
-	if (st.state != 'Z' && (err = wait_member(a, pid, parent, &st)) <= 0) {
-		if (err < 0 || st.state == 'X' || st.state == 'L')
-			return err; /* a refusal, gone, or left out */
-	}
+	if (st.state == 'T' || st.state == 't')
+		return sc_err(SELFCKPT_EHOST, "process %d ('%s'), a child of %d, is stopped (by a "
+			      "signal or a debugger), so it cannot take part in the checkpoint of the "
+			      "job: no image is written", (int)pid, program_of(pid, prog, sizeof(prog)),
+			      (int)parent);
 	a->n++;
 	if (st.state == 'Z') {
 		zombie_slot(s, &st);
 		return 0;
 	}
-	name_slot(s);
-	s->state = SC_MEMBER_ASKED;
-	v.sival_ptr = (void *)(((uintptr_t)SC_JOB_MAGIC << 48) | ((uintptr_t)(a->n - 1) << 32) |
-			       (uint32_t)g->fd);
-	if (sigqueue(pid, g->sig, v) == 0)
-		return 0;
-	if (errno == EPERM)
-		return sc_err(SELFCKPT_EHOST, "process %d ('%s'), a child of %d, runs as another "
-			      "user, so it cannot be asked to join the checkpoint of the job: no "
-			      "image is written", (int)pid, s->prog, (int)parent);
-	return sc_err(errno, "cannot ask process %d to join the checkpoint: %s", (int)pid,
-		      strerror(errno));
+	s->join_by = now_ms() + JOIN_WAIT_MS;
+	s->state = SC_MEMBER_STARTING;
+	return starting(g, s);
 }
 
 /* The children a stopped member listed, asked in their turn. */
@@ -348,6 +386,7 @@ static int gather_step(struct gather *g)
 {
 	int all = 1, err;
 
+	g->starting = 0;
 	for (int i = 1; i < g->a->n; i++) {
 		struct sc_job_slot *s = &g->a->slot[i];
 		int st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
@@ -356,7 +395,12 @@ static int gather_step(struct gather *g)
 			return member_failed(s);
 		if (st == SC_MEMBER_STOPPED && !s->listed && (err = take_children(g, s)) < 0)
 			return err;
-		if (st == SC_MEMBER_ASKED) {
+		if (st == SC_MEMBER_STARTING) {
+			if ((err = starting(g, s)) < 0)
+				return err;
+			g->starting += s->state == SC_MEMBER_STARTING;
+			all &= s->state != SC_MEMBER_STARTING && s->state != SC_MEMBER_ASKED;
+		} else if (st == SC_MEMBER_ASKED) {
 			look_again(s);
 			all = 0;
 		}
@@ -384,7 +428,8 @@ static int gather(struct gather *g)
 			return sc_err(ETIMEDOUT, "a process of the job did not stop for the "
 				      "checkpoint within %d s; it is given up and the job goes on",
 				      GATHER_WAIT_MS / 1000);
-		sc_job_wait(&g->a->changed, seen, 20);
+		/* a child starting the library's thread says nothing: looked at sooner */
+		sc_job_wait(&g->a->changed, seen, g->starting ? 2 : 20);
 	}
 	return err;
 }
@@ -656,10 +701,14 @@ static int checkpoint_job(const struct target *t, const char *why)
 	sc_snapshot_reaped(); /* the last snapshot is a child no more */
 	if (!(g.a = area_create(&g.fd)))
 		return -ENOMEM;
+	/* an exit of this process (the top of the job) waits for the whole of it */
+	sc_exiting_watch(sc_checkpoint_wait_idle);
+	sc_checkpoint_job_begin();
 	err = rounds(&g, t, why);
 	close(g.fd); /* in a restored image only as a number the program never knew */
 	if (err != SELFCKPT_RESTORED)
 		area_drop(g.a);
+	sc_checkpoint_job_end();
 	return err;
 }
 

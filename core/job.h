@@ -80,6 +80,7 @@ enum sc_job_state {
 	SC_MEMBER_WRITTEN,   /* image complete in the set's directory */
 	SC_MEMBER_FAILED,    /* gave up: err and msg say why */
 	SC_MEMBER_ZOMBIE,    /* not a process that runs: a child not waited for yet */
+	SC_MEMBER_STARTING,  /* not signalled: it does not run the library's thread yet */
 };
 
 struct sc_job_slot {
@@ -95,6 +96,7 @@ struct sc_job_slot {
 	char msg[240];       /* a failure, as the member reported it */
 	int32_t ran_past;    /* held for --exit-after-save, its threads went on (hold_rt.c) */
 	int32_t n_objects;   /* -1: more than SC_JOB_OBJECTS */
+	int64_t join_by;     /* SC_MEMBER_STARTING: escaped past this (the coordinator's ms) */
 	struct sc_job_object objects[SC_JOB_OBJECTS];
 };
 

@@ -11,7 +11,8 @@
  * killed with SIGKILL, restored twice, and must end with exactly the output of
  * an uninterrupted run (the pipeline once more with --exit-after-save: the
  * whole job ends with status 75 once the set is written). A
- * process that escapes the job refuses the checkpoint, naming it, and so does
+ * process that escapes the job refuses the checkpoint, naming it (or, with
+ * --leave-out-escaped, is left out of a set that comes back whole), and so does
  * a connection its server leaves unaccepted for long, or an eventfd two
  * processes share; a set
  * missing an image, or with a changed manifest, refuses its restore; and
@@ -120,6 +121,11 @@ Test(trees, a_file_opened_twice_comes_back_as_two_descriptions_one_inherited, .t
 Test(trees, exit_after_save_ends_the_whole_job_once_its_set_is_written, .timeout = 120)
 {
 	scenario("exit");
+}
+
+Test(trees, leave_out_escaped_checkpoints_the_job_without_a_static_child, .timeout = 120)
+{
+	scenario("leaveout");
 }
 
 Test(trees, selfckpt_save_in_a_child_writes_the_job_set_at_its_path, .timeout = 60)

@@ -250,9 +250,7 @@ EOF
 	;;
 leaveout)
 	# with --leave-out-escaped, a static child the library cannot enter is left out of
-	# the set, named, and the rest of the job comes back without it (run by hand: on a
-	# loaded machine its checkpoint is at times refused, "process N ('sh') of the job ended
-	# before its image was written", and it is not in the suite until that is found)
+	# the set, named, and the rest of the job comes back without it
 	cat > job.sh <<EOF
 "$build/tests/progs/static_sleep" 5 &
 { seq 1 100000; sleep 2; seq 100001 200000; } | while read x; do echo \$((x * 7919 % 100003)); done |
