@@ -132,6 +132,10 @@ struct sc_job_area {
 	/* an eventfd, timerfd, epoll ... object two processes share (kcmp() told): which */
 	int32_t objects_shared;
 	struct sc_job_desc object_pair[2];
+	/* kcmp() refused: a member toggles a flag of one description at a time (job_files_rt.c) */
+	int32_t probe_seq;          /* bumped by the coordinator at each toggle it asks */
+	int32_t probe_done;         /* futex, shared: the last toggle the member made */
+	int32_t probe_pid, probe_fd; /* whose descriptor */
 };
 
 /* A member's part in a checkpoint of the job; NULL in a checkpoint of one process. */
@@ -177,6 +181,13 @@ int sc_job_list_children(int32_t *out, int max);
  * @a->descs, with @a->descs_exact set where the kernel told (raw).
  */
 void sc_job_find_descriptions(struct sc_job_area *a);
+
+/**
+ * sc_job_answer_probe() - in a stopped member other than the coordinator: the
+ * toggle the coordinator asked of one of this process's descriptors, where
+ * it asked one (sc_job_find_descriptions() without kcmp()), made (raw).
+ */
+void sc_job_answer_probe(struct sc_job_area *a);
 
 /**
  * sc_job_member_verdict() - a member other than the coordinator whose

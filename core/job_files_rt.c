@@ -18,10 +18,16 @@
  * share cannot come back shared, and the job's checkpoint is refused, naming
  * it (job_share.c).
  *
- * Where kcmp() is refused (a seccomp profile without CAP_SYS_PTRACE) or there
- * are more descriptors than the tables hold, nothing is known (descs_exact
- * stays 0): the restore then takes descriptors of one file at one position
- * with the same flags as one description, as before.
+ * Where kcmp() is refused (Docker's default seccomp profile refuses it
+ * without CAP_SYS_PTRACE), the processes themselves tell: a flag a process
+ * sets on a description (O_NONBLOCK, toggled by the process that holds the
+ * descriptor, asked through the area while it waits stopped) shows in
+ * /proc/PID/fdinfo of every descriptor of that description, and of no other;
+ * it is toggled back at once. One toggle and one back per description of a
+ * file two processes hold. Where there are more descriptors than the tables
+ * hold, or a process does not answer, nothing is known (descs_exact stays
+ * 0): the restore then takes descriptors of one file at one position with the
+ * same flags as one description, as before.
  *
  * Stage contract: runs in the coordinator while every other thread of it is
  * stopped (possibly inside malloc): raw system calls and static buffers only.
@@ -30,12 +36,15 @@
 #include <linux/kcmp.h>
 #include <stdbool.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "core/job.h"
 #include "core/proc_fds.h"
 #include "core/sc_sys.h"
 
 #define HELD_MAX 16384 /* regular-file descriptors of the job looked at */
+#define PROBE_WAIT_MS 2000 /* for a stopped process to toggle a flag asked of it */
+#define FUTEX_WAKE_SHARED 1
 #define S_IFMT_ 0170000
 #define S_IFREG_ 0100000
 
@@ -49,6 +58,7 @@ struct held_file {
 static struct held_file held[HELD_MAX];
 static int n_held;
 static int32_t reps[HELD_MAX]; /* a run's descriptions, one descriptor each, in kcmp() order */
+static int8_t was_nonblock[HELD_MAX]; /* before a toggle, without kcmp() */
 
 /* "/proc/<pid>/fd/<fd>" into @path (room for 80). */
 static void fd_path(char *path, int32_t pid, int fd)
@@ -146,6 +156,135 @@ static uint32_t describe_run(int a, int b, uint32_t next)
 	return next;
 }
 
+/* ---- without kcmp(): the processes toggle O_NONBLOCK, /proc/PID/fdinfo shows it ---- */
+
+static long now_ms(void)
+{
+	struct timespec t;
+
+	sc_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&t);
+	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Does kcmp() answer here? (A seccomp profile may refuse it: EPERM, or ENOSYS.) */
+static bool kcmp_answers(void)
+{
+	long self = sc_sys0(SYS_getpid);
+
+	return sc_sys5(SYS_kcmp, self, self, KCMP_VM, 0, 0) == 0;
+}
+
+static int toggle_own(int fd)
+{
+	long flags = sc_sys2(SYS_fcntl, fd, F_GETFL);
+
+	if (flags < 0)
+		return -1;
+	return sc_sys3(SYS_fcntl, fd, F_SETFL, flags ^ O_NONBLOCK) < 0 ? -1 : 0;
+}
+
+/* Is O_NONBLOCK set on descriptor @fd of @pid, as its fdinfo says: 1, 0, or -1. */
+static int nonblock_of(int32_t pid, int fd)
+{
+	char path[96], text[512];
+	const char *p;
+	long f, n;
+	int k = 0;
+	uint64_t flags = 0;
+
+	sc_path_number(path, "/proc/", pid, "/fdinfo/");
+	while (path[k])
+		k++;
+	sc_path_number(path + k, "", fd, "");
+	if ((f = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0)) < 0)
+		return -1;
+	n = sc_sys3(SYS_read, f, (long)text, sizeof(text) - 1);
+	sc_sys1(SYS_close, f);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	for (p = text; *p; p++)
+		if ((p == text || p[-1] == '\n') && p[0] == 'f' && p[1] == 'l' && p[2] == 'a' &&
+		    p[3] == 'g' && p[4] == 's' && p[5] == ':')
+			break;
+	if (!*p)
+		return -1;
+	for (p += 6; *p == ' ' || *p == '\t'; p++)
+		;
+	for (; *p >= '0' && *p <= '7'; p++)
+		flags = flags * 8 + (uint64_t)(*p - '0');
+	return (flags & O_NONBLOCK) != 0;
+}
+
+/* Toggle O_NONBLOCK on descriptor @fd of @pid: here, or asked of that process. */
+static int toggle(struct sc_job_area *x, int32_t pid, int fd)
+{
+	int32_t seq, done;
+	long until;
+
+	if (pid == (int32_t)sc_sys0(SYS_getpid))
+		return toggle_own(fd);
+	x->probe_pid = pid;
+	x->probe_fd = fd;
+	seq = __atomic_add_fetch(&x->probe_seq, 1, __ATOMIC_RELEASE);
+	/* the members wait on the phase: woken, each looks whether it is asked */
+	sc_sys3(SYS_futex, (long)&x->phase, FUTEX_WAKE_SHARED, 0x7fffffff);
+	for (until = now_ms() + PROBE_WAIT_MS; now_ms() < until;) {
+		if ((done = __atomic_load_n(&x->probe_done, __ATOMIC_ACQUIRE)) == seq)
+			return 0;
+		sc_job_wait(&x->probe_done, done, 10);
+	}
+	return -1;
+}
+
+void sc_job_answer_probe(struct sc_job_area *a)
+{
+	int32_t seq = __atomic_load_n(&a->probe_seq, __ATOMIC_ACQUIRE);
+
+	if (seq == __atomic_load_n(&a->probe_done, __ATOMIC_ACQUIRE) ||
+	    a->probe_pid != (int32_t)sc_sys0(SYS_getpid))
+		return;
+	toggle_own(a->probe_fd); /* one that fails shows nothing: no description joins it */
+	__atomic_store_n(&a->probe_done, seq, __ATOMIC_RELEASE);
+	sc_sys3(SYS_futex, (long)&a->probe_done, FUTEX_WAKE_SHARED, 0x7fffffff);
+}
+
+/*
+ * The descriptions of the run held[@a, @b), told by toggles: each descriptor
+ * not placed yet starts a description, and every later one whose flag turned
+ * with its toggle joins it. Return: as describe_run().
+ */
+static uint32_t describe_run_probed(struct sc_job_area *x, int a, int b, uint32_t next)
+{
+	for (int i = a; i < b; i++) {
+		bool open = false, seen_ok = true;
+
+		if (held[i].desc)
+			continue;
+		held[i].desc = next++;
+		for (int k = i + 1; k < b; k++)
+			if (!held[k].desc) {
+				was_nonblock[k] = (int8_t)nonblock_of(held[k].pid, held[k].fd);
+				seen_ok &= was_nonblock[k] >= 0;
+				open = true;
+			}
+		if (!open)
+			continue;
+		if (!seen_ok || toggle(x, held[i].pid, held[i].fd) < 0)
+			return 0;
+		for (int k = i + 1; k < b; k++) {
+			int now = held[k].desc ? 0 : nonblock_of(held[k].pid, held[k].fd);
+
+			seen_ok &= now >= 0;
+			if (!held[k].desc && now >= 0 && now != was_nonblock[k])
+				held[k].desc = held[i].desc;
+		}
+		if (toggle(x, held[i].pid, held[i].fd) < 0 || !seen_ok)
+			return 0; /* back as it was where the process answers; nothing known */
+	}
+	return next;
+}
+
 /* Is @pid a child forked from a GPU process (its driver's objects dead in it)? */
 static bool gpu_copy(const struct sc_job_area *x, int32_t pid)
 {
@@ -196,6 +335,7 @@ static int keep_run(struct sc_job_area *x, int a, int b)
 void sc_job_find_descriptions(struct sc_job_area *x)
 {
 	uint32_t next = 1;
+	bool by_kcmp = kcmp_answers();
 
 	x->descs_exact = 0;
 	x->n_descs = 0;
@@ -214,7 +354,8 @@ void sc_job_find_descriptions(struct sc_job_area *x)
 			several |= held[b].pid != held[a].pid;
 		if (!several)
 			continue;
-		if (!(next = describe_run(a, b, next))) {
+		next = by_kcmp ? describe_run(a, b, next) : describe_run_probed(x, a, b, next);
+		if (!next) {
 			x->n_descs = 0;
 			return;
 		}

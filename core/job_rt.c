@@ -130,14 +130,28 @@ bool sc_job_holds(const struct sc_job_area *a, int32_t pid)
 	return false;
 }
 
-/* Wait while the phase is @phase, at most STEP_WAIT_MS; the phase then. */
+static long now_ms(void)
+{
+	struct timespec t;
+
+	sc_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&t);
+	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * Wait while the phase is @phase, at most STEP_WAIT_MS; the phase then. The
+ * coordinator may wake the members meanwhile to ask a toggle of one of them.
+ */
 static int wait_phase(struct sc_job_area *a, int phase)
 {
-	for (int ms = 0; ms < STEP_WAIT_MS; ms += TICK_MS) {
+	long until = now_ms() + STEP_WAIT_MS;
+
+	while (now_ms() < until) {
 		int now = __atomic_load_n(&a->phase, __ATOMIC_ACQUIRE);
 
 		if (now != phase)
 			return now;
+		sc_job_answer_probe(a);
 		sc_job_wait(&a->phase, now, TICK_MS);
 	}
 	return SC_JOB_ABORT;

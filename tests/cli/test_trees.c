@@ -118,6 +118,25 @@ Test(trees, a_file_opened_twice_comes_back_as_two_descriptions_one_inherited, .t
 	scenario("files");
 }
 
+/*
+ * The same under Docker's default seccomp profile, which refuses kcmp(): the
+ * processes tell which descriptors are one description (a flag toggled).
+ */
+Test(trees, descriptions_are_told_apart_under_dockers_seccomp_profile, .timeout = 120)
+{
+	setenv("TREES_SECCOMP", "docker", 1);
+	scenario("files");
+	unsetenv("TREES_SECCOMP");
+}
+
+/* An eventfd two processes share is found without kcmp() too, and refused. */
+Test(trees, a_shared_eventfd_refuses_under_dockers_seccomp_profile, .timeout = 60)
+{
+	setenv("TREES_SECCOMP", "docker", 1);
+	scenario("eventfd");
+	unsetenv("TREES_SECCOMP");
+}
+
 Test(trees, exit_after_save_ends_the_whole_job_once_its_set_is_written, .timeout = 120)
 {
 	scenario("exit");

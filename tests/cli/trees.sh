@@ -25,6 +25,10 @@ export TMPDIR
 sig=USR2 # at once; USR1 waits for a safe point, the same without CUDA
 result=out.txt # what the job writes; compared with the reference run's
 wait_s=1
+# TREES_SECCOMP=docker: the job runs under Docker's default seccomp profile (no kcmp()); it is
+# restored outside it (a tree's restore needs a pid namespace, which the profile refuses)
+run_in=
+[ "${TREES_SECCOMP:-}" = docker ] && run_in="$build/tests/progs/sandbox --seccomp docker --no-new-privs --"
 
 # A random moment from 0.5 to 1.5 s in.
 moment() {
@@ -37,7 +41,7 @@ moment() {
 refused_run() {
 	printed=$1 pattern=$2
 	shift 2
-	"$build/bin/selfckpt-run" --dir images -- "$@" < /dev/null > run.out 2> run.err &
+	$run_in "$build/bin/selfckpt-run" --dir images -- "$@" < /dev/null > run.out 2> run.err &
 	run=$!
 	sleep 1
 	kill -"$sig" "$run"
@@ -504,7 +508,7 @@ rm -f "$result" daemon.pid
 run_opts=
 [ "$what" = exit ] && run_opts=--exit-after-save
 [ "$what" = leaveout ] && run_opts=--leave-out-escaped
-"$build/bin/selfckpt-run" $run_opts --dir images -- "$@" < /dev/null > /dev/null 2> run.err &
+$run_in "$build/bin/selfckpt-run" $run_opts --dir images -- "$@" < /dev/null > /dev/null 2> run.err &
 run=$!
 # the random moment counts from when the job has its children (a loaded machine may take a
 # while to start an interpreter); a daemon's first process leaves at once
