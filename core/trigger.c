@@ -376,6 +376,10 @@ static void serve(unsigned req)
 		sc_log(SC_LOG_INFO, "resumed from the checkpoint '%s'", path);
 		return;
 	}
+	if (ret < 0 && sc_exiting()) { /* no failure: the signal came as the program ended */
+		sc_log(SC_LOG_WARN, "no checkpoint on %s: the program is exiting", why);
+		return;
+	}
 	if (ret < 0) { /* selfckpt_save() reported the cause */
 		sc_log(SC_LOG_WARN, "the checkpoint on %s failed; the program goes on", why);
 		return;
