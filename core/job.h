@@ -213,6 +213,9 @@ bool sc_job_holds(const struct sc_job_area *a, int32_t pid);
 /** sc_job_set_phase() - the coordinator's word @phase to every member, woken (raw). */
 void sc_job_set_phase(struct sc_job_area *a, int phase);
 
+/** sc_job_now_ms() - the monotonic clock in milliseconds (raw). */
+long sc_job_now_ms(void);
+
 /** sc_job_wake() - bump @word and wake every process waiting on it (shared futex). */
 void sc_job_wake(int32_t *word);
 

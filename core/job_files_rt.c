@@ -36,7 +36,6 @@
 #include <linux/kcmp.h>
 #include <stdbool.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "core/job.h"
 #include "core/proc_fds.h"
@@ -158,14 +157,6 @@ static uint32_t describe_run(int a, int b, uint32_t next)
 
 /* ---- without kcmp(): the processes toggle O_NONBLOCK, /proc/PID/fdinfo shows it ---- */
 
-static long now_ms(void)
-{
-	struct timespec t;
-
-	sc_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&t);
-	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* Does kcmp() answer here? (A seccomp profile may refuse it: EPERM, or ENOSYS.) */
 static bool kcmp_answers(void)
 {
@@ -229,7 +220,7 @@ static int toggle(struct sc_job_area *x, int32_t pid, int fd)
 	seq = __atomic_add_fetch(&x->probe_seq, 1, __ATOMIC_RELEASE);
 	/* the members wait on the phase: woken, each looks whether it is asked */
 	sc_sys3(SYS_futex, (long)&x->phase, FUTEX_WAKE_SHARED, 0x7fffffff);
-	for (until = now_ms() + PROBE_WAIT_MS; now_ms() < until;) {
+	for (until = sc_job_now_ms() + PROBE_WAIT_MS; sc_job_now_ms() < until;) {
 		if ((done = __atomic_load_n(&x->probe_done, __ATOMIC_ACQUIRE)) == seq)
 			return 0;
 		sc_job_wait(&x->probe_done, done, 10);

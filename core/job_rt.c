@@ -130,7 +130,7 @@ bool sc_job_holds(const struct sc_job_area *a, int32_t pid)
 	return false;
 }
 
-static long now_ms(void)
+long sc_job_now_ms(void)
 {
 	struct timespec t;
 
@@ -144,9 +144,9 @@ static long now_ms(void)
  */
 static int wait_phase(struct sc_job_area *a, int phase)
 {
-	long until = now_ms() + STEP_WAIT_MS;
+	long until = sc_job_now_ms() + STEP_WAIT_MS;
 
-	while (now_ms() < until) {
+	while (sc_job_now_ms() < until) {
 		int now = __atomic_load_n(&a->phase, __ATOMIC_ACQUIRE);
 
 		if (now != phase)
