@@ -271,7 +271,7 @@ static void thread_record(const struct sc_thread_state *t, struct sc_thread_reco
 		.robust_len = t->robust_len, .rseq_addr = t->rseq_addr, .rseq_len = t->rseq_len,
 		.rseq_sig = t->rseq_sig, .ss_sp = t->ss_sp, .ss_size = t->ss_size,
 		.ss_flags = t->ss_flags, .sigmask = t->sigmask, .pending = t->pending,
-		.state = (uint64_t)t };
+		.state = (uint64_t)t, .pdeath_sig = (uint32_t)t->pdeath_sig };
 	memcpy(r->ctx, &t->ctx, sizeof(r->ctx));
 }
 

@@ -55,6 +55,7 @@ struct sc_thread_state {
 	uint32_t rseq_foreign;      /* an rseq area not the C library's is registered */
 	uint64_t ss_sp, ss_size;    /* sigaltstack */
 	uint32_t ss_flags;
+	int32_t pdeath_sig;         /* prctl(PR_GET_PDEATHSIG): the thread's parent-death signal */
 	uint64_t sigmask;           /* blocked signals once resumed */
 	uint64_t pending;           /* thread-directed pending signals */
 	int parked;                 /* set by the thread itself in the stop handler */

@@ -17,7 +17,8 @@
 #define PROCESS_FIXED 200
 #define PROCESS_FIXED_1_2 192 /* 1.2 and 1.3: before the login uid of 1.4 */
 #define PROCESS_FIXED_1_0 184 /* before the attributes of 1.2 */
-#define THREAD_FIXED 120
+#define THREAD_FIXED 128
+#define THREAD_FIXED_1_0 120 /* before the parent-death signal of 1.6 */
 #define SIGNALS_FIXED 16
 #define SEGMENT_FIXED 96
 #define SEGMENT_FIXED_1_0 88 /* before the memory flags of 1.3 */
@@ -206,6 +207,7 @@ int sc_thread_write(struct sc_writer *w, const struct sc_thread_record *t)
 	sc_put_le64(m + 96, t->pending);
 	sc_put_le32(m + 104, sizeof(t->ctx));
 	sc_put_le64(m + 112, t->state);
+	sc_put_le32(m + 120, t->pdeath_sig);
 	return sc_writer_record(w, SC_REC_THREAD, SC_RF_REQUIRED, m, sizeof(m), t->ctx,
 				sizeof(t->ctx));
 }
@@ -215,10 +217,11 @@ int sc_thread_read(struct sc_reader *r, const struct sc_record *rec, struct sc_t
 	const uint8_t *m = rec->meta;
 
 	memset(t, 0, sizeof(*t));
-	if (rec->meta_len < THREAD_FIXED)
+	if (rec->meta_len < THREAD_FIXED_1_0)
 		return meta_err(r, rec, SELFCKPT_ELENGTH, "%u bytes of metadata, at least %d "
-				"expected", rec->meta_len, THREAD_FIXED);
-	if ((sc_get_le32(m + 4) & ~1u) || sc_get_le32(m + 84) || sc_get_le32(m + 108))
+				"expected", rec->meta_len, THREAD_FIXED_1_0);
+	if ((sc_get_le32(m + 4) & ~1u) || sc_get_le32(m + 84) || sc_get_le32(m + 108) ||
+	    (rec->meta_len >= THREAD_FIXED && sc_get_le32(m + 124)))
 		return meta_err(r, rec, SELFCKPT_ERESERVED, "reserved bits are set");
 	if (sc_get_le32(m + 104) != rec->raw_len || rec->raw_len != sizeof(t->ctx))
 		return meta_err(r, rec, SELFCKPT_ELENGTH, "context of %llu bytes, expected %zu",
@@ -239,6 +242,8 @@ int sc_thread_read(struct sc_reader *r, const struct sc_record *rec, struct sc_t
 	t->sigmask = sc_get_le64(m + 88);
 	t->pending = sc_get_le64(m + 96);
 	t->state = sc_get_le64(m + 112);
+	if (rec->meta_len >= THREAD_FIXED) /* 1.6 */
+		t->pdeath_sig = sc_get_le32(m + 120);
 	return sc_reader_read(r, t->ctx, sizeof(t->ctx));
 }
 

@@ -52,6 +52,7 @@ struct sc_thread_record {
 	uint32_t ss_flags;
 	uint64_t sigmask, pending;
 	uint64_t state;  /* its struct sc_thread_state in the process's memory */
+	uint32_t pdeath_sig; /* (1.6) its parent-death signal, 0: none */
 	uint8_t ctx[72]; /* struct sc_ctx, the payload */
 };
 

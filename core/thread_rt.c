@@ -66,6 +66,8 @@ void sc_thread_capture(struct sc_thread_state *t)
 	sc_sys2(SYS_arch_prctl, ARCH_GET_FS, (long)&t->fs_base);
 	sc_sys2(SYS_arch_prctl, ARCH_GET_GS, (long)&t->gs_base);
 	sc_sys2(SYS_prctl, PR_GET_TID_ADDRESS, (long)&t->tid_addr);
+	t->pdeath_sig = 0;
+	sc_sys2(SYS_prctl, PR_GET_PDEATHSIG, (long)&t->pdeath_sig);
 	sc_sys3(SYS_get_robust_list, 0, (long)&t->robust_head, (long)&t->robust_len);
 	sc_sys2(SYS_sigaltstack, 0, (long)&ss);
 	t->ss_sp = ss.sp;
@@ -98,5 +100,7 @@ void sc_thread_start(struct sc_thread_state *t)
 		sc_sys2(SYS_sigaltstack, (long)&ss, 0);
 	if (t->gs_base)
 		sc_sys2(SYS_arch_prctl, ARCH_SET_GS, (long)t->gs_base);
+	if (t->pdeath_sig)
+		sc_sys2(SYS_prctl, PR_SET_PDEATHSIG, t->pdeath_sig);
 	sc_ctx_resume(&t->ctx, 1);
 }

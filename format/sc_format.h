@@ -27,7 +27,7 @@
 #include "selfckpt_errors.h"
 
 #define SC_FORMAT_MAJOR 1
-#define SC_FORMAT_MINOR 5
+#define SC_FORMAT_MINOR 6
 
 #define SC_MAGIC "\x89SCKPT\r\n"      /* 8 bytes, at offset 0 */
 #define SC_MAGIC_LEN 8

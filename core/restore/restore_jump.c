@@ -103,6 +103,7 @@ static void fill_process(const struct image *im, struct sc_restorer_args *a)
 	a->rseq_addr = t->rseq_addr;
 	a->rseq_len = t->rseq_len;
 	a->rseq_sig = t->rseq_sig;
+	a->pdeath_sig = t->pdeath_sig;
 	a->ss_sp = t->ss_sp;
 	a->ss_size = t->ss_size;
 	a->ss_flags = t->ss_flags;

@@ -108,6 +108,7 @@ struct sc_restorer_args {
 	uint64_t fs_base, gs_base, tid_addr, robust_head, robust_len;
 	uint64_t rseq_addr;
 	uint32_t rseq_len, rseq_sig;
+	uint32_t pdeath_sig; /* the thread's parent-death signal, 0: none */
 	uint64_t ss_sp, ss_size;
 	uint32_t ss_flags;
 	uint8_t ctx[72];             /* struct sc_ctx */

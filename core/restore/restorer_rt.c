@@ -414,6 +414,9 @@ static void restore_thread(struct sc_restorer_args *a)
 		sc_sys4(SYS_rseq, (long)a->rseq_addr, a->rseq_len, 0, a->rseq_sig);
 	if (a->ss_size)
 		sc_sys2(SYS_sigaltstack, (long)&ss, 0);
+	/* the parent-death signal this thread had set (prctl), as for every thread */
+	if (a->pdeath_sig)
+		sc_sys2(SYS_prctl, PR_SET_PDEATHSIG, a->pdeath_sig);
 }
 
 /* The itimers and POSIX timers, once every thread is back (restorer_timers_rt.c). */

@@ -232,13 +232,16 @@ Test(objects, an_o_path_descriptor_of_a_symbolic_link_comes_back, .timeout = 60)
 	round_trip(&t, prog, ref, 500);
 }
 
-/* What a program set on itself: prctl(), oom_score_adj, membarrier(), loginuid (R-TYP-6). */
+/*
+ * What a program set on itself: prctl(), oom_score_adj, membarrier(), loginuid
+ * (R-TYP-6), and each thread's parent-death signal (R-TYP-7).
+ */
 Test(objects, process_attributes_come_back, .timeout = 60)
 {
 	char prog_path[PATH_MAX], ref[OUT_MAX];
 	const char *prog[] = { build_path(prog_path, "tests/progs/procattrs"), NULL };
 	const char *head = "thp disabled: 1\nsubreaper: 1\noom_score_adj: 400\n"
-			   "membarrier: registered\nloginuid: ";
+			   "membarrier: registered\nparent-death signals: 28 23\nloginuid: ";
 	struct trip t;
 
 	trip_init(&t);

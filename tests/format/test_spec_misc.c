@@ -1202,10 +1202,12 @@ Test(spec_img, process_record)
 	expect_both(path_a, 0, "a process record with a payload");
 }
 
-static void thread_image(const char *path, int at, uint8_t v, uint32_t ctx_len)
+/* A thread record; byte @at set to @v, the context length @ctx_len, the meta cut to @meta_len (0: as written). */
+static void thread_image_cut(const char *path, int at, uint8_t v, uint32_t ctx_len, uint32_t meta_len)
 {
 	struct sc_thread_record t = { .tid = 77, .flags = 1, .fs_base = 0x7f00000000ull,
-				      .rseq_len = 32, .sigmask = 1ull << 9, .state = 0x1234000 };
+				      .rseq_len = 32, .sigmask = 1ull << 9, .state = 0x1234000,
+				      .pdeath_sig = 28 };
 	static struct ed e;
 
 	for (int i = 0; i < 72; i++)
@@ -1227,24 +1229,37 @@ static void thread_image(const char *path, int at, uint8_t v, uint32_t ctx_len)
 	if (at >= 0)
 		e.rec[0].meta[at] = v;
 	sc_put_le32(e.rec[0].meta + 104, ctx_len);
+	if (meta_len)
+		e.rec[0].meta_len = meta_len;
 	ed_write(&e, path, NULL);
 	ed_free(&e);
 }
 
+static void thread_image(const char *path, int at, uint8_t v, uint32_t ctx_len)
+{
+	thread_image_cut(path, at, v, ctx_len, 0);
+}
+
 /*
- * [R-TYP-7] thread: the u32s at 84 and 108 and flag bits 1-31 are reserved; the
- * payload is the 72-byte context, and the context length must be raw_len, 72.
+ * [R-TYP-7] thread: the u32s at 84, 108 and (1.6) 124 and flag bits 1-31 are
+ * reserved; the payload is the 72-byte context, and the context length must be
+ * raw_len, 72. The parent-death signal (1.6) is read where the meta holds it; a
+ * 1.5 record (120 bytes) has none.
  */
 Test(spec_img, thread_record)
 {
 	struct sc_thread_record t;
-	const int reserved[] = { 84, 87, 108, 111 };
+	const int reserved[] = { 84, 87, 108, 111, 124, 127 };
 
 	thread_image(path_a, -1, 0, 72);
 	cr_assert_eq(DECODE(path_a, sc_thread_read, &t), 0, "%s", selfckpt_last_error());
 	cr_assert(t.tid == 77 && t.flags == 1 && t.fs_base == 0x7f00000000ull);
 	cr_assert(t.rseq_len == 32 && t.sigmask == 1ull << 9 && t.state == 0x1234000);
 	cr_assert(t.ctx[0] == 1 && t.ctx[71] == 72, "the context is the payload");
+	cr_assert_eq(t.pdeath_sig, 28);
+	thread_image_cut(path_a, -1, 0, 72, 120);
+	cr_assert_eq(DECODE(path_a, sc_thread_read, &t), 0, "%s", selfckpt_last_error());
+	cr_assert(t.tid == 77 && t.pdeath_sig == 0, "a 1.5 thread record has no parent-death signal");
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
 		thread_image(path_a, reserved[i], 1, 72);
 		cr_assert_eq(DECODE(path_a, sc_thread_read, &t), -SELFCKPT_ERESERVED, "byte %d",
