@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fd_record.c - the fd record (spec §9.6): an 80-byte fixed part, the path as
+ * fd_record.c - the fd record (spec §9.6): a 104-byte fixed part, the path as
  * the variable part, and the saved contents as the payload.
  */
 #include <errno.h>
@@ -12,7 +12,8 @@
 #include "core/fd_state.h"
 #include "format/sc_log.h"
 
-#define FD_META_FIXED 88u
+#define FD_META_FIXED 104u
+#define FD_META_FIXED_1_2 88u /* before the signal owner */
 #define FD_META_FIXED_1_1 80u /* before the seals */
 #define FD_META_FIXED_1_0 72u /* before the description id */
 
@@ -44,6 +45,9 @@ int sc_fd_write_record(struct sc_writer *w, const struct sc_fd *f)
 	sc_put_le64(m + 64, f->pipe_id);
 	sc_put_le64(m + 72, f->share_id);
 	sc_put_le32(m + 80, f->seals); /* and 4 reserved bytes */
+	sc_put_le32(m + 88, f->owner_type);
+	sc_put_le32(m + 92, (uint32_t)f->owner_pid);
+	sc_put_le32(m + 96, f->owner_sig); /* and 4 reserved bytes */
 	memcpy(m + FD_META_FIXED, f->path, path_len);
 	err = sc_writer_record(w, SC_REC_FD, SC_RF_REQUIRED, m, (uint32_t)(FD_META_FIXED + path_len),
 			       f->data, f->data_len);
@@ -125,8 +129,13 @@ int sc_fd_read_record(struct sc_reader *r, const struct sc_record *rec, struct s
 	/* a fixed part of format 1.0 ends before the description id (R-TYP-10) */
 	if (rec->meta_len - path_len >= FD_META_FIXED_1_1)
 		out->share_id = sc_get_le64(m + 72);
-	if (rec->meta_len - path_len >= FD_META_FIXED) /* 1.2 */
+	if (rec->meta_len - path_len >= FD_META_FIXED_1_2) /* 1.2 */
 		out->seals = sc_get_le32(m + 80);
+	if (rec->meta_len - path_len >= FD_META_FIXED) { /* 1.6 */
+		out->owner_type = sc_get_le32(m + 88);
+		out->owner_pid = (int32_t)sc_get_le32(m + 92);
+		out->owner_sig = sc_get_le32(m + 96);
+	}
 	/* the path is the last path_len bytes: a newer minor may grow the fixed part (R-VER-9) */
 	out->path = strndup((const char *)m + rec->meta_len - path_len, path_len);
 	if (!out->path)

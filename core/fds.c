@@ -713,6 +713,9 @@ static int collect_one(const struct sc_fds_frozen *z, int i, struct snap *s, str
 	f->mode = d->mode;
 	f->share_id = is_shared ? (uint64_t)z->fds[d->share].fd + 1 : 0;
 	f->seals = (uint32_t)d->seals;
+	f->owner_type = (uint32_t)d->owner_type;
+	f->owner_pid = d->owner_pid;
+	f->owner_sig = (uint32_t)d->owner_sig;
 	if (f->kind == SC_FD_PIPE_R || f->kind == SC_FD_PIPE_W) {
 		/* fstat gives a pipe no size: record its capacity, needed to refill it */
 		f->size = d->pipe_cap > 0 ? (uint64_t)d->pipe_cap : 0;

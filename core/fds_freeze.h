@@ -48,6 +48,8 @@ struct sc_fd_instant {
 	int32_t anon_kind; /* SC_ANON_*, 0: not such an object, or not told */
 	int64_t anon_id;   /* eventfd-id, or -1 */
 	int32_t queued;    /* an inotify instance: bytes of events not read yet (FIONREAD) */
+	/* O_ASYNC: to whom its description sends SIGIO (F_GETOWN_EX), and which signal (F_GETSIG) */
+	int32_t owner_type, owner_pid, owner_sig;
 };
 
 enum { SC_ANON_EVENTFD = 1, SC_ANON_TIMERFD, SC_ANON_SIGNALFD, SC_ANON_EPOLL, SC_ANON_INOTIFY };

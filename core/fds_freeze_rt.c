@@ -45,6 +45,23 @@ void sc_fds_freeze_fail(struct sc_fds_frozen *z, int err, int what, int fd)
 	z->err_fd = fd;
 }
 
+/* Where a description with O_ASYNC sends its signal: nowhere it was not asked to, after a restore. */
+static void read_owner(struct sc_fd_instant *d, int fd)
+{
+	struct { int type, pid; } owner = { 0, 0 };
+
+	d->owner_type = d->owner_pid = d->owner_sig = 0;
+	if (d->status < 0 || !(d->status & O_ASYNC))
+		return;
+	if (sc_sys3(SYS_fcntl, fd, F_GETOWN_EX, (long)&owner) == 0) {
+		d->owner_type = owner.type;
+		d->owner_pid = owner.pid;
+	}
+	d->owner_sig = (int32_t)sc_sys2(SYS_fcntl, fd, F_GETSIG);
+	if (d->owner_sig < 0)
+		d->owner_sig = 0;
+}
+
 /* Identity, flags and position of @fd; 0 or -errno (the descriptor was closed). */
 int sc_fds_freeze_read_one(struct sc_fd_instant *d, int fd)
 {
@@ -66,6 +83,7 @@ int sc_fds_freeze_read_one(struct sc_fd_instant *d, int fd)
 	d->anon_kind = 0;
 	d->anon_id = -1;
 	d->queued = 0;
+	d->owner_type = d->owner_pid = d->owner_sig = 0;
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
 	d->size = (uint64_t)st.st_size;
@@ -79,6 +97,7 @@ int sc_fds_freeze_read_one(struct sc_fd_instant *d, int fd)
 		return d->fd_flags < 0 ? d->fd_flags : 0;
 	}
 	d->status = (int32_t)sc_sys2(SYS_fcntl, fd, F_GETFL);
+	read_owner(d, fd);
 	/* a pipe, FIFO or socket has no position: the kernel's lseek() says ESPIPE, always */
 	d->pos = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ? -ESPIPE_
 							      : sc_sys3(SYS_lseek, fd, 0, SEEK_CUR);

@@ -65,6 +65,10 @@ struct sc_fd {
 	uint64_t share_id;   /* descriptors with the same non-zero id share one open file
 				description (dup, F_DUPFD, inherited); 0: not shared */
 	uint32_t seals;      /* F_SEAL_* of a memfd or unlinked file (format 1.2) */
+	/* (1.6) O_ASYNC: where its description sends its signal (F_GETOWN_EX), and which */
+	uint32_t owner_type; /* F_OWNER_TID, F_OWNER_PID, F_OWNER_PGRP */
+	int32_t owner_pid;   /* 0: no owner */
+	uint32_t owner_sig;  /* F_GETSIG: 0 is SIGIO */
 	void *data;          /* saved contents (memfd, deleted file, pipe buffer: in one
 				read end's record per pipe), or the object's state
 				(kinds 9 and up: fd_state.h); malloc'd */
@@ -153,6 +157,14 @@ int sc_fd_read_record(struct sc_reader *r, const struct sc_record *rec, struct s
  * Return: 0 or a negative error (reported, naming the descriptor and path).
  */
 int sc_fds_restore(const struct sc_fd *fds, size_t n);
+
+/**
+ * sc_fd_owners_restore() - once the descriptors are back: where each one with
+ * O_ASYNC sends its signal, and which (F_SETOWN_EX, F_SETSIG), as @fds say;
+ * @was is the image's pid (an owner that was the process itself is this one).
+ * What cannot be set is a warning (fd_owner_restore.c).
+ */
+void sc_fd_owners_restore(const struct sc_fd *fds, size_t n, pid_t was);
 
 /**
  * sc_fd_move_above() - move @fd to the lowest free number >= @min (close-on-exec);

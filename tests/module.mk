@@ -94,7 +94,7 @@ $(BUILD)/tests/progs/counter: tests/progs/counter.c
 # and test_objects.c.
 RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects sockets unrestorable procattrs locks timers
 RUN_PROG_NAMES += madvise memfiles guards sysvipc rights manyfds
-RUN_PROG_NAMES += rtdriver tree_sysv sigchld_pending
+RUN_PROG_NAMES += rtdriver tree_sysv sigchld_pending sigowner
 test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c
 	$(Q)mkdir -p $(@D)

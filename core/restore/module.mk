@@ -1,12 +1,13 @@
 # core/restore/: the restore engine. selfckpt-restore (cli/restore.c) is a main over it.
 #   stage 1, in the loader: restore.c (the order of the steps), restore_load.c, restore_ids.c,
 #     restore_probe.c, restore_sysv.c, restore_timers.c, restore_plan.c, restore_jump.c, and
-#     the descriptors (fds_restore.c, fd_place.c, fd_objects_restore.c, fd_socket_restore.c)
+#     the descriptors (fds_restore.c, fd_place.c, fd_objects_restore.c, fd_socket_restore.c,
+#     fd_owner_restore.c)
 #   stage 2, the restorer blob: restorer_rt.c, restorer_timers_rt.c (freestanding)
 #   the restored process's last steps: restart.c, in the library
 # The descriptors' code is in the library too, where the tests call it.
 LIB_SRCS += $(addprefix core/restore/,fds_restore.c fd_place.c fd_objects_restore.c \
-	fd_socket_restore.c restart.c tree_shared.c)
+	fd_socket_restore.c fd_owner_restore.c restart.c tree_shared.c)
 RESTORE_ENGINE_OBJS := $(addprefix $(BUILD)/obj/core/restore/,restore.o restore_load.o \
 	restore_plan.o restore_jump.o restore_ids.o restore_probe.o restore_timers.o \
 	restore_sysv.o tree_restore.o restorer_blob.o)

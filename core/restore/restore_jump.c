@@ -307,6 +307,8 @@ static int restore_descriptors(const struct image *im, const struct plan *p)
 
 	close_all_but_tree(p->map_fds, p->n_map_fds);
 	err = sc_fds_restore(im->fds, im->n_fds);
+	if (!err)
+		sc_fd_owners_restore(im->fds, im->n_fds, (pid_t)im->proc.pid);
 	sc_tree_shared_close(); /* what this process held of the tree's is in place */
 	if (!err)
 		err = check_locked_maps(im, p);

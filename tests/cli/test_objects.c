@@ -251,6 +251,27 @@ Test(objects, process_attributes_come_back, .timeout = 60)
 	round_trip(&t, prog, ref, 300);
 }
 
+/*
+ * A descriptor with O_ASYNC sends its signal to the same owner after a
+ * restore (R-TYP-12), with the saved ids and with new ones (the process
+ * itself, under its new pid).
+ */
+Test(objects, a_descriptor_sends_its_io_signal_to_its_owner_again, .timeout = 60)
+{
+	char prog_path[PATH_MAX], ref[OUT_MAX];
+	const char *prog[] = { build_path(prog_path, "tests/progs/sigowner"), NULL };
+	struct trip t;
+
+	trip_init(&t);
+	reference(&t, prog, ref);
+	cr_assert_str_eq(ref, "signals: 1 from descriptor 3\nowner is this process: yes\n"
+			 "signal: SIGRTMIN+2\n");
+	round_trip(&t, prog, ref, 300);
+	setenv("SELFCKPT_NEW_IDS", "1", 1);
+	round_trip(&t, prog, ref, 300);
+	unsetenv("SELFCKPT_NEW_IDS");
+}
+
 /* POSIX, OFD and flock() locks are held again after a restore (R-TYP-20). */
 Test(objects, file_locks_come_back, .timeout = 60)
 {

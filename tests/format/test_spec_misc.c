@@ -1307,6 +1307,55 @@ Test(spec_img, fd_record_payload)
 	}
 }
 
+/* One fd record of a pipe's read end with O_ASYNC and an owner, its meta cut to @meta_len (0: as written). */
+static void owner_image(const char *path, uint32_t meta_len)
+{
+	struct sc_fd in = { .fd = 5, .kind = SC_FD_PIPE_R, .open_flags = O_ASYNC, .path = "pipe:[7]",
+			    .pipe_id = 7, .owner_type = 1, .owner_pid = 4242, .owner_sig = 36 };
+	struct sc_write_opts o;
+	struct sc_writer *w;
+	FILE *file = fopen(path, "wb");
+	static struct ed e;
+
+	sc_write_opts_init(&o);
+	o.threads = 1;
+	cr_assert_eq(sc_writer_new(&w, fileno(file), path, &o), 0);
+	cr_assert_eq(sc_fd_write_record(w, &in), 0);
+	cr_assert_eq(sc_writer_finish(w), 0);
+	sc_writer_free(w);
+	fclose(file);
+	if (!meta_len)
+		return;
+	ed_parse(&e, path);
+	/* the path ends the meta: moved to follow the shorter fixed part */
+	memmove(e.rec[0].meta + meta_len - 8, e.rec[0].meta + e.rec[0].meta_len - 8, 8);
+	e.rec[0].meta_len = meta_len;
+	ed_write(&e, path, NULL);
+	ed_free(&e);
+}
+
+/*
+ * [R-TYP-12] (1.6) fd: a description with O_ASYNC keeps its owner and signal;
+ * a record of 1.2 to 1.5 (an 88-byte fixed part) has none.
+ */
+Test(spec_img, fd_record_signal_owner)
+{
+	struct sc_fd f;
+
+	owner_image(path_a, 0);
+	cr_assert_eq(DECODE(path_a, sc_fd_read_record, &f), 0, "%s", selfckpt_last_error());
+	cr_assert(f.owner_type == 1 && f.owner_pid == 4242 && f.owner_sig == 36);
+	cr_assert_str_eq(f.path, "pipe:[7]");
+	free(f.path);
+	free(f.data);
+	owner_image(path_a, 88 + 8);
+	cr_assert_eq(DECODE(path_a, sc_fd_read_record, &f), 0, "%s", selfckpt_last_error());
+	cr_assert(f.owner_type == 0 && f.owner_pid == 0 && f.owner_sig == 0 && f.pipe_id == 7);
+	cr_assert_str_eq(f.path, "pipe:[7]");
+	free(f.path);
+	free(f.data);
+}
+
 /*
  * [R-TYP-9] [R-VER-12] signals: the u32 at 4 is reserved; no payload from the
  * writer, one skipped by a reader
