@@ -190,6 +190,12 @@ void sc_job_find_descriptions(struct sc_job_area *a);
 void sc_job_answer_probe(struct sc_job_area *a);
 
 /**
+ * sc_job_probes_undone() - as a member goes on from its wait: a toggle the
+ * coordinator did not ask back (it gave up waiting) is put back (raw).
+ */
+void sc_job_probes_undone(void);
+
+/**
  * sc_job_member_verdict() - a member other than the coordinator whose
  * threads are held (--exit-after-save) reports its image (@err, and whether
  * its threads ran past the instant) and waits for the coordinator's word

@@ -228,6 +228,13 @@ static int toggle(struct sc_job_area *x, int32_t pid, int fd)
 	return -1;
 }
 
+/*
+ * The descriptor this member toggled and was not asked to toggle back yet
+ * (the coordinator asks one toggle and one back at a time), or -1: a member
+ * whose coordinator gave up between the two puts it back itself.
+ */
+static int toggled = -1;
+
 void sc_job_answer_probe(struct sc_job_area *a)
 {
 	int32_t seq = __atomic_load_n(&a->probe_seq, __ATOMIC_ACQUIRE);
@@ -235,9 +242,18 @@ void sc_job_answer_probe(struct sc_job_area *a)
 	if (seq == __atomic_load_n(&a->probe_done, __ATOMIC_ACQUIRE) ||
 	    a->probe_pid != (int32_t)sc_sys0(SYS_getpid))
 		return;
-	toggle_own(a->probe_fd); /* one that fails shows nothing: no description joins it */
+	/* one that fails shows nothing: no description joins it */
+	if (toggle_own(a->probe_fd) == 0)
+		toggled = toggled == a->probe_fd ? -1 : a->probe_fd;
 	__atomic_store_n(&a->probe_done, seq, __ATOMIC_RELEASE);
 	sc_sys3(SYS_futex, (long)&a->probe_done, FUTEX_WAKE_SHARED, 0x7fffffff);
+}
+
+void sc_job_probes_undone(void)
+{
+	if (toggled >= 0)
+		toggle_own(toggled);
+	toggled = -1;
 }
 
 /*

@@ -149,11 +149,14 @@ static int wait_phase(struct sc_job_area *a, int phase)
 	while (sc_job_now_ms() < until) {
 		int now = __atomic_load_n(&a->phase, __ATOMIC_ACQUIRE);
 
-		if (now != phase)
+		if (now != phase) {
+			sc_job_probes_undone();
 			return now;
+		}
 		sc_job_answer_probe(a);
 		sc_job_wait(&a->phase, now, TICK_MS);
 	}
+	sc_job_probes_undone();
 	return SC_JOB_ABORT;
 }
 
