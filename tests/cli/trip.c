@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
@@ -109,11 +110,39 @@ int wait_status(pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/*
+ * The folders this test's trips made (each holds its images, some of 100 MiB
+ * and more): removed as the test's process ends, so that a run of the suite
+ * leaves nothing behind.
+ */
+static char made[16][sizeof(((struct trip *)0)->dir)];
+static int n_made;
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *at)
+{
+	(void)st;
+	(void)type;
+	(void)at;
+	remove(path);
+	return 0;
+}
+
+static void remove_made(void)
+{
+	for (int i = 0; i < n_made; i++)
+		nftw(made[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 void trip_init(struct trip *t)
 {
 	memset(t, 0, sizeof(*t));
 	strcpy(t->dir, "/tmp/sc-instant-XXXXXX");
 	cr_assert_not_null(mkdtemp(t->dir));
+	if (n_made < (int)(sizeof(made) / sizeof(made[0]))) {
+		if (!n_made)
+			atexit(remove_made);
+		strcpy(made[n_made++], t->dir);
+	}
 	snprintf(t->latest, sizeof(t->latest), "%s/ckpt/latest", t->dir);
 }
 
