@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/cli/trip.h"
 #include "core/sc_trigger.h"
 
 #define LINE_LEN 12 /* tests/progs/counter.c: "line NNNNNN\n" */
@@ -35,19 +36,12 @@ struct run {
 	char err[ERR_MAX]; /* ... once it has ended */
 };
 
-static const char *build_path(char *buf, const char *rel)
-{
-	const char *build = getenv("SELFCKPT_BUILD");
-
-	snprintf(buf, PATH_MAX, "%s/%s", build ? build : "build", rel);
-	return buf;
-}
-
 static void run_init(struct run *r)
 {
 	memset(r, 0, sizeof(*r));
 	strcpy(r->dir, "/tmp/sc-run-XXXXXX");
 	cr_assert_not_null(mkdtemp(r->dir));
+	trip_remove_at_exit(r->dir);
 	snprintf(r->out, sizeof(r->out), "%s/out", r->dir);
 	strcat(r->dir, "/ckpt"); /* selfckpt-run makes it */
 	r->pid = -1;
@@ -116,14 +110,6 @@ static const char *counter_path(void)
 	static char path[PATH_MAX];
 
 	return build_path(path, "tests/progs/counter");
-}
-
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
 static off_t file_size(const char *path)

@@ -115,7 +115,7 @@ int wait_status(pid_t pid)
  * and more): removed as the test's process ends, so that a run of the suite
  * leaves nothing behind.
  */
-static char made[16][sizeof(((struct trip *)0)->dir)];
+static char made[16][64];
 static int n_made;
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *at)
@@ -133,16 +133,21 @@ static void remove_made(void)
 		nftw(made[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+void trip_remove_at_exit(const char *dir)
+{
+	if (n_made >= (int)(sizeof(made) / sizeof(made[0])) || strlen(dir) >= sizeof(made[0]))
+		return;
+	if (!n_made)
+		atexit(remove_made);
+	strcpy(made[n_made++], dir);
+}
+
 void trip_init(struct trip *t)
 {
 	memset(t, 0, sizeof(*t));
 	strcpy(t->dir, "/tmp/sc-instant-XXXXXX");
 	cr_assert_not_null(mkdtemp(t->dir));
-	if (n_made < (int)(sizeof(made) / sizeof(made[0]))) {
-		if (!n_made)
-			atexit(remove_made);
-		strcpy(made[n_made++], t->dir);
-	}
+	trip_remove_at_exit(t->dir);
 	snprintf(t->latest, sizeof(t->latest), "%s/ckpt/latest", t->dir);
 }
 

@@ -48,6 +48,9 @@ int wait_status(pid_t pid);
 
 /* A new folder for the test. */
 void trip_init(struct trip *t);
+
+/* trip_remove_at_exit() - @dir and all in it are removed as the test's process ends. */
+void trip_remove_at_exit(const char *dir);
 /* The program's own output, uninterrupted, into @ref. */
 void reference(struct trip *t, const char *const *prog, char *ref);
 /*
