@@ -68,6 +68,12 @@ Test(trees, a_process_that_escapes_the_job_refuses_the_checkpoint, .timeout = 60
 	scenario("escape");
 }
 
+/* A top that exits during its job's checkpoint waits for it: the refusal is said, nothing left. */
+Test(trees, a_top_that_exits_during_the_checkpoint_waits_for_it, .timeout = 60)
+{
+	scenario("topexits");
+}
+
 Test(trees, a_set_missing_an_image_or_with_a_changed_manifest_is_refused, .timeout = 60)
 {
 	scenario("missing");

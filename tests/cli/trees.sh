@@ -7,7 +7,7 @@
 # and the refusals: a process that escapes the job refuses its checkpoint, so
 # does a connection its server leaves unaccepted, and a set missing an image
 # or with a changed manifest refuses its restore:
-#   trees.sh BUILD escape|unaccepted|eventfd|missing
+#   trees.sh BUILD escape|unaccepted|eventfd|missing|topexits
 # and a job of a shell with job control, restored on a terminal:
 #   trees.sh BUILD terminal
 # and selfckpt_save() in a job's top process or in its child (the set at its path,
@@ -374,6 +374,31 @@ EOF
 			exit 1
 		}
 	done
+	exit 0
+	;;
+topexits)
+	# the top exits while its job's checkpoint waits for a child that never runs the library
+	# (started with the environment cleared): the exit waits for the checkpoint, which is
+	# refused naming that child, and nothing is left in the folder, not even a set half made
+	# (a shell would wait for its own sleep, which the checkpoint stops: Python sleeps itself)
+	"$build/bin/selfckpt-run" --dir images -- python3 -c 'import os, subprocess, time
+subprocess.Popen(["env", "-i", "/bin/sleep", "4"])
+open("ready", "w").close()
+time.sleep(1.5)
+os._exit(0)' < /dev/null > /dev/null 2> run.err &
+	run=$!
+	i=0
+	while [ ! -e ready ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	kill -"$sig" "$run"
+	wait "$run"
+	status=$?
+	[ $status -eq 0 ] && grep -q "runs without the selfckpt library" run.err &&
+		[ -z "$(ls -A images 2>/dev/null)" ] || {
+		echo "the top that exited during its checkpoint: exit $status" >&2
+		cat run.err >&2
+		ls -la images >&2
+		exit 1
+	}
 	exit 0
 	;;
 eventfd)
