@@ -596,7 +596,8 @@ for round in 1 2; do
 			-exec rm -rf {} +
 		tar xf files.tar
 	fi
-	"$build/bin/selfckpt-restore" set < /dev/null > /dev/null 2> restore.err
+	# a restored job that hangs fails the test (killed: its pid namespace goes with it)
+	timeout -s KILL 90 "$build/bin/selfckpt-restore" set < /dev/null > /dev/null 2> restore.err
 	status=$?
 	[ $status -eq 0 ] || { echo "restore $round exited $status" >&2; cat restore.err >&2; exit 1; }
 	[ "$what" = daemon ] && daemon_done
