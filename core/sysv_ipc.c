@@ -174,8 +174,45 @@ static int prepare_shm(struct sc_sysv_frozen *z)
  * did not see it make them (a static link has no semget() of ours), so the
  * checkpoint must refuse them rather than miss them.
  */
-static bool used_set(int id, unsigned long nsems, pid_t pid)
+/*
+ * When this process started, in seconds since the epoch (0: not known). A
+ * pid noted on an object at a time before that was another process's with
+ * the same number: pids are reused, and a job killed with -9 leaves its
+ * queues and semaphores behind, naming its pids.
+ */
+static unsigned long long process_start(void)
 {
+	unsigned long long btime = 0, ticks = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	char line[1024], *p;
+	FILE *f = fopen("/proc/stat", "re");
+
+	while (f && fgets(line, sizeof(line), f) && sscanf(line, "btime %llu", &btime) != 1)
+		;
+	if (f)
+		fclose(f);
+	f = fopen("/proc/self/stat", "re");
+	p = f && fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	if (f)
+		fclose(f);
+	/* after the command: the state is the 1st field, the start time (field 22) the 20th */
+	for (int field = 0; p && field < 20; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, "%llu", &ticks) != 1 || hz <= 0 || !btime)
+		return 0;
+	return btime + ticks / (unsigned long long)hz;
+}
+
+/* Was an operation at @when (0: not kept) this process's? One second of slack: the clocks differ. */
+static bool since_start(unsigned long long when, unsigned long long start)
+{
+	return !when || !start || when + 1 >= start;
+}
+
+static bool used_set(int id, unsigned long nsems, pid_t pid, unsigned long long otime)
+{
+	if (!since_start(otime, process_start()))
+		return false; /* its last operation was before this process began */
 	for (unsigned long i = 0; i < nsems; i++)
 		if (semctl(id, (int)i, GETPID) == pid)
 			return true;
@@ -185,22 +222,29 @@ static bool used_set(int id, unsigned long nsems, pid_t pid)
 /* A line of /proc/sysvipc/sem naming a set this process used last and did not note. */
 static bool sem_used(const char *line, pid_t pid, int *key, int *id)
 {
-	unsigned mode;
+	unsigned mode, uid, gid, cuid, cgid;
 	unsigned long nsems;
+	unsigned long long otime = 0;
 
-	return sscanf(line, "%d %d %o %lu", key, id, &mode, &nsems) == 4 &&
-	       !sc_sysv_known_find(SC_SYSV_SEM, *id) && used_set(*id, nsems, pid);
+	return sscanf(line, "%d %d %o %lu %u %u %u %u %llu", key, id, &mode, &nsems, &uid, &gid,
+		      &cuid, &cgid, &otime) >= 4 &&
+	       !sc_sysv_known_find(SC_SYSV_SEM, *id) && used_set(*id, nsems, pid, otime);
 }
 
 /* A line of /proc/sysvipc/msg naming a queue this process sent to or received from last. */
 static bool msg_used(const char *line, pid_t pid, int *key, int *id)
 {
 	int lspid, lrpid;
-	unsigned mode;
-	unsigned long long cbytes, qnum;
+	unsigned mode, uid, gid, cuid, cgid;
+	unsigned long long cbytes, qnum, stime = 0, rtime = 0, start;
 
-	return sscanf(line, "%d %d %o %llu %llu %d %d", key, id, &mode, &cbytes, &qnum, &lspid,
-		      &lrpid) == 7 && (lspid == pid || lrpid == pid);
+	if (sscanf(line, "%d %d %o %llu %llu %d %d %u %u %u %u %llu %llu", key, id, &mode, &cbytes,
+		   &qnum, &lspid, &lrpid, &uid, &gid, &cuid, &cgid, &stime, &rtime) < 7 ||
+	    (lspid != pid && lrpid != pid))
+		return false;
+	start = process_start(); /* a pid seen before it began was another process's */
+	return (lspid == pid && since_start(stime, start)) ||
+	       (lrpid == pid && since_start(rtime, start));
 }
 
 /* A slot for each object of @path (of @kind) that @used() says this process used. */
