@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fd_socket.c - a socket's record (kinds 14 and 15, or 6 when it cannot come
- * back) from what the freeze held of it (fd_socket_freeze_rt.c) and, for a
- * unix socket, the inode of its peer (unix_diag.c).
+ * back) from what the freeze held of it (fd_socket_freeze_rt.c), with, for a
+ * unix socket, its peer as the kernel told it then (unix_diag_rt.c).
  *
  * What comes back: unix sockets of every type, bound (by path or abstract
  * name) or not, listening, connected to another socket of the process (a
@@ -27,22 +27,16 @@
 
 #include "core/fd_socket.h"
 #include "core/inet_diag.h"
-#include "core/unix_diag.h"
 #include "format/sc_log.h"
 
 #define SOMAXCONN_DEFAULT 4096
 
 /*
- * The unix sockets of the system, asked once per checkpoint, and the IP
- * sockets below: asked by the first thread that needs them (the records are
+ * The IP sockets of the system, one dump per family and protocol asked for,
+ * once per checkpoint, by the first thread that needs it (the records are
  * collected by several, fds.c), under this lock; read-only once there.
  */
 static pthread_mutex_t dumps_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sc_unix_sock *diag;
-static size_t diag_n;
-static bool diag_done;
-
-/* The IP sockets of the system, one dump per family and protocol asked for, once per checkpoint. */
 #define INET_DUMPS 4
 static struct {
 	int family, protocol, err;
@@ -52,10 +46,6 @@ static size_t inet_dumps_n;
 
 void sc_fd_socket_collect_end(void)
 {
-	free(diag);
-	diag = NULL;
-	diag_n = 0;
-	diag_done = false;
 	for (size_t i = 0; i < inet_dumps_n; i++)
 		free(inet_dumps[i].d.socks);
 	memset(inet_dumps, 0, sizeof(inet_dumps));
@@ -65,7 +55,9 @@ void sc_fd_socket_collect_end(void)
 /*
  * The shutdown bits of the IP socket @ino, which its own calls do not tell.
  * A kernel that cannot say (no diagnostics for the protocol) is told once;
- * the socket is then taken as not shut down.
+ * the socket is then taken as not shut down. Asked as the image is written,
+ * not at the instant (a lookup by inode is for unix sockets only): a UDP
+ * socket shut down in between is recorded as shut down.
  */
 static uint32_t inet_shutdown(const struct sc_sock_frozen *s, uint64_t ino)
 {
@@ -95,31 +87,27 @@ static uint32_t inet_shutdown(const struct sc_sock_frozen *s, uint64_t ino)
 	return e ? e->shutdown : 0;
 }
 
-static int unix_peer(uint64_t ino, uint64_t *peer, uint32_t *backlog, uint32_t *flags,
-		     uint64_t *vfs_ino)
+/*
+ * What the kernel told of the unix socket @s at the instant: its peer, its
+ * backlog, its bound file, whether it is connected and shut down.
+ */
+static int unix_peer(const struct sc_fd *f, const struct sc_sock_frozen *s, uint64_t *peer,
+		     uint32_t *backlog, uint32_t *flags, uint64_t *vfs_ino)
 {
-	const struct sc_unix_sock *s;
+	const struct sc_unix_sock *d = &s->diag;
 
-	pthread_mutex_lock(&dumps_lock);
-	if (!diag_done) {
-		int err = sc_unix_diag(&diag, &diag_n);
-
-		if (err) {
-			pthread_mutex_unlock(&dumps_lock);
-			return err;
-		}
-		diag_done = true;
-	}
-	pthread_mutex_unlock(&dumps_lock);
-	s = sc_unix_find(diag, diag_n, ino);
-	*peer = s ? s->peer : 0;
-	*backlog = s && s->backlog ? s->backlog : SOMAXCONN_DEFAULT;
-	*vfs_ino = s ? s->vfs_ino : 0;
-	if (s && s->connected)
+	if (s->diag_err)
+		return sc_err(-s->diag_err, "cannot ask the kernel whom unix socket descriptor %d "
+			      "(%s) is connected to (sock_diag): %s", f->fd, f->path,
+			      strerror(-s->diag_err));
+	*peer = d->peer;
+	*backlog = d->backlog ? d->backlog : SOMAXCONN_DEFAULT;
+	*vfs_ino = d->vfs_ino;
+	if (d->connected)
 		*flags |= SC_SOCK_CONNECTED;
-	if (s && (s->shutdown & 1))
+	if (d->shutdown & 1)
 		*flags |= SC_SOCK_SHUT_RD;
-	if (s && (s->shutdown & 2))
+	if (d->shutdown & 2)
 		*flags |= SC_SOCK_SHUT_WR;
 	return 0;
 }
@@ -323,10 +311,10 @@ static bool queue_has_rights(const struct sc_fd *f)
 static int collect_unix(struct sc_fd *f, const struct sc_sock_frozen *s, struct sc_state_out *o,
 			const struct in_flight *m)
 {
-	uint64_t peer, vfs_ino;
-	uint32_t backlog, flags = s->listening ? SC_SOCK_LISTENING : 0;
+	uint64_t peer = 0, vfs_ino = 0;
+	uint32_t backlog = 0, flags = s->listening ? SC_SOCK_LISTENING : 0;
 	size_t bytes;
-	int err = unix_peer(f->inode, &peer, &backlog, &flags, &vfs_ino);
+	int err = unix_peer(f, s, &peer, &backlog, &flags, &vfs_ino);
 
 	if (err)
 		return err;

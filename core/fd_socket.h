@@ -3,9 +3,9 @@
  * fd_socket.h - sockets: unix domain sockets (socket pairs, named and
  * abstract, listening, with the data queued in them) and IPv4/IPv6 sockets
  * that can come back (UDP, TCP listening). What a socket is and what is
- * queued in it is read at the instant of the snapshot (fd_socket_freeze_rt.c);
- * who is connected to whom after the release, from the kernel's socket
- * diagnostics (unix_diag.c); the image holds the socket's item list
+ * queued in it is read at the instant of the snapshot (fd_socket_freeze_rt.c),
+ * and then too, for a unix socket, whom it is connected to, from the kernel's
+ * socket diagnostics (unix_diag_rt.c); the image holds the socket's item list
  * (fd_state.h, spec §9.6.1); the restore makes the sockets again
  * (fd_socket_restore.c).
  */
@@ -17,6 +17,7 @@
 
 #include "core/fd_state.h"
 #include "core/fds_freeze.h"
+#include "core/unix_diag.h"
 
 #define SC_SOCK_ADDR_MAX 128 /* sizeof(struct sockaddr_storage) */
 #define SC_SOCK_OPTS_MAX 24  /* socket options read at the freeze (fd_socket_freeze_rt.c) */
@@ -49,6 +50,8 @@ struct sc_sock_frozen {
 	uint8_t name[SC_SOCK_ADDR_MAX], peer[SC_SOCK_ADDR_MAX];
 	int32_t n_opts;
 	struct sc_sock_opt opts[SC_SOCK_OPTS_MAX];
+	int32_t diag_err;            /* of a unix socket: 0, or why the kernel did not tell */
+	struct sc_unix_sock diag;    /* of a unix socket: its peer and the rest (unix_diag.h) */
 };
 
 /* sc_sock_frozen.rights_err */

@@ -332,6 +332,8 @@ void sc_fd_socket_freeze(struct sc_fds_frozen *z, struct sc_fd_instant *d)
 	for (unsigned i = 0; i < sizeof(s); i++)
 		((char *)&s)[i] = 0;
 	read_facts(d->fd, &s);
+	if (s.domain == AF_UNIX)
+		s.diag_err = sc_unix_diag_one(d->ino, &s.diag);
 	err = sc_fds_freeze_put(z, at, &s, sizeof(s));
 	if (!err) {
 		s.queue_err = copy_queue(z, d->fd, at, &s, &len);

@@ -15,7 +15,7 @@ LIB_SRCS += core/fds.c core/fds_freeze_rt.c core/fds_workers_rt.c core/fd_share_
 	core/fds_locks_rt.c core/fd_record.c core/fd_index.c core/fd_state.c core/fd_state_check.c \
 	core/fd_objects.c core/fd_epoll_check.c core/inotify_paths.c core/locks.c core/locks_record.c
 LIB_SRCS += core/fd_socket.c core/fd_socket_freeze_rt.c core/sock_defaults.c core/sock_diag.c \
-	core/unix_diag.c core/inet_diag.c
+	core/unix_diag_rt.c core/inet_diag.c
 # timers, System V IPC
 LIB_SRCS += core/timers.c core/timers_rt.c core/timers_record.c
 LIB_SRCS += core/sysv_ipc.c core/sysv_collect.c core/sysv_freeze_rt.c core/sysv_record.c

@@ -2,7 +2,7 @@
 /*
  * sock_diag.c - one dump of the kernel's sockets of a family: the request
  * sent on a netlink socket of its own, the answers read until the dump's end
- * and handed out one by one. unix_diag.c and inet_diag.c say what to ask and
+ * and handed out one by one. inet_diag.c says what to ask and
  * what to keep.
  */
 #include <errno.h>

@@ -14,6 +14,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +27,11 @@
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/fd_socket.h"
 #include "core/fds_freeze.h"
 #include "core/sc_fds.h"
 #include "format/sc_format.h"
@@ -718,6 +722,71 @@ Test(fds, a_name_removed_after_the_instant_is_the_name_it_had)
 	cr_assert(strstr(selfckpt_last_error(), "still has other names"), "%s",
 		  selfckpt_last_error());
 	close(fd);
+}
+
+/* The flags of @f's SC_SOCK_TYPE item and the peer of its SC_SOCK_PEER item. */
+static void socket_facts(const struct sc_fd *f, uint32_t *flags, uint64_t *peer)
+{
+	struct sc_state_item it;
+	size_t pos = 0;
+
+	*flags = UINT32_MAX;
+	*peer = UINT64_MAX;
+	while (sc_state_next(f, &pos, &it) > 0) {
+		if (it.tag == SC_SOCK_TYPE && it.len == 16)
+			memcpy(flags, it.value + 12, 4);
+		if (it.tag == SC_SOCK_PEER && it.len == 16)
+			memcpy(peer, it.value + 8, 8);
+	}
+}
+
+/*
+ * Whom a unix socket is connected to is the kernel's answer at the instant:
+ * a client whose queued connection the server accepts after it, and which
+ * then shuts its end down, is recorded as it was (peer not accepted yet, not
+ * shut down), however late the image is written. Read later, a process of a
+ * job that writes its image after the others recorded a request as taken
+ * that its restored server never got.
+ */
+Test(fds, a_unix_connection_accepted_after_the_instant_is_recorded_as_it_was)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	socklen_t a_len = offsetof(struct sockaddr_un, sun_path) + 1 +
+			  (socklen_t)snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1,
+					      "selfckpt-accepted-%d", (int)getpid());
+	int lis = socket(AF_UNIX, SOCK_STREAM, 0), client = socket(AF_UNIX, SOCK_STREAM, 0), srv;
+	struct sc_fds_frozen z;
+	struct sc_fd *fds;
+	struct stat st;
+	uint32_t flags;
+	uint64_t peer;
+	size_t n;
+
+	cr_assert_eq(bind(lis, (struct sockaddr *)&a, a_len), 0, "%s", strerror(errno));
+	cr_assert_eq(listen(lis, 4), 0);
+	cr_assert_eq(connect(client, (struct sockaddr *)&a, a_len), 0, "%s", strerror(errno));
+	cr_assert_eq(sc_fds_prepare(&z, 0), 0, "%s", selfckpt_last_error());
+	sc_fds_freeze(&z);
+	srv = accept(lis, NULL, NULL);
+	cr_assert_geq(srv, 0);
+	cr_assert_eq(shutdown(client, SHUT_WR), 0);
+	cr_assert_eq(fstat(srv, &st), 0);
+	cr_assert_eq(sc_fds_collect(&z, getpid(), NULL, 0, &fds, &n), 0, "%s",
+		     selfckpt_last_error());
+	sc_fds_freeze_drop(&z);
+	sc_fds_frozen_free(&z);
+	cr_assert_not_null(record_of(fds, n, client));
+	socket_facts(record_of(fds, n, client), &flags, &peer);
+	cr_assert_neq(flags, UINT32_MAX, "no SC_SOCK_TYPE item");
+	cr_assert(flags & SC_SOCK_CONNECTED, "flags %#x", flags);
+	cr_assert_not(flags & (SC_SOCK_SHUT_RD | SC_SOCK_SHUT_WR), "shut down after the instant, "
+		      "recorded as shut down before it: flags %#x", flags);
+	cr_assert_neq(peer, (uint64_t)st.st_ino, "recorded as accepted: its peer is the socket "
+		      "accept() gave after the instant");
+	sc_fds_free(fds, n);
+	close(srv);
+	close(client);
+	close(lis);
 }
 
 /*
