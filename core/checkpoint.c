@@ -366,7 +366,7 @@ static void write_opts(struct sc_write_opts *wo)
 
 	sc_write_opts_init(wo);
 	wo->level = set->level;
-	/* the members of a job write at once: each takes its share of the CPUs */
+	/* the members of a job take turns writing: each takes its share of the CPUs */
 	wo->threads = set->threads ? set->threads : sc_job_threads();
 	wo->writers = set->writers;
 	wo->no_writeback = !set->writeback;
@@ -782,8 +782,11 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 		ex = NULL;
 	}
 	sc_job_noting(job);
-	if (!err)
+	if (!err) {
+		sc_job_write_turn(); /* a job's members take turns at the CPUs */
 		err = save_to(path, &fz);
+		sc_job_write_done();
+	}
 	sc_job_noting(NULL);
 	if (ex && fz.child > 0 && job)
 		end_job_hold(ex, fz.child, err, job);

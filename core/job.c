@@ -181,14 +181,6 @@ struct gather {
 	int starting; /* members not running the library's thread yet, at the last look */
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 static void zombie_slot(struct sc_job_slot *s, const struct proc_stat *st)
 {
 	s->pgid = st->pgid;
@@ -311,7 +303,7 @@ static int starting(struct gather *g, struct sc_job_slot *s)
 	}
 	if (runs_library(s->pid))
 		return signal_member(g, s);
-	if (!is_static(s->pid) && now_ms() <= s->join_by)
+	if (!is_static(s->pid) && sc_job_now_ms() <= s->join_by)
 		return 0;
 	if ((err = escaped(g->a, s->pid, s->ppid)) < 0)
 		return err;
@@ -344,7 +336,7 @@ static int ask(struct gather *g, pid_t pid, pid_t parent)
 		zombie_slot(s, &st);
 		return 0;
 	}
-	s->join_by = now_ms() + JOIN_WAIT_MS;
+	s->join_by = sc_job_now_ms() + JOIN_WAIT_MS;
 	s->state = SC_MEMBER_STARTING;
 	return starting(g, s);
 }
@@ -410,7 +402,7 @@ static int gather_step(struct gather *g)
 
 static int gather(struct gather *g)
 {
-	int64_t until = now_ms() + GATHER_WAIT_MS;
+	int64_t until = sc_job_now_ms() + GATHER_WAIT_MS;
 	int32_t own[SC_JOB_CHILDREN];
 	int n = sc_job_list_children(own, SC_JOB_CHILDREN), err = 0, done;
 
@@ -424,7 +416,7 @@ static int gather(struct gather *g)
 
 		if ((done = gather_step(g)) != 0)
 			return done < 0 ? done : 0;
-		if (now_ms() > until)
+		if (sc_job_now_ms() > until)
 			return sc_err(ETIMEDOUT, "a process of the job did not stop for the "
 				      "checkpoint within %d s; it is given up and the job goes on",
 				      GATHER_WAIT_MS / 1000);
@@ -682,8 +674,8 @@ static int rounds(struct gather *g, const struct target *t, const char *why)
 			continue;
 		}
 		if (!flight_until)
-			flight_until = now_ms() + FLIGHT_WAIT_MS;
-		else if (now_ms() > flight_until)
+			flight_until = sc_job_now_ms() + FLIGHT_WAIT_MS;
+		else if (sc_job_now_ms() > flight_until)
 			return refuse_in_flight(g->a, why);
 		sc_log(SC_LOG_DEBUG, "checkpoint of the job: process %d has a connection queued "
 		       "at its unix socket; taken again in %d ms", (int)g->a->flight.server,

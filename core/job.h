@@ -97,6 +97,7 @@ struct sc_job_slot {
 	int32_t ran_past;    /* held for --exit-after-save, its threads went on (hold_rt.c) */
 	int32_t n_objects;   /* -1: more than SC_JOB_OBJECTS */
 	int64_t join_by;     /* SC_MEMBER_STARTING: escaped past this (the coordinator's ms) */
+	int32_t writing;     /* its image is being written now (job_cpus.c) */
 	struct sc_job_object objects[SC_JOB_OBJECTS];
 };
 
@@ -118,6 +119,7 @@ struct sc_job_area {
 	int32_t exit_status; /* and ends with it, where end_job */
 	int32_t end_job;    /* the set is complete and no process ran past the instant: end */
 	int32_t n_left;     /* processes left out (--leave-out-escaped), no part of the set */
+	int32_t turns;      /* futex, shared: bumped as a member ends writing (job_cpus.c) */
 	int32_t left[SC_JOB_CHILDREN];
 	struct sc_unix_flight flight; /* SC_JOB_AGAIN_IN_FLIGHT: what is not accepted yet */
 	char dir[PATH_MAX]; /* the set's directory while it is written */
@@ -320,12 +322,24 @@ void sc_job_note_fds(const struct sc_fd *fds, size_t n);
 /** sc_job_in_checkpoint() - is the image being written a member's of a job's checkpoint? */
 bool sc_job_in_checkpoint(void);
 
+/** sc_job_noted() - the member whose image is being written (sc_job_noting()), or NULL. */
+const struct sc_job_member *sc_job_noted(void);
+
+/* job_cpus.c: the CPUs the members share as they write their images */
 /**
  * sc_job_threads() - the threads one member's image may compress and read
- * with, all members writing at once: its share of the CPUs (at least one);
- * 0 outside a job's checkpoint (the default: every CPU).
+ * with, as many members writing at once as there are CPUs: its share of the
+ * CPUs (at least one); 0 outside a job's checkpoint (the default: every CPU).
  */
 unsigned sc_job_threads(void);
+
+/**
+ * sc_job_write_turn() - wait until fewer members than there are CPUs write
+ * their images, then write (no-op outside a job's checkpoint);
+ * sc_job_write_done() - this member wrote: the next one's turn.
+ */
+void sc_job_write_turn(void);
+void sc_job_write_done(void);
 
 /**
  * sc_job_note_sysv() - note a System V object the image holds (no-op

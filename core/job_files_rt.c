@@ -259,10 +259,15 @@ void sc_job_probes_undone(void)
 /*
  * The descriptions of the run held[@a, @b), told by toggles: each descriptor
  * not placed yet starts a description, and every later one whose flag turned
- * with its toggle joins it. Return: as describe_run().
+ * with its toggle joins it. The flags are read once before the first toggle:
+ * each toggle is undone before the next, so they hold for every one.
+ * Return: as describe_run().
  */
 static uint32_t describe_run_probed(struct sc_job_area *x, int a, int b, uint32_t next)
 {
+	for (int k = a; k < b; k++)
+		if ((was_nonblock[k] = (int8_t)nonblock_of(held[k].pid, held[k].fd)) < 0)
+			return 0;
 	for (int i = a; i < b; i++) {
 		bool open = false, seen_ok = true;
 
@@ -270,14 +275,10 @@ static uint32_t describe_run_probed(struct sc_job_area *x, int a, int b, uint32_
 			continue;
 		held[i].desc = next++;
 		for (int k = i + 1; k < b; k++)
-			if (!held[k].desc) {
-				was_nonblock[k] = (int8_t)nonblock_of(held[k].pid, held[k].fd);
-				seen_ok &= was_nonblock[k] >= 0;
-				open = true;
-			}
+			open |= !held[k].desc;
 		if (!open)
 			continue;
-		if (!seen_ok || toggle(x, held[i].pid, held[i].fd) < 0)
+		if (toggle(x, held[i].pid, held[i].fd) < 0)
 			return 0;
 		for (int k = i + 1; k < b; k++) {
 			int now = held[k].desc ? 0 : nonblock_of(held[k].pid, held[k].fd);

@@ -43,6 +43,11 @@ void sc_job_noting(const struct sc_job_member *jm)
 		jm->area->slot[jm->index].n_objects = 0;
 }
 
+const struct sc_job_member *sc_job_noted(void)
+{
+	return noting;
+}
+
 static void note(const struct sc_job_object *o)
 {
 	struct sc_job_slot *s = &noting->area->slot[noting->index];
@@ -85,19 +90,6 @@ void sc_job_note_fds(const struct sc_fd *fds, size_t n)
 bool sc_job_in_checkpoint(void)
 {
 	return noting != NULL;
-}
-
-unsigned sc_job_threads(void)
-{
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int running = 0;
-
-	if (!noting || cpus < 1)
-		return 0;
-	for (int i = 0; i < noting->area->n; i++)
-		running += noting->area->slot[i].pid > 0 &&
-			   noting->area->slot[i].state != SC_MEMBER_ZOMBIE;
-	return running > 1 ? (unsigned)(cpus / running > 1 ? cpus / running : 1) : 0;
 }
 
 void sc_job_note_sysv(uint32_t kind, int32_t id, bool made, uint32_t attaches, uint32_t nattch)

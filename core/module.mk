@@ -23,7 +23,8 @@ LIB_SRCS += core/sysv_ipc.c core/sysv_collect.c core/sysv_freeze_rt.c core/sysv_
 LIB_SRCS += core/trigger_opts.c core/trigger.c core/trigger_rt.c
 # the job: a process tree checkpointed at one instant into one set
 LIB_SRCS += core/job.c core/job_rt.c core/job_save.c core/job_set.c core/job_share.c \
-	core/job_files_rt.c core/unix_flight_rt.c core/proc_fds_rt.c
+	core/job_files_rt.c core/unix_flight_rt.c core/proc_fds_rt.c \
+	core/job_cpus.c
 # In the shared library only: it defines sigaction() and signal(), which a
 # static link would find twice.
 LIB_SO_SRCS += core/interpose.c core/interpose_inotify.c core/interpose_sysv.c \

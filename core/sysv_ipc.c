@@ -209,9 +209,10 @@ static bool since_start(unsigned long long when, unsigned long long start)
 	return !when || !start || when + 1 >= start;
 }
 
-static bool used_set(int id, unsigned long nsems, pid_t pid, unsigned long long otime)
+static bool used_set(int id, unsigned long nsems, pid_t pid, unsigned long long otime,
+		     unsigned long long start)
 {
-	if (!since_start(otime, process_start()))
+	if (!since_start(otime, start))
 		return false; /* its last operation was before this process began */
 	for (unsigned long i = 0; i < nsems; i++)
 		if (semctl(id, (int)i, GETPID) == pid)
@@ -220,7 +221,7 @@ static bool used_set(int id, unsigned long nsems, pid_t pid, unsigned long long 
 }
 
 /* A line of /proc/sysvipc/sem naming a set this process used last and did not note. */
-static bool sem_used(const char *line, pid_t pid, int *key, int *id)
+static bool sem_used(const char *line, pid_t pid, unsigned long long start, int *key, int *id)
 {
 	unsigned mode, uid, gid, cuid, cgid;
 	unsigned long nsems;
@@ -228,36 +229,38 @@ static bool sem_used(const char *line, pid_t pid, int *key, int *id)
 
 	return sscanf(line, "%d %d %o %lu %u %u %u %u %llu", key, id, &mode, &nsems, &uid, &gid,
 		      &cuid, &cgid, &otime) >= 4 &&
-	       !sc_sysv_known_find(SC_SYSV_SEM, *id) && used_set(*id, nsems, pid, otime);
+	       !sc_sysv_known_find(SC_SYSV_SEM, *id) && used_set(*id, nsems, pid, otime, start);
 }
 
 /* A line of /proc/sysvipc/msg naming a queue this process sent to or received from last. */
-static bool msg_used(const char *line, pid_t pid, int *key, int *id)
+static bool msg_used(const char *line, pid_t pid, unsigned long long start, int *key, int *id)
 {
 	int lspid, lrpid;
 	unsigned mode, uid, gid, cuid, cgid;
-	unsigned long long cbytes, qnum, stime = 0, rtime = 0, start;
+	unsigned long long cbytes, qnum, stime = 0, rtime = 0;
 
 	if (sscanf(line, "%d %d %o %llu %llu %d %d %u %u %u %u %llu %llu", key, id, &mode, &cbytes,
 		   &qnum, &lspid, &lrpid, &uid, &gid, &cuid, &cgid, &stime, &rtime) < 7 ||
 	    (lspid != pid && lrpid != pid))
 		return false;
-	start = process_start(); /* a pid seen before it began was another process's */
+	/* a pid seen before this process began was another process's */
 	return (lspid == pid && since_start(stime, start)) ||
 	       (lrpid == pid && since_start(rtime, start));
 }
 
 /* A slot for each object of @path (of @kind) that @used() says this process used. */
 static int prepare_used(struct sc_sysv_frozen *z, const char *path, uint32_t kind,
-			bool (*used)(const char *line, pid_t pid, int *key, int *id))
+			bool (*used)(const char *line, pid_t pid, unsigned long long start,
+				     int *key, int *id))
 {
 	FILE *f = fopen(path, "re");
 	char line[512];
 	struct sc_sysv_slot *s;
 	int err = 0, key, id;
+	unsigned long long start = process_start();
 
 	while (f && !err && fgets(line, sizeof(line), f))
-		if (used(line, z->pid, &key, &id) && !(err = add_slot(z, kind, id, key, &s)) && s)
+		if (used(line, z->pid, start, &key, &id) && !(err = add_slot(z, kind, id, key, &s)) && s)
 			err = make_room(s, 0);
 	if (f)
 		fclose(f);
