@@ -425,7 +425,7 @@ SC_CU_API CUresult CUDAAPI cuKernelGetFunction(CUfunction *pfunc, CUkernel kerne
 	return CUDA_SUCCESS;
 }
 
-static struct sc_cu_func *any_function(const void *h)
+struct sc_cu_func *sc_cu_function_of(const void *h)
 {
 	struct sc_cu_func *f = sc_obj_get(h, SC_K_FUNC);
 
@@ -435,7 +435,7 @@ static struct sc_cu_func *any_function(const void *h)
 SC_CU_API CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t index, size_t *offset,
 					      size_t *size)
 {
-	struct sc_cu_func *f = any_function(func);
+	struct sc_cu_func *f = sc_cu_function_of(func);
 
 	if (!f)
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -448,7 +448,7 @@ SC_CU_API CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t index, siz
 	return CUDA_SUCCESS;
 }
 
-static CUresult launch_handle(struct sc_cu_func *f, uint64_t *real)
+CUresult sc_cu_function_real(struct sc_cu_func *f, uint64_t *real)
 {
 	if (f->o.kind == SC_K_KERNEL)
 		return kernel_function(f, real);
@@ -459,7 +459,7 @@ static CUresult launch_handle(struct sc_cu_func *f, uint64_t *real)
 SC_CU_API CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib,
 					      CUfunction func)
 {
-	struct sc_cu_func *f = any_function(func);
+	struct sc_cu_func *f = sc_cu_function_of(func);
 	struct sc_req r = { .op = SC_OP_FUNC_GET_ATTR, .a = { (uint64_t)attrib } };
 	CUresult res;
 
@@ -470,7 +470,7 @@ SC_CU_API CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attr
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	r.ctx = sc_ctx_real();
-	res = launch_handle(f, &r.a[1]);
+	res = sc_cu_function_real(f, &r.a[1]);
 	if (res == CUDA_SUCCESS)
 		res = sc_cu_call(&r);
 	sc_cu_leave();
@@ -482,7 +482,7 @@ SC_CU_API CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attr
 SC_CU_API CUresult CUDAAPI cuFuncSetAttribute(CUfunction func, CUfunction_attribute attrib,
 					      int value)
 {
-	struct sc_cu_func *f = any_function(func);
+	struct sc_cu_func *f = sc_cu_function_of(func);
 	struct sc_req r = { .op = SC_OP_FUNC_SET_ATTR, .a = { (uint64_t)attrib } };
 	CUresult res;
 
@@ -494,7 +494,7 @@ SC_CU_API CUresult CUDAAPI cuFuncSetAttribute(CUfunction func, CUfunction_attrib
 		return res;
 	r.ctx = sc_ctx_real();
 	r.a[2] = (uint64_t)(int64_t)value;
-	res = launch_handle(f, &r.a[1]);
+	res = sc_cu_function_real(f, &r.a[1]);
 	if (res == CUDA_SUCCESS)
 		res = sc_cu_call(&r);
 	if (res == CUDA_SUCCESS) {
@@ -507,7 +507,7 @@ SC_CU_API CUresult CUDAAPI cuFuncSetAttribute(CUfunction func, CUfunction_attrib
 
 SC_CU_API CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction func, CUfunc_cache config)
 {
-	struct sc_cu_func *f = any_function(func);
+	struct sc_cu_func *f = sc_cu_function_of(func);
 	struct sc_req r = { .op = SC_OP_FUNC_SET_CACHE, .a = { 0, (uint64_t)config } };
 	CUresult res;
 
@@ -516,7 +516,7 @@ SC_CU_API CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction func, CUfunc_cache co
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	r.ctx = sc_ctx_real();
-	res = launch_handle(f, &r.a[0]);
+	res = sc_cu_function_real(f, &r.a[0]);
 	if (res == CUDA_SUCCESS)
 		res = sc_cu_call(&r);
 	if (res == CUDA_SUCCESS)
@@ -564,7 +564,7 @@ SC_CU_API CUresult CUDAAPI cuLaunchKernel(CUfunction func, unsigned int gx, unsi
 					  unsigned int bz, unsigned int shared, CUstream stream,
 					  void **params, void **extra)
 {
-	struct sc_cu_func *f = any_function(func);
+	struct sc_cu_func *f = sc_cu_function_of(func);
 	uint8_t buf[SC_CH_INLINE];
 	struct sc_req r = { .op = SC_OP_LAUNCH,
 			    .a = { 0, gx, gy, gz, bx, by, bz, shared, 0, 0 } };
@@ -594,7 +594,7 @@ SC_CU_API CUresult CUDAAPI cuLaunchKernel(CUfunction func, unsigned int gx, unsi
 	if (res == CUDA_SUCCESS && !r.ctx)
 		res = CUDA_ERROR_INVALID_CONTEXT;
 	if (res == CUDA_SUCCESS)
-		res = launch_handle(f, &r.a[0]);
+		res = sc_cu_function_real(f, &r.a[0]);
 	if (res == CUDA_SUCCESS)
 		res = sc_cu_post(&r);
 	sc_cu_leave();

@@ -160,6 +160,16 @@ struct sc_cu_func {
 	int cache_config;             /* -1: never set */
 };
 
+/* api_module.c */
+/** sc_cu_function_of() - the function or kernel (launched as a function) of handle @h, or NULL. */
+struct sc_cu_func *sc_cu_function_of(const void *h);
+
+/**
+ * sc_cu_function_real() - the proxy's function to call @f by (for a kernel,
+ * its function in the current context, looked up once); under the lock.
+ */
+CUresult sc_cu_function_real(struct sc_cu_func *f, uint64_t *real);
+
 struct sc_cu_stream {
 	struct sc_cu_obj o;
 	unsigned flags;

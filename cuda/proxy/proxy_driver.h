@@ -23,6 +23,8 @@
 	X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel) X(cuLibraryGetModule) \
 	X(cuLibraryGetGlobal) X(cuKernelGetFunction) X(cuFuncGetParamInfo) \
 	X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuFuncSetCacheConfig) X(cuLaunchKernel) \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) \
+	X(cuOccupancyMaxPotentialBlockSizeWithFlags) X(cuOccupancyAvailableDynamicSMemPerBlock) \
 	X(cuMemGetAllocationGranularity) X(cuMemAddressReserve) X(cuMemCreate) X(cuMemMap) \
 	X(cuMemSetAccess) X(cuMemUnmap) X(cuMemRelease) X(cuMemHostRegister) \
 	X(cuMemHostGetDevicePointer) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) \

@@ -163,6 +163,64 @@ static CUresult op_launch(struct sc_ch_slot *s)
 				     (CUstream)(uintptr_t)s->a[8], n ? params : NULL, NULL);
 }
 
+static CUresult op_occ_blocks(struct sc_ch_slot *s)
+{
+	int n = 0;
+	CUresult r = sc_drv.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+		&n, (CUfunction)(uintptr_t)s->a[0], (int)s->a[1], (size_t)s->a[2],
+		(unsigned)s->a[3]);
+
+	s->a[0] = (uint64_t)(int64_t)n;
+	return r;
+}
+
+/*
+ * The program's block-size-to-shared-memory function cannot run here: the
+ * library ran it for every block size the driver may ask about and sent the
+ * answers, which this thread's callback reads (the driver calls it in the
+ * calling thread, with no argument of ours).
+ */
+static __thread const uint64_t *dyn_by_size;
+static __thread uint64_t dyn_sizes;
+
+static size_t dyn_of_block_size(int block_size)
+{
+	if (block_size < 1)
+		return dyn_by_size[0];
+	if ((uint64_t)block_size > dyn_sizes)
+		return dyn_by_size[dyn_sizes - 1];
+	return dyn_by_size[block_size - 1];
+}
+
+static CUresult op_occ_block_size(struct sc_ch_slot *s)
+{
+	int grid = 0, block = 0;
+	uint64_t n = s->a[4];
+	CUresult r;
+
+	if (n * 8 > s->len)
+		return CUDA_ERROR_INVALID_VALUE;
+	dyn_by_size = (const uint64_t *)s->data;
+	dyn_sizes = n;
+	r = sc_drv.cuOccupancyMaxPotentialBlockSizeWithFlags(
+		&grid, &block, (CUfunction)(uintptr_t)s->a[0], n ? dyn_of_block_size : NULL,
+		(size_t)s->a[1], (int)s->a[2], (unsigned)s->a[3]);
+	dyn_by_size = NULL;
+	s->a[0] = (uint64_t)(int64_t)grid;
+	s->a[1] = (uint64_t)(int64_t)block;
+	return r;
+}
+
+static CUresult op_occ_dyn_smem(struct sc_ch_slot *s)
+{
+	size_t bytes = 0;
+	CUresult r = sc_drv.cuOccupancyAvailableDynamicSMemPerBlock(
+		&bytes, (CUfunction)(uintptr_t)s->a[0], (int)s->a[1], (int)s->a[2]);
+
+	s->a[0] = bytes;
+	return r;
+}
+
 void sc_proxy_ops_code(sc_proxy_op_fn *t)
 {
 	t[SC_OP_MODULE_LOAD] = op_module_load;
@@ -176,4 +234,7 @@ void sc_proxy_ops_code(sc_proxy_op_fn *t)
 	t[SC_OP_FUNC_SET_ATTR] = op_func_set_attr;
 	t[SC_OP_FUNC_SET_CACHE] = op_func_set_cache;
 	t[SC_OP_LAUNCH] = op_launch;
+	t[SC_OP_OCC_BLOCKS] = op_occ_blocks;
+	t[SC_OP_OCC_BLOCK_SIZE] = op_occ_block_size;
+	t[SC_OP_OCC_DYN_SMEM] = op_occ_dyn_smem;
 }

@@ -52,6 +52,13 @@ enum sc_op {
 	SC_OP_LAUNCH,           /* async; in a0 function, a1-a3 grid, a4-a6 block, a7 shared
 				 * bytes, a8 stream, a9 params n; data n x (u32 offset,
 				 * u32 size), then the parameter buffer */
+	SC_OP_OCC_BLOCKS,       /* in a0 function, a1 block size, a2 dynamic shared bytes,
+				 * a3 flags; out a0 blocks per multiprocessor */
+	SC_OP_OCC_BLOCK_SIZE,   /* in a0 function, a1 dynamic shared bytes, a2 block size
+				 * limit, a3 flags, a4 n; data n x u64: the program's dynamic
+				 * shared bytes for block sizes 1..n (n 0: a1 for every size);
+				 * out a0 minimum grid size, a1 block size */
+	SC_OP_OCC_DYN_SMEM,     /* in a0 function, a1 blocks, a2 block size; out a0 bytes */
 	/* device memory: the library's arena over VMM reservations */
 	SC_OP_VMM_GRANULARITY,  /* in a0 dev; out a0 bytes */
 	SC_OP_VMM_RESERVE,      /* in a0 size, a1 wanted address; out a0 address */

@@ -7,6 +7,10 @@
  * input), copies the result back and prints its checksum, so the device
  * memory carries the state a checkpoint must keep. All values are multiples
  * of 1/4 well below 2^22: every sum is exact, on any device.
+ *
+ * The block size is the driver's choice (cuOccupancyMaxPotentialBlockSize,
+ * with a shared-memory function of the program's), asked again each
+ * iteration: a restored run must get the answer the first run got.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +18,29 @@
 #include "common.h"
 
 #define N (1 << 20)
-#define BLOCK 256
+
+/* This kernel uses no shared memory, whatever its block size. */
+static size_t no_shared_memory(int block_size)
+{
+	(void)block_size;
+	return 0;
+}
+
+/* The block size for @fn, which must be what it was at the start (@block, @grid_min). */
+static int occupancy_block(CUfunction fn, int *block, int *grid_min)
+{
+	int b, g;
+
+	CHECK(cuOccupancyMaxPotentialBlockSize(&g, &b, fn, no_shared_memory, 0, 0));
+	if (*block && (b != *block || g != *grid_min)) {
+		fprintf(stderr, "vecadd: the driver's block size is %d (grid %d), was %d (grid %d)\n",
+			b, g, *block, *grid_min);
+		exit(1);
+	}
+	*block = b;
+	*grid_min = g;
+	return b;
+}
 
 int main(int argc, char **argv)
 {
@@ -24,7 +50,7 @@ int main(int argc, char **argv)
 	CUdeviceptr a, b, c;
 	size_t bytes = N * sizeof(float);
 	float *host = malloc(bytes), *step = malloc(bytes);
-	int n = N;
+	int n = N, block = 0, grid_min = 0;
 
 	if (!host || !step) {
 		fprintf(stderr, "vecadd: out of memory\n");
@@ -33,6 +59,7 @@ int main(int argc, char **argv)
 	sample_init(&s, argc, argv, "vecadd", 0);
 	mod = sample_load_module(&s);
 	CHECK(cuModuleGetFunction(&fn, mod, "vec_add"));
+	occupancy_block(fn, &block, &grid_min);
 
 	for (int i = 0; i < N; i++) {
 		host[i] = (float)(i % 1000) * 0.5f;
@@ -48,8 +75,9 @@ int main(int argc, char **argv)
 		void *params[] = { &a, &b, &c, &n };
 		CUdeviceptr t;
 
-		CHECK(cuLaunchKernel(fn, (N + BLOCK - 1) / BLOCK, 1, 1, BLOCK, 1, 1, 0, NULL,
-				     params, NULL));
+		int bs = occupancy_block(fn, &block, &grid_min);
+
+		CHECK(cuLaunchKernel(fn, (N + bs - 1) / bs, 1, 1, bs, 1, 1, 0, NULL, params, NULL));
 		CHECK(cuMemcpyDtoH(host, c, bytes));
 		t = a; /* the sum is the next iteration's a */
 		a = c;

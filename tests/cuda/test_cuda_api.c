@@ -304,3 +304,61 @@ Test(cuda_api, a_dead_proxy_fails_every_later_call)
 	cr_assert_eq(cuMemAlloc(&a, 64), CUDA_ERROR_DEVICE_UNAVAILABLE);
 	cr_assert_eq(cuCtxSynchronize(), CUDA_ERROR_DEVICE_UNAVAILABLE);
 }
+
+/* A program's dynamic shared memory per block size, 96 bytes a thread; its calls counted. */
+static int b2d_calls;
+
+static size_t smem_of_block_size(int block_size)
+{
+	b2d_calls++;
+	return (size_t)block_size * 96;
+}
+
+/*
+ * The occupancy queries reach the driver for the proxy's function, and the
+ * program's block-size-to-shared-memory function, which only the program can
+ * run, decides the driver's search as it would without selfckpt: it is run
+ * here for each block size up to the limit. Against the software device's
+ * model (32 registers a thread, 1 KiB reserved a block, 228 KiB and 2048
+ * threads a multiprocessor, 48 KiB of dynamic shared memory a block, 4
+ * multiprocessors).
+ */
+Test(cuda_api, occupancy_queries_and_the_programs_shared_memory_function)
+{
+	CUfunction step;
+	int blocks, grid, block;
+	size_t dyn;
+
+	start();
+	load(&step);
+	OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, step, 256, 0));
+	cr_assert_eq(blocks, 8);
+	OK(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, step, 256, 49152,
+								 CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE));
+	cr_assert_eq(blocks, 4, "shared memory bounds it: %d", blocks);
+	OK(cuOccupancyMaxPotentialBlockSize(&grid, &block, step, NULL, 0, 0));
+	cr_assert_eq(block, 1024);
+	cr_assert_eq(grid, 8);
+	OK(cuOccupancyMaxPotentialBlockSize(&grid, &block, step, smem_of_block_size, 0, 0));
+	cr_assert_eq(b2d_calls, 1024, "the program's function, once per block size: %d calls",
+		     b2d_calls);
+	cr_assert_eq(block, 512, "past 512 threads a block needs more than 48 KiB: %d", block);
+	cr_assert_eq(grid, 16);
+	b2d_calls = 0;
+	OK(cuOccupancyMaxPotentialBlockSizeWithFlags(&grid, &block, step, smem_of_block_size, 0,
+						     256, 0));
+	cr_assert_eq(b2d_calls, 256);
+	cr_assert_eq(block, 256);
+	cr_assert_eq(grid, 32);
+	OK(cuOccupancyAvailableDynamicSMemPerBlock(&dyn, step, 8, 256));
+	cr_assert_eq(dyn, 233472 / 8 - 1024);
+	OK(cuOccupancyAvailableDynamicSMemPerBlock(&dyn, step, 4, 256));
+	cr_assert_eq(dyn, 49152, "no more than a block may have: %zu", dyn);
+	cr_assert_eq(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, step, 2048, 0),
+		     CUDA_ERROR_INVALID_VALUE);
+	cr_assert_eq(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (CUfunction)&grid, 256,
+								 0),
+		     CUDA_ERROR_INVALID_HANDLE);
+	cr_assert_eq(cuOccupancyMaxPotentialBlockSize(NULL, &block, step, NULL, 0, 0),
+		     CUDA_ERROR_INVALID_VALUE);
+}

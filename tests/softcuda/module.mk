@@ -14,6 +14,7 @@ SOFTCUDA_SRCS := \
 	tests/softcuda/softcuda_launch.c \
 	tests/softcuda/softcuda_mem.c \
 	tests/softcuda/softcuda_module.c \
+	tests/softcuda/softcuda_occupancy.c \
 	tests/softcuda/softcuda_stream.c \
 	tests/softcuda/softcuda_vmm.c
 SOFTCUDA_HDRS := tests/softcuda/softcuda.h tests/softcuda/softcuda_internal.h

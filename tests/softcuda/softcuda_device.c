@@ -195,7 +195,7 @@ static const struct {
 	{ CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 1 },
 };
 
-static int attr_value(CUdevice_attribute attr, CUdevice dev)
+int sd_device_attr(CUdevice_attribute attr, CUdevice dev)
 {
 	size_t i;
 
@@ -226,6 +226,6 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attr, CUdev
 	rc = sd_device_check(dev);
 	if (rc)
 		return sd_leave(rc);
-	*value = attr_value(attr, dev);
+	*value = sd_device_attr(attr, dev);
 	return sd_leave(CUDA_SUCCESS);
 }

@@ -143,6 +143,9 @@ CUresult sd_device_check(CUdevice dev);
 CUresult sd_mem_charge(int device, size_t bytes);
 void sd_mem_uncharge(int device, size_t bytes);
 
+/* softcuda_device.c: attribute @attr of device @dev (checked), without the lock */
+int sd_device_attr(CUdevice_attribute attr, CUdevice dev);
+
 /* softcuda_ctx.c */
 CUresult sd_ctx_current(struct sd_ctx **ctx);
 void sd_ctx_free_objects(struct sd_ctx *ctx);

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * api_occupancy.c - cuOccupancy*: how many blocks of a function a
+ * multiprocessor holds, the block size that holds the most, the dynamic
+ * shared memory left per block. The driver answers them in the GPU proxy, for
+ * the proxy's function; they hold no state, so a restart changes nothing but
+ * the handle the request carries.
+ *
+ * cuOccupancyMaxPotentialBlockSize may take the program's function from block
+ * size to dynamic shared memory, which only the program can run: it is run
+ * here for every block size the driver may try (1 to the limit, at most
+ * MAX_BLOCK), and the proxy's callback answers from that table, so that the
+ * driver's own search decides, as it would without selfckpt. Such a function
+ * is pure by CUDA's contract; it is called up to MAX_BLOCK times instead of
+ * the few the driver asks for.
+ */
+#include "cuda/lib/cuda_internal.h"
+
+#define MAX_BLOCK 1024 /* threads per block, the most any CUDA device has */
+
+/* Send @r, whose a[0] is @func's proxy function. */
+static CUresult call_for(CUfunction func, struct sc_req *r)
+{
+	struct sc_cu_func *f = sc_cu_function_of(func);
+	CUresult res;
+
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
+		return res;
+	r->ctx = sc_ctx_real();
+	if (!r->ctx)
+		res = sc_ctx_missing();
+	if (res == CUDA_SUCCESS)
+		res = sc_cu_function_real(f, &r->a[0]);
+	if (res == CUDA_SUCCESS)
+		res = sc_cu_call(r);
+	sc_cu_leave();
+	return res;
+}
+
+SC_CU_API CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+	int *num_blocks, CUfunction func, int block_size, size_t dyn, unsigned int flags)
+{
+	struct sc_req r = { .op = SC_OP_OCC_BLOCKS,
+			    .a = { 0, (uint64_t)(int64_t)block_size, dyn, flags } };
+	CUresult res;
+
+	if (!num_blocks)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((res = call_for(func, &r)) == CUDA_SUCCESS)
+		*num_blocks = (int)(int64_t)r.a[0];
+	return res;
+}
+
+SC_CU_API CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *num_blocks,
+								      CUfunction func,
+								      int block_size, size_t dyn)
+{
+	return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(num_blocks, func, block_size,
+								    dyn, 0);
+}
+
+SC_CU_API CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(
+	int *min_grid, int *block_size, CUfunction func, CUoccupancyB2DSize b2d, size_t dyn,
+	int limit, unsigned int flags)
+{
+	uint64_t table[MAX_BLOCK];
+	struct sc_req r = { .op = SC_OP_OCC_BLOCK_SIZE,
+			    .a = { 0, dyn, (uint64_t)(int64_t)limit, flags, 0 } };
+	CUresult res;
+
+	if (!min_grid || !block_size || limit < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (b2d) {
+		int n = limit > 0 && limit < MAX_BLOCK ? limit : MAX_BLOCK;
+
+		/* before the lock: the program's function may call CUDA itself */
+		for (int bs = 1; bs <= n; bs++)
+			table[bs - 1] = b2d(bs);
+		r.a[4] = (uint64_t)n;
+		r.in = table;
+		r.in_len = (uint32_t)n * sizeof(table[0]);
+	}
+	if ((res = call_for(func, &r)) == CUDA_SUCCESS) {
+		*min_grid = (int)(int64_t)r.a[0];
+		*block_size = (int)(int64_t)r.a[1];
+	}
+	return res;
+}
+
+SC_CU_API CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block_size,
+							   CUfunction func,
+							   CUoccupancyB2DSize b2d, size_t dyn,
+							   int limit)
+{
+	return cuOccupancyMaxPotentialBlockSizeWithFlags(min_grid, block_size, func, b2d, dyn,
+							 limit, 0);
+}
+
+SC_CU_API CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t *dyn, CUfunction func,
+								  int num_blocks, int block_size)
+{
+	struct sc_req r = { .op = SC_OP_OCC_DYN_SMEM,
+			    .a = { 0, (uint64_t)(int64_t)num_blocks,
+				   (uint64_t)(int64_t)block_size } };
+	CUresult res;
+
+	if (!dyn)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((res = call_for(func, &r)) == CUDA_SUCCESS)
+		*dyn = (size_t)r.a[0];
+	return res;
+}
