@@ -59,7 +59,10 @@ SC_CU_API CUresult CUDAAPI cuInit(unsigned int flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&init_lock);
 	if (!initialised && sc_cu.init_error == CUDA_SUCCESS) {
+		/* a call in flight: a checkpoint waits until the proxy has started */
+		sc_cu_lock_read();
 		r = sc_cu_start();
+		sc_cu_unlock_read();
 		if (r == CUDA_SUCCESS) {
 			initialised = true;
 			sc_cuda_hooks_install();

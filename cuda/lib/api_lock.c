@@ -77,3 +77,8 @@ void sc_cu_unlock_write(void)
 	__atomic_store_n(&word, 0, __ATOMIC_RELEASE);
 	futex_wake_all();
 }
+
+void sc_cu_lock_forget(void)
+{
+	__atomic_store_n(&word, 0, __ATOMIC_RELAXED);
+}

@@ -325,6 +325,7 @@ CUresult sc_cu_restart_channel(void)
  */
 static void forked_child(void)
 {
+	sc_cu_lock_forget(); /* a checkpoint of the child takes it (gpu_checkpoint.c) */
 	if (!sc_cu.started)
 		return;
 	sc_job_gpu_copy = 1;

@@ -319,6 +319,11 @@ void sc_cu_lock_read(void);
 void sc_cu_unlock_read(void);
 void sc_cu_lock_write(void);
 void sc_cu_unlock_write(void);
+/**
+ * sc_cu_lock_forget() - in a child made by fork(), which has one thread: no
+ * call is in flight, whatever the parent's threads held as it forked.
+ */
+void sc_cu_lock_forget(void);
 
 /** sc_cu_initialised() - has cuInit succeeded? */
 bool sc_cu_initialised(void);

@@ -75,10 +75,15 @@ static int proxy_prepare(void)
 {
 	int err;
 
-	if (!sc_cu.started)
-		return 0;
+	/*
+	 * Taken even before the proxy runs: cuInit() starts it as a call in
+	 * flight, so the instant is never inside that start (the channel's
+	 * descriptor still open, the proxy not yet answering); it waits for it.
+	 */
 	sc_cu_lock_write();
 	ck.locked = true;
+	if (!sc_cu.started)
+		return 0;
 	if (sc_cu.dead) {
 		err = sc_err(SELFCKPT_ECUDA, "the GPU proxy is gone: the GPU state is lost, no "
 			     "checkpoint can hold it");

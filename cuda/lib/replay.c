@@ -377,8 +377,10 @@ int sc_cuda_restored(const char *image)
 	CUresult res;
 	int err;
 
-	if (!sc_cu.started)
+	if (!sc_cu.started) {
+		sc_cuda_checkpoint_done(0); /* the API lock the checkpoint took */
 		return 0;
+	}
 	if (!image || !*image)
 		return sc_err(SELFCKPT_EUSAGE, "a CUDA process can only be restored from an image "
 			      "file, not from a stream");

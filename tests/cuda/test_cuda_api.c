@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/sc_settings.h"
+#include "selfckpt.h"
 
 static char kernels[4096];
 
@@ -361,4 +362,90 @@ Test(cuda_api, occupancy_queries_and_the_programs_shared_memory_function)
 		     CUDA_ERROR_INVALID_HANDLE);
 	cr_assert_eq(cuOccupancyMaxPotentialBlockSize(NULL, &block, step, NULL, 0, 0),
 		     CUDA_ERROR_INVALID_VALUE);
+}
+
+static volatile int init_started;
+static double init_done_at;
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void *slow_init(void *arg)
+{
+	(void)arg;
+	init_started = 1;
+	if (cuInit(0) == CUDA_SUCCESS)
+		init_done_at = now_s();
+	return NULL;
+}
+
+/*
+ * In a child of the test (criterion's timer thread blocks every signal, so
+ * its process cannot be checkpointed): cuInit() on a thread, a checkpoint
+ * while it runs. Exit 0, 1 when the checkpoint failed, 2 when it did not
+ * wait for cuInit(), 3 when cuInit() failed.
+ */
+static int save_during_cuinit(const char *image)
+{
+	pthread_t t;
+	double saved_at;
+	int r;
+
+	if (pthread_create(&t, NULL, slow_init, NULL))
+		return 3;
+	while (!init_started)
+		usleep(1000);
+	usleep(150 * 1000); /* inside cuInit(), the proxy starting */
+	r = selfckpt_save(image);
+	saved_at = now_s();
+	pthread_join(t, NULL);
+	if (r != SELFCKPT_SAVED) {
+		fprintf(stderr, "%s\n", selfckpt_last_error());
+		return 1;
+	}
+	if (init_done_at == 0)
+		return 3;
+	return init_done_at <= saved_at ? 0 : 2;
+}
+
+/*
+ * A checkpoint that comes while cuInit() starts the GPU proxy (a real driver
+ * takes a while to start: here 600 ms) waits for it: taken inside it, the
+ * image held the channel's descriptor as the program's (16 GiB of memfd) and
+ * a proxy that had not answered yet, and its restore crashed.
+ */
+Test(cuda_api, a_checkpoint_waits_for_the_proxy_that_cuinit_starts)
+{
+	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
+	char dir[] = "/tmp/sc-cuinit-XXXXXX", image[64], cmd[8192], line[512];
+	bool channel_held = false;
+	int status;
+	pid_t child;
+	FILE *p;
+
+	setenv("SOFTCUDA_INIT_MS", "600", 1); /* read by the proxy's software device */
+	cr_assert(mkdtemp(dir));
+	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0)
+		_exit(save_during_cuinit(image));
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFEXITED(status), "status %#x", status);
+	cr_assert_neq(WEXITSTATUS(status), 2, "the checkpoint did not wait for cuInit()");
+	cr_assert_eq(WEXITSTATUS(status), 0, "exit %d", WEXITSTATUS(status));
+	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-inspect %s", build, image);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	while (fgets(line, sizeof(line), p))
+		channel_held |= strstr(line, "selfckpt-cuda-channel") != NULL;
+	cr_assert_eq(pclose(p), 0, "selfckpt-inspect %s failed", image);
+	cr_assert_not(channel_held, "the image holds the library's channel as a descriptor");
+	unlink(image);
+	rmdir(dir);
 }

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "softcuda_internal.h"
 
@@ -283,7 +284,7 @@ static CUresult configure(void)
 {
 	int visible;
 
-	unsigned long devices, mib, base, shift;
+	unsigned long devices, mib, base, shift, init_ms;
 
 	sd.n_rules = 0;
 	sd.verbose = getenv("SOFTCUDA_VERBOSE") && atoi(getenv("SOFTCUDA_VERBOSE")) > 0;
@@ -298,6 +299,12 @@ static CUresult configure(void)
 		return bad_config("SOFTCUDA_GLOBAL_BASE");
 	if (env_ulong("SOFTCUDA_GLOBAL_SHIFT", 10, 0, &shift) || shift >= SD_GLOBAL_REGION / 2)
 		return bad_config("SOFTCUDA_GLOBAL_SHIFT");
+	if (env_ulong("SOFTCUDA_INIT_MS", 10, 0, &init_ms) || init_ms > 60000)
+		return bad_config("SOFTCUDA_INIT_MS");
+	/* a real driver's first cuInit takes a while: a checkpoint may come meanwhile */
+	if (init_ms)
+		nanosleep(&(struct timespec){ (time_t)(init_ms / 1000),
+					      (long)(init_ms % 1000) * 1000000L }, NULL);
 	if (parse_rules("SOFTCUDA_FAIL", 0))
 		return bad_config("SOFTCUDA_FAIL");
 	if (parse_rules("SOFTCUDA_CRASH", 1))
