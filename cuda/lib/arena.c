@@ -345,6 +345,26 @@ struct sc_cu_block *sc_arena_find(CUdeviceptr p, CUdeviceptr *base, size_t *size
 	return b;
 }
 
+bool sc_arena_forget_device(CUdevice dev)
+{
+	if (dev < 0 || dev >= MAX_DEVICES)
+		return false;
+	for (size_t i = 0; i < blocks_n; i++)
+		if (blocks[i].dev == dev && (!blocks[i].slab_class || blocks[i].used_n))
+			return false;
+	for (size_t i = blocks_n; i-- > 0;)
+		if (blocks[i].dev == dev)
+			block_remove(&blocks[i]);
+	free(devs[dev].free_va);
+	devs[dev] = (struct device_arena){ 0 };
+	for (size_t i = 0; i < reservations_n; i++)
+		if (reservations[i].dev == dev) {
+			reservations[i] = reservations[--reservations_n];
+			break;
+		}
+	return true;
+}
+
 struct sc_cu_block *sc_arena_blocks(size_t *n)
 {
 	*n = blocks_n;

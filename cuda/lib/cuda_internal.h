@@ -256,6 +256,13 @@ struct sc_cu_reservation {
 	size_t size;
 };
 struct sc_cu_reservation *sc_arena_reservations(size_t *n);
+/**
+ * sc_arena_forget_device() - at a restart, for device @dev, which no context
+ * of the process holds any more: when none of its memory is allocated (slabs
+ * empty), forget its arena, reservation included, so that its next context
+ * reserves it again. Return: false where memory of it is still allocated.
+ */
+bool sc_arena_forget_device(CUdevice dev);
 
 /* ---- pinned host memory in the channel (host_heap.c) ---- */
 

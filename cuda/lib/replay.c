@@ -98,16 +98,22 @@ static int replay_arena(void)
 {
 	size_t nr, nb;
 	struct sc_cu_reservation *rv = sc_arena_reservations(&nr);
-	struct sc_cu_block *b = sc_arena_blocks(&nb);
+	struct sc_cu_block *b;
 	CUresult res;
 
 	for (size_t i = 0; i < nr; i++) {
 		struct sc_cu_ctx *c = context_on(rv[i].dev);
 		uint64_t got = 0;
 
+		/* the program destroyed the device's last context after using its memory */
+		if (!c && sc_arena_forget_device(rv[i].dev)) {
+			rv = sc_arena_reservations(&nr);
+			i--; /* the entry at i is another one now: wraps to 0 at the loop's end */
+			continue;
+		}
 		if (!c)
-			return sc_err(SELFCKPT_ECUDA, "restart: no context on device %d for its "
-				      "memory", (int)rv[i].dev);
+			return sc_err(SELFCKPT_ECUDA, "restart: no context on device %d for the "
+				      "memory still allocated on it", (int)rv[i].dev);
 		res = call(SC_OP_VMM_RESERVE, c->o.real, rv[i].size, rv[i].base, 0, &got);
 		if (res != CUDA_SUCCESS)
 			return cuda_failed("reserving device addresses", res);
@@ -116,6 +122,7 @@ static int replay_arena(void)
 				      "on this GPU (the driver offered 0x%llx)",
 				      (unsigned long long)rv[i].base, (unsigned long long)got);
 	}
+	b = sc_arena_blocks(&nb);
 	for (size_t i = 0; i < nb; i++) {
 		struct sc_req z = { .op = SC_OP_MEMSET, .ctx = b[i].ctx->o.real,
 				    .flags = SC_MSG_SYNC_STREAM,

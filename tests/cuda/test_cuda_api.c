@@ -449,3 +449,61 @@ Test(cuda_api, a_checkpoint_waits_for_the_proxy_that_cuinit_starts)
 	unlink(image);
 	rmdir(dir);
 }
+
+/*
+ * In a child of the test: device memory used and freed, the context
+ * destroyed, then a checkpoint; restored, a new context and new memory.
+ * Exit 0 after the save, 42 once restored and the new memory works, 1 and
+ * up where something failed.
+ */
+static int save_after_the_last_context(const char *image)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	CUctxCreateParams params = { 0 };
+	CUdeviceptr p;
+	uint32_t word = 0;
+	int r;
+
+	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuCtxCreate(&ctx, &params, 0, dev) ||
+	    cuMemAlloc(&p, 8 << 20) || cuMemFree(p) || cuCtxDestroy(ctx))
+		return 1;
+	r = selfckpt_save(image);
+	if (r == SELFCKPT_SAVED)
+		return 0;
+	if (r != SELFCKPT_RESTORED)
+		return 2;
+	if (cuCtxCreate(&ctx, &params, 0, dev) || cuMemAlloc(&p, 8 << 20) ||
+	    cuMemsetD32(p, 0x5eed, 2 << 20) || cuMemcpyDtoH(&word, p + 4096, 4))
+		return 3;
+	return word == 0x5eed ? 42 : 4;
+}
+
+/*
+ * A program that destroyed its last context after using device memory is
+ * restored (the device's addresses are reserved again with its next
+ * context) rather than refused with "no context on device 0".
+ */
+Test(cuda_api, a_process_whose_last_context_is_destroyed_comes_back)
+{
+	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
+	char dir[] = "/tmp/sc-noctx-XXXXXX", image[64], cmd[8192];
+	int status;
+	pid_t child;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0)
+		_exit(save_after_the_last_context(image));
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, image,
+		 dir);
+	status = system(cmd);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 42, "restored: status %#x (see %s/out)",
+		  status, dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
