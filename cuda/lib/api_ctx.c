@@ -168,6 +168,35 @@ SC_CU_API CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, CUctxCreateParams *param
 	return res;
 }
 
+/*
+ * What the driver destroys with a context the library forgets: a handle left
+ * would lead a restart to load modules and make streams in a context that is
+ * gone. Kernels (of libraries, which outlive contexts) forget the function
+ * they launched in it.
+ */
+static void forget_objects_of(struct sc_cu_ctx *c)
+{
+	struct sc_cu_obj *o = sc_obj_first();
+
+	while (o) {
+		struct sc_cu_obj *next = o->next;
+
+		if (o->kind == SC_K_MODULE && o->ctx == c) {
+			sc_module_forget((struct sc_cu_module *)o);
+			next = sc_obj_first(); /* its functions went with it */
+		} else if (o->kind == SC_K_KERNEL) {
+			((struct sc_cu_func *)o)->launch_real = 0;
+		} else if (o->ctx == c) {
+			if (o->kind == SC_K_FUNC) {
+				free(((struct sc_cu_func *)o)->name);
+				free(((struct sc_cu_func *)o)->layout);
+			}
+			sc_obj_free(o);
+		}
+		o = next;
+	}
+}
+
 SC_CU_API CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
 {
 	struct sc_cu_ctx *c = sc_obj_get(ctx, SC_K_CTX);
@@ -177,8 +206,10 @@ SC_CU_API CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
 		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
+	sc_arena_release_context(c); /* while the context can still be made current */
 	res = simple(SC_OP_CTX_DESTROY, 0, c->o.real, 0, NULL, NULL);
 	if (res == CUDA_SUCCESS) {
+		forget_objects_of(c);
 		sc_ctx_forget(c);
 		sc_obj_free(c);
 	}

@@ -183,6 +183,16 @@ static void drop_functions_of(struct sc_cu_module *m)
 	}
 }
 
+void sc_module_forget(struct sc_cu_module *m)
+{
+	drop_functions_of(m);
+	for (size_t i = 0; i < m->globals_n; i++)
+		free(m->globals[i].name);
+	free(m->globals);
+	free(m->image);
+	sc_obj_free(m);
+}
+
 static CUresult unload(struct sc_cu_module *m, unsigned kind)
 {
 	struct sc_req r = { .op = SC_OP_MODULE_UNLOAD, .ctx = sc_ctx_real(),
@@ -192,14 +202,8 @@ static CUresult unload(struct sc_cu_module *m, unsigned kind)
 	if (res != CUDA_SUCCESS)
 		return res;
 	res = sc_cu_call(&r);
-	if (res == CUDA_SUCCESS) {
-		drop_functions_of(m);
-		for (size_t i = 0; i < m->globals_n; i++)
-			free(m->globals[i].name);
-		free(m->globals);
-		free(m->image);
-		sc_obj_free(m);
-	}
+	if (res == CUDA_SUCCESS)
+		sc_module_forget(m);
 	sc_cu_leave();
 	return res;
 }

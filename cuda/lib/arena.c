@@ -345,6 +345,16 @@ struct sc_cu_block *sc_arena_find(CUdeviceptr p, CUdeviceptr *base, size_t *size
 	return b;
 }
 
+void sc_arena_release_context(struct sc_cu_ctx *c)
+{
+	pthread_mutex_lock(&arena_lock);
+	for (size_t i = blocks_n; i-- > 0;)
+		if (blocks[i].ctx == c && unmap_block(&blocks[i]) != CUDA_SUCCESS)
+			sc_log(SC_LOG_WARN, "cannot free device memory at 0x%llx of a context being "
+			       "destroyed", (unsigned long long)blocks[i].addr);
+	pthread_mutex_unlock(&arena_lock);
+}
+
 bool sc_arena_forget_device(CUdevice dev)
 {
 	if (dev < 0 || dev >= MAX_DEVICES)

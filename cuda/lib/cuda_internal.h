@@ -161,6 +161,9 @@ struct sc_cu_func {
 };
 
 /* api_module.c */
+/** sc_module_forget() - free @m, its functions and globals (unloaded, or its context destroyed). */
+void sc_module_forget(struct sc_cu_module *m);
+
 /** sc_cu_function_of() - the function or kernel (launched as a function) of handle @h, or NULL. */
 struct sc_cu_func *sc_cu_function_of(const void *h);
 
@@ -263,6 +266,12 @@ struct sc_cu_reservation *sc_arena_reservations(size_t *n);
  * reserves it again. Return: false where memory of it is still allocated.
  */
 bool sc_arena_forget_device(CUdevice dev);
+/**
+ * sc_arena_release_context() - before @c is destroyed: unmap the memory it
+ * allocated, which the driver frees with it (the arena's physical blocks are
+ * not the context's in the driver, so they would outlive it).
+ */
+void sc_arena_release_context(struct sc_cu_ctx *c);
 
 /* ---- pinned host memory in the channel (host_heap.c) ---- */
 

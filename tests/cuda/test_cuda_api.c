@@ -461,12 +461,19 @@ static int save_after_the_last_context(const char *image)
 	CUdevice dev;
 	CUcontext ctx;
 	CUctxCreateParams params = { 0 };
-	CUdeviceptr p;
+	CUdeviceptr p, small;
+	CUfunction step;
+	CUstream stream;
 	uint32_t word = 0;
 	int r;
 
+	/* a module, a stream and a small allocation the destroyed context takes with it */
 	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuCtxCreate(&ctx, &params, 0, dev) ||
-	    cuMemAlloc(&p, 8 << 20) || cuMemFree(p) || cuCtxDestroy(ctx))
+	    cuMemAlloc(&p, 8 << 20) || cuMemFree(p) || cuMemAlloc(&small, 256) ||
+	    cuStreamCreate(&stream, 0))
+		return 1;
+	load(&step);
+	if (cuCtxDestroy(ctx))
 		return 1;
 	r = selfckpt_save(image);
 	if (r == SELFCKPT_SAVED)
@@ -476,13 +483,15 @@ static int save_after_the_last_context(const char *image)
 	if (cuCtxCreate(&ctx, &params, 0, dev) || cuMemAlloc(&p, 8 << 20) ||
 	    cuMemsetD32(p, 0x5eed, 2 << 20) || cuMemcpyDtoH(&word, p + 4096, 4))
 		return 3;
+	load(&step);
 	return word == 0x5eed ? 42 : 4;
 }
 
 /*
- * A program that destroyed its last context after using device memory is
- * restored (the device's addresses are reserved again with its next
- * context) rather than refused with "no context on device 0".
+ * A program that destroyed its last context after using device memory, a
+ * module and a stream is restored (the device's addresses are reserved again
+ * with its next context; what the context held is gone, as in the driver)
+ * rather than refused with "no context on device 0" or its proxy crashed.
  */
 Test(cuda_api, a_process_whose_last_context_is_destroyed_comes_back)
 {
