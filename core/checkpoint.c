@@ -438,12 +438,12 @@ static void *write_in_background(void *arg)
 	return NULL;
 }
 
-void sc_checkpoint_job_begin(void)
+void sc_checkpoint_span_begin(void)
 {
 	checkpoint_begin();
 }
 
-void sc_checkpoint_job_end(void)
+void sc_checkpoint_span_end(void)
 {
 	checkpoint_end();
 }

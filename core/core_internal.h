@@ -210,13 +210,15 @@ void sc_checkpoint_hold_release(void);
 void sc_checkpoint_wait_idle(void);
 
 /**
- * sc_checkpoint_job_begin() - the checkpoint of a job, which this thread
- * coordinates, is under way from now on: an exit of this process waits for
- * it (its own checkpoint, taken inside, nests). sc_checkpoint_job_end() ends
- * it, in the process that saved and in one restored from it alike.
+ * sc_checkpoint_span_begin() - a checkpoint with more to do than this
+ * process's image is under way from now on (the job's set this thread
+ * coordinates, DIR/latest naming what was written): an exit of this process
+ * waits for all of it (the process's own checkpoint, taken inside, nests).
+ * sc_checkpoint_span_end() ends it, in the process that saved and in one
+ * restored from it alike.
  */
-void sc_checkpoint_job_begin(void);
-void sc_checkpoint_job_end(void);
+void sc_checkpoint_span_begin(void);
+void sc_checkpoint_span_end(void);
 
 /* How a checkpoint that ends the program ends it (sc_checkpoint_then_exit()). */
 struct sc_exit_after {

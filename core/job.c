@@ -695,12 +695,12 @@ static int checkpoint_job(const struct target *t, const char *why)
 		return -ENOMEM;
 	/* an exit of this process (the top of the job) waits for the whole of it */
 	sc_exiting_watch(sc_checkpoint_wait_idle);
-	sc_checkpoint_job_begin();
+	sc_checkpoint_span_begin();
 	err = rounds(&g, t, why);
 	close(g.fd); /* in a restored image only as a number the program never knew */
 	if (err != SELFCKPT_RESTORED)
 		area_drop(g.a);
-	sc_checkpoint_job_end();
+	sc_checkpoint_span_end();
 	return err;
 }
 

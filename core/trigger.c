@@ -332,7 +332,21 @@ static void serve_job(const char *why, int exit_status)
 	}
 }
 
+static void serve_in_span(unsigned req);
+
+/*
+ * A request, served whole before an exit may end the process: the image or
+ * the set and then DIR/latest (an exit let go between the two left the link
+ * naming an older image, or none, and its temporary name behind).
+ */
 static void serve(unsigned req)
+{
+	sc_checkpoint_span_begin();
+	serve_in_span(req);
+	sc_checkpoint_span_end();
+}
+
+static void serve_in_span(unsigned req)
 {
 	char path[PATH_MAX], buf[SC_SIGNAL_NAME_MAX];
 	bool by_signal = req & (SC_TRIGGER_SOON | SC_TRIGGER_NOW);

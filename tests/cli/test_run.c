@@ -8,6 +8,7 @@
  * The processes come from the plain build (SELFCKPT_BUILD), also under SAN=1.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -252,6 +253,37 @@ Test(run, interval_writes_images, .timeout = 60)
 	for (const char *p = r.err; (p = strstr(p, line)); p++)
 		n++;
 	cr_expect_geq(n, 2, "%s", r.err);
+}
+
+/*
+ * A program that ends while an interval checkpoint is being written (here
+ * its first, of 96 MiB, which cuts the counter's sleep short) leaves DIR/latest naming
+ * that image: the exit waits for the link too, not only for the image, and
+ * no temporary link is left behind.
+ */
+Test(run, a_program_ending_during_a_checkpoint_leaves_latest, .timeout = 60)
+{
+	char link[PATH_MAX], target[PATH_MAX], want[64];
+	struct run r;
+	struct dirent *e;
+	DIR *d;
+	ssize_t n;
+
+	run_init(&r);
+	start(&r, NULL, (const char *[]){ "--dir", r.dir, "--interval", "0.05",
+					  COUNTER(&r, 3, "append") });
+	cr_assert_eq(finish(&r), 0, "%s", r.err);
+	snprintf(link, sizeof(link), "%s/latest", r.dir);
+	n = readlink(link, target, sizeof(target) - 1);
+	cr_assert_gt(n, 0, "no %s after the run: %s", link, r.err);
+	target[n] = '\0';
+	snprintf(want, sizeof(want), "counter.%d.sckpt", (int)r.pid);
+	cr_assert_str_eq(target, want);
+	d = opendir(r.dir);
+	cr_assert_not_null(d);
+	while ((e = readdir(d)))
+		cr_assert_null(strstr(e->d_name, ".tmp"), "'%s' left in %s", e->d_name, r.dir);
+	closedir(d);
 }
 
 Test(run, exit_after_save_exits_75, .timeout = 60)
