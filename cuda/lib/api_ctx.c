@@ -186,11 +186,9 @@ static void forget_objects_of(struct sc_cu_ctx *c)
 			next = sc_obj_first(); /* its functions went with it */
 		} else if (o->kind == SC_K_KERNEL) {
 			((struct sc_cu_func *)o)->launch_real = 0;
+		} else if (o->ctx == c && o->kind == SC_K_FUNC) {
+			sc_function_forget((struct sc_cu_func *)o);
 		} else if (o->ctx == c) {
-			if (o->kind == SC_K_FUNC) {
-				free(((struct sc_cu_func *)o)->name);
-				free(((struct sc_cu_func *)o)->layout);
-			}
 			sc_obj_free(o);
 		}
 		o = next;

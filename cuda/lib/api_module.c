@@ -166,6 +166,13 @@ SC_CU_API CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char 
 	return res;
 }
 
+void sc_function_forget(struct sc_cu_func *f)
+{
+	free(f->name);
+	free(f->layout);
+	sc_obj_free(f);
+}
+
 static void drop_functions_of(struct sc_cu_module *m)
 {
 	struct sc_cu_obj *o = sc_obj_first();
@@ -174,11 +181,8 @@ static void drop_functions_of(struct sc_cu_module *m)
 		struct sc_cu_obj *next = o->next;
 		struct sc_cu_func *f = (struct sc_cu_func *)o;
 
-		if ((o->kind == SC_K_FUNC || o->kind == SC_K_KERNEL) && f->module == m) {
-			free(f->name);
-			free(f->layout);
-			sc_obj_free(f);
-		}
+		if ((o->kind == SC_K_FUNC || o->kind == SC_K_KERNEL) && f->module == m)
+			sc_function_forget(f);
 		o = next;
 	}
 }
@@ -240,9 +244,7 @@ static CUresult new_function(enum sc_cu_kind kind, struct sc_cu_module *m, const
 	f->name = strdup(name);
 	f->layout = malloc(n * 8 + 8);
 	if (!f->name || !f->layout) {
-		free(f->name);
-		free(f->layout);
-		sc_obj_free(f);
+		sc_function_forget(f);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	memcpy(f->layout, layout, n * 8);

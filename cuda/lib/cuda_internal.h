@@ -161,7 +161,16 @@ struct sc_cu_func {
 };
 
 /* api_module.c */
-/** sc_module_forget() - free @m, its functions and globals (unloaded, or its context destroyed). */
+/**
+ * sc_function_forget() - free the function or kernel @f (its module
+ * unloaded, its context destroyed).
+ */
+void sc_function_forget(struct sc_cu_func *f);
+
+/**
+ * sc_module_forget() - free @m, its functions and globals (unloaded, or its
+ * context destroyed).
+ */
 void sc_module_forget(struct sc_cu_module *m);
 
 /** sc_cu_function_of() - the function or kernel (launched as a function) of handle @h, or NULL. */

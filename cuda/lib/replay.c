@@ -89,6 +89,29 @@ static struct sc_cu_ctx *context_on(CUdevice dev)
 }
 
 /*
+ * The devices whose last context the program destroyed after using their
+ * memory: their arena, unused, is forgotten (the next context reserves it
+ * again); one with memory still allocated cannot come back.
+ */
+static int forget_devices_without_context(void)
+{
+	size_t n, i = 0;
+	struct sc_cu_reservation *rv = sc_arena_reservations(&n);
+
+	while (i < n) {
+		if (context_on(rv[i].dev)) {
+			i++;
+			continue;
+		}
+		if (!sc_arena_forget_device(rv[i].dev))
+			return sc_err(SELFCKPT_ECUDA, "restart: no context on device %d for the "
+				      "memory still allocated on it", (int)rv[i].dev);
+		rv = sc_arena_reservations(&n); /* the entry at i is another one now */
+	}
+	return 0;
+}
+
+/*
  * The same device addresses, then the same physical blocks in them, cleared
  * (spec R-DEV-3: memory no record holds was zero). Each clear is waited for: the
  * upload fills the blocks on streams that do not wait for the NULL stream, and
@@ -97,23 +120,19 @@ static struct sc_cu_ctx *context_on(CUdevice dev)
 static int replay_arena(void)
 {
 	size_t nr, nb;
-	struct sc_cu_reservation *rv = sc_arena_reservations(&nr);
+	struct sc_cu_reservation *rv;
 	struct sc_cu_block *b;
 	CUresult res;
 
+	int err = forget_devices_without_context();
+
+	if (err < 0)
+		return err;
+	rv = sc_arena_reservations(&nr);
 	for (size_t i = 0; i < nr; i++) {
 		struct sc_cu_ctx *c = context_on(rv[i].dev);
 		uint64_t got = 0;
 
-		/* the program destroyed the device's last context after using its memory */
-		if (!c && sc_arena_forget_device(rv[i].dev)) {
-			rv = sc_arena_reservations(&nr);
-			i--; /* the entry at i is another one now: wraps to 0 at the loop's end */
-			continue;
-		}
-		if (!c)
-			return sc_err(SELFCKPT_ECUDA, "restart: no context on device %d for the "
-				      "memory still allocated on it", (int)rv[i].dev);
 		res = call(SC_OP_VMM_RESERVE, c->o.real, rv[i].size, rv[i].base, 0, &got);
 		if (res != CUDA_SUCCESS)
 			return cuda_failed("reserving device addresses", res);

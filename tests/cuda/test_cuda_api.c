@@ -364,6 +364,23 @@ Test(cuda_api, occupancy_queries_and_the_programs_shared_memory_function)
 		     CUDA_ERROR_INVALID_VALUE);
 }
 
+/*
+ * @fn(@image) in a child of the test (criterion's timer thread blocks every
+ * signal, so its own process cannot be checkpointed); its exit status.
+ */
+static int exit_of_child(int (*fn)(const char *), const char *image)
+{
+	int status;
+	pid_t child = fork();
+
+	cr_assert_geq(child, 0);
+	if (child == 0)
+		_exit(fn(image));
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFEXITED(status), "status %#x", status);
+	return WEXITSTATUS(status);
+}
+
 static volatile int init_started;
 static double init_done_at;
 
@@ -385,9 +402,8 @@ static void *slow_init(void *arg)
 }
 
 /*
- * In a child of the test (criterion's timer thread blocks every signal, so
- * its process cannot be checkpointed): cuInit() on a thread, a checkpoint
- * while it runs. Exit 0, 1 when the checkpoint failed, 2 when it did not
+ * In a child of the test (exit_of_child()): cuInit() on a thread, a
+ * checkpoint while it runs. Exit 0, 1 when the checkpoint failed, 2 when it did not
  * wait for cuInit(), 3 when cuInit() failed.
  */
 static int save_during_cuinit(const char *image)
@@ -425,20 +441,14 @@ Test(cuda_api, a_checkpoint_waits_for_the_proxy_that_cuinit_starts)
 	char dir[] = "/tmp/sc-cuinit-XXXXXX", image[64], cmd[8192], line[512];
 	bool channel_held = false;
 	int status;
-	pid_t child;
 	FILE *p;
 
 	setenv("SOFTCUDA_INIT_MS", "600", 1); /* read by the proxy's software device */
 	cr_assert(mkdtemp(dir));
 	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	child = fork();
-	cr_assert_geq(child, 0);
-	if (child == 0)
-		_exit(save_during_cuinit(image));
-	cr_assert_eq(waitpid(child, &status, 0), child);
-	cr_assert(WIFEXITED(status), "status %#x", status);
-	cr_assert_neq(WEXITSTATUS(status), 2, "the checkpoint did not wait for cuInit()");
-	cr_assert_eq(WEXITSTATUS(status), 0, "exit %d", WEXITSTATUS(status));
+	status = exit_of_child(save_during_cuinit, image);
+	cr_assert_neq(status, 2, "the checkpoint did not wait for cuInit()");
+	cr_assert_eq(status, 0, "exit %d", status);
 	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-inspect %s", build, image);
 	p = popen(cmd, "r");
 	cr_assert_not_null(p);
@@ -498,16 +508,11 @@ Test(cuda_api, a_process_whose_last_context_is_destroyed_comes_back)
 	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
 	char dir[] = "/tmp/sc-noctx-XXXXXX", image[64], cmd[8192];
 	int status;
-	pid_t child;
 
 	cr_assert(mkdtemp(dir));
 	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	child = fork();
-	cr_assert_geq(child, 0);
-	if (child == 0)
-		_exit(save_after_the_last_context(image));
-	cr_assert_eq(waitpid(child, &status, 0), child);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	status = exit_of_child(save_after_the_last_context, image);
+	cr_assert_eq(status, 0, "exit %d", status);
 	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, image,
 		 dir);
 	status = system(cmd);

@@ -216,6 +216,8 @@ int sd_global_region(uintptr_t addr, struct sd_region *region);
 void sd_module_free(struct sd_obj *obj);
 struct sd_func *sd_func_find(CUfunction handle);
 struct sd_func *sd_kernel_find(CUkernel handle);
+/* softcuda_launch.c: a CUfunction, or a CUkernel passed where a CUfunction goes, as CUDA allows */
+struct sd_func *sd_func_or_kernel(CUfunction handle);
 
 /* softcuda_stream.c */
 CUresult sd_stream_check(CUstream stream);

@@ -20,7 +20,7 @@
 #define SD_EXTRA_MAX 64		/* entries of an extra array we look at before giving up */
 
 /* A CUfunction, or a CUkernel passed where a CUfunction goes, as CUDA allows. */
-static struct sd_func *func_or_kernel(CUfunction handle)
+struct sd_func *sd_func_or_kernel(CUfunction handle)
 {
 	struct sd_func *f = sd_func_find(handle);
 
@@ -217,7 +217,7 @@ static CUresult extra_params(const struct sd_func *f, void **extra, void **args)
 /* A module's functions run in its own context; a library's in any. */
 static CUresult launch_func(CUfunction handle, struct sd_func **out)
 {
-	struct sd_func *f = func_or_kernel(handle);
+	struct sd_func *f = sd_func_or_kernel(handle);
 	struct sd_ctx *ctx;
 	CUresult rc = sd_ctx_current(&ctx);
 

@@ -31,7 +31,7 @@ static int min_int(int a, int b)
 	return a < b ? a : b;
 }
 
-/* Blocks of @block_size threads of @f with @dyn bytes of dynamic shared memory per multiprocessor. */
+/* How many blocks of @f (@block_size threads, @dyn bytes each) one multiprocessor holds. */
 static int blocks_per_sm(const struct sd_func *f, const struct sm_limits *l, int block_size,
 			 size_t dyn)
 {
@@ -55,9 +55,7 @@ static CUresult enter(const char *func, CUfunction handle, struct sd_func **f,
 
 	if (rc)
 		return rc;
-	*f = sd_func_find(handle);
-	if (!*f)
-		*f = sd_kernel_find((CUkernel)handle);
+	*f = sd_func_or_kernel(handle);
 	if (!*f)
 		return sd_leave(CUDA_ERROR_INVALID_HANDLE);
 	if ((rc = sd_ctx_current(&ctx)) != CUDA_SUCCESS)
