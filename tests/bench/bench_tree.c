@@ -6,12 +6,17 @@
  * SIGUSR2 and restored, RUNS times:
  *
  *   checkpoint  from the signal to DIR/latest naming the new image or set;
+ *   CPU busy    the CPU time the whole machine spent in that span (/proc/stat),
+ *               and its share of all the CPUs': it tells work done twice from
+ *               CPUs left idle;
  *   pause       the longest gap any process of the job saw in its 1 ms ticks
  *               (how long the job was stopped);
  *   restart     from the spawn of selfckpt-restore to the last process of the
  *               job running again (the CLOCK_REALTIME stamp each writes).
  *
- * Medians, and the tree's over the single process's. Targets (informational):
+ * The tree and the single process take turns, run by run, so that a slow
+ * spell of a shared machine weighs on both alike; the ratio is the median of
+ * each pair's ratio. Targets (informational):
  * checkpoint <= 1.1x, restart <= 1.2x, pause <= 2x. Asserts nothing: exit 0
  * unless a run fails.
  *   bench-tree [--processes N] [--mib M] [--runs R] [--dir D]
@@ -44,8 +49,11 @@ struct opts {
 	char bin[PATH_MAX], subject[PATH_MAX];
 };
 
+enum figure { CKPT, PAUSE, RESTART, BUSY, FIGURES };
+
 struct result {
-	double ckpt[MAX_RUNS], pause[MAX_RUNS], restart[MAX_RUNS];
+	double v[FIGURES][MAX_RUNS];
+	double all[MAX_RUNS]; /* the CPU seconds of all CPUs in the checkpoint's span */
 };
 
 static double clock_s(clockid_t clk)
@@ -54,6 +62,24 @@ static double clock_s(clockid_t clk)
 
 	clock_gettime(clk, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The CPU seconds the machine has spent busy and in all, since boot. */
+static void cpu_seconds(double *busy, double *all)
+{
+	unsigned long long f[10] = { 0 };
+	FILE *st = fopen("/proc/stat", "r");
+	double ticks = (double)sysconf(_SC_CLK_TCK), sum = 0;
+
+	if (!st || fscanf(st, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2],
+			  &f[3], &f[4], &f[5], &f[6], &f[7]) != 8)
+		f[0] = 0;
+	if (st)
+		fclose(st);
+	for (int i = 0; i < 8; i++)
+		sum += (double)f[i];
+	*all = sum / ticks;
+	*busy = (sum - (double)f[3] - (double)f[4]) / ticks; /* less idle and iowait */
 }
 
 static void sleep_ms(int ms)
@@ -117,7 +143,7 @@ static int run_once(const struct opts *o, int procs, int mib, struct result *r, 
 	char images[PATH_MAX], out[PATH_MAX], latest[PATH_MAX + 16], n_arg[16], mib_arg[16];
 	char run_bin[PATH_MAX + 32], restore_bin[PATH_MAX + 32];
 	pid_t job, restorer;
-	double t0, ignore;
+	double t0, ignore, busy0, all0, busy1, all1;
 	int status;
 
 	snprintf(images, sizeof(images), "%s/images", o->dir);
@@ -134,6 +160,7 @@ static int run_once(const struct opts *o, int procs, int mib, struct result *r, 
 				mib_arg, out, NULL });
 	if (job < 0 || wait_files(out, "ready", procs, &ignore) < 0)
 		return -1;
+	cpu_seconds(&busy0, &all0);
 	t0 = clock_s(CLOCK_MONOTONIC);
 	kill(job, SIGUSR2);
 	while (access(latest, F_OK) != 0) {
@@ -141,33 +168,73 @@ static int run_once(const struct opts *o, int procs, int mib, struct result *r, 
 			return -1;
 		usleep(200);
 	}
-	r->ckpt[i] = clock_s(CLOCK_MONOTONIC) - t0;
+	r->v[CKPT][i] = clock_s(CLOCK_MONOTONIC) - t0;
+	cpu_seconds(&busy1, &all1);
+	r->v[BUSY][i] = busy1 - busy0;
+	r->all[i] = all1 - all0;
 	sh("touch '%s/out/done'", o->dir);
-	if (wait_files(out, "pause", procs, &r->pause[i]) < 0)
+	if (wait_files(out, "pause", procs, &r->v[PAUSE][i]) < 0)
 		return -1;
 	waitpid(job, &status, 0);
 	sleep_ms(1200); /* a restored process knows itself by a gap of more than 1 s */
 	t0 = clock_s(CLOCK_REALTIME);
 	restorer = spawn((char *[]){ restore_bin, latest, NULL });
-	if (restorer < 0 || wait_files(out, "resumed", procs, &r->restart[i]) < 0)
+	if (restorer < 0 || wait_files(out, "resumed", procs, &r->v[RESTART][i]) < 0)
 		return -1;
-	r->restart[i] -= t0;
+	r->v[RESTART][i] -= t0;
 	waitpid(restorer, &status, 0);
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-static int measure(const struct opts *o, int procs, int mib, struct result *r, double med[3])
+/* Run @i of the tree and of the single process, one after the other. */
+static int measure_pair(const struct opts *o, struct result *tree, struct result *one, int i)
 {
-	for (int i = 0; i < o->runs; i++)
-		if (run_once(o, procs, mib, r, i) < 0) {
-			fprintf(stderr, "bench-tree: run %d of %d x %d MiB failed\n", i + 1, procs,
-				mib);
-			return -1;
-		}
-	med[0] = bench_median(r->ckpt, (unsigned)o->runs);
-	med[1] = bench_median(r->pause, (unsigned)o->runs);
-	med[2] = bench_median(r->restart, (unsigned)o->runs);
+	if (run_once(o, o->processes, o->mib, tree, i) < 0) {
+		fprintf(stderr, "bench-tree: run %d of %d x %d MiB failed\n", i + 1, o->processes,
+			o->mib);
+		return -1;
+	}
+	if (run_once(o, 1, o->processes * o->mib, one, i) < 0) {
+		fprintf(stderr, "bench-tree: run %d of 1 x %d MiB failed\n", i + 1,
+			o->processes * o->mib);
+		return -1;
+	}
 	return 0;
+}
+
+static double median_of(const double *v, int n)
+{
+	double copy[MAX_RUNS];
+
+	memcpy(copy, v, (size_t)n * sizeof(*v));
+	return bench_median(copy, (unsigned)n);
+}
+
+static double median_ratio(const struct result *tree, const struct result *one, enum figure f,
+			   int n)
+{
+	double ratio[MAX_RUNS];
+
+	for (int i = 0; i < n; i++)
+		ratio[i] = tree->v[f][i] / one->v[f][i];
+	return bench_median(ratio, (unsigned)n);
+}
+
+static void print_row(const char *name, const struct result *tree, const struct result *one,
+		      enum figure f, int n, const char *target)
+{
+	printf("%-22s %10.4f %10.4f %8.2f %8s\n", name, median_of(tree->v[f], n),
+	       median_of(one->v[f], n), median_ratio(tree, one, f, n), target);
+}
+
+/* The share of all CPUs' time in the checkpoint's span that was busy, as a median. */
+static double busy_share(const struct result *r, int n)
+{
+	double share[MAX_RUNS];
+
+	for (int i = 0; i < n; i++)
+		share[i] = r->all[i] > 0 ? r->v[BUSY][i] / r->all[i] : 0;
+	return bench_median(share, (unsigned)n);
 }
 
 static void parse(struct opts *o, int argc, char **argv)
@@ -206,7 +273,6 @@ int main(int argc, char **argv)
 {
 	struct opts o = { .processes = 8, .mib = 256, .runs = 3, .dir = NULL };
 	static struct result tree, one;
-	double t[3], s[3];
 	char tmp[] = "/tmp/sc-bench-tree-XXXXXX";
 
 	parse(&o, argc, argv);
@@ -214,14 +280,16 @@ int main(int argc, char **argv)
 		return 1;
 	printf("bench-tree: %d processes of %d MiB against one of %d MiB, %d runs, in %s\n",
 	       o.processes, o.mib, o.processes * o.mib, o.runs, o.dir);
-	if (measure(&o, o.processes, o.mib, &tree, t) < 0 ||
-	    measure(&o, 1, o.processes * o.mib, &one, s) < 0)
-		return 1;
+	for (int i = 0; i < o.runs; i++)
+		if (measure_pair(&o, &tree, &one, i) < 0)
+			return 1;
 	printf("%-22s %10s %10s %8s %8s\n", "median (s)", "tree", "one", "ratio", "target");
-	printf("%-22s %10.3f %10.3f %8.2f %8s\n", "checkpoint", t[0], s[0], t[0] / s[0], "<=1.1");
-	printf("%-22s %10.4f %10.4f %8.2f %8s\n", "pause of the job", t[1], s[1], t[1] / s[1],
-	       "<=2");
-	printf("%-22s %10.3f %10.3f %8.2f %8s\n", "restart", t[2], s[2], t[2] / s[2], "<=1.2");
+	print_row("checkpoint", &tree, &one, CKPT, o.runs, "<=1.1");
+	print_row("pause of the job", &tree, &one, PAUSE, o.runs, "<=2");
+	print_row("restart", &tree, &one, RESTART, o.runs, "<=1.2");
+	print_row("CPU busy in checkpoint", &tree, &one, BUSY, o.runs, "");
+	printf("%-22s %9.0f%% %9.0f%%\n", "share of the CPUs busy", 100 * busy_share(&tree, o.runs),
+	       100 * busy_share(&one, o.runs));
 	if (o.dir == tmp)
 		sh("rm -rf '%s'", o.dir);
 	return 0;
