@@ -170,6 +170,7 @@ void sc_function_forget(struct sc_cu_func *f)
 {
 	free(f->name);
 	free(f->layout);
+	free(f->kernel_settings);
 	sc_obj_free(f);
 }
 
@@ -254,15 +255,16 @@ static CUresult new_function(enum sc_cu_kind kind, struct sc_cu_module *m, const
 			f->params_bytes = layout[2 * i] + layout[2 * i + 1];
 	f->module = m;
 	f->cache_config = -1;
+	f->shmem_config = -1;
 	f->o.real = r->a[0];
 	*out = f;
 	return CUDA_SUCCESS;
 }
 
-/* Look a function or kernel up by name in the proxy. */
-static CUresult lookup(unsigned op, enum sc_cu_kind kind, struct sc_cu_module *m,
-		       const char *name, void **out)
+CUresult sc_cu_function_lookup(enum sc_cu_kind kind, struct sc_cu_module *m, const char *name,
+			       void **out)
 {
+	unsigned op = kind == SC_K_KERNEL ? SC_OP_LIBRARY_KERNEL : SC_OP_MODULE_FUNCTION;
 	uint32_t layout[SC_CH_INLINE / 4];
 	size_t len = strlen(name) + 1;
 	struct sc_req r = { .op = op, .ctx = sc_ctx_real(), .a = { m->o.real }, .in = name,
@@ -288,7 +290,7 @@ SC_CU_API CUresult CUDAAPI cuModuleGetFunction(CUfunction *f, CUmodule module, c
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!m)
 		return CUDA_ERROR_INVALID_HANDLE;
-	return lookup(SC_OP_MODULE_FUNCTION, SC_K_FUNC, m, name, (void **)f);
+	return sc_cu_function_lookup(SC_K_FUNC, m, name, (void **)f);
 }
 
 SC_CU_API CUresult CUDAAPI cuLibraryGetKernel(CUkernel *k, CUlibrary library, const char *name)
@@ -299,7 +301,7 @@ SC_CU_API CUresult CUDAAPI cuLibraryGetKernel(CUkernel *k, CUlibrary library, co
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!l)
 		return CUDA_ERROR_INVALID_HANDLE;
-	return lookup(SC_OP_LIBRARY_KERNEL, SC_K_KERNEL, l, name, (void **)k);
+	return sc_cu_function_lookup(SC_K_KERNEL, l, name, (void **)k);
 }
 
 SC_CU_API CUresult CUDAAPI cuLibraryGetModule(CUmodule *module, CUlibrary library)

@@ -129,6 +129,8 @@ struct sc_cu_ctx {
 	int retains;              /* primary contexts: retains not yet released */
 	bool limit_set[SC_CU_LIMITS];
 	size_t limit[SC_CU_LIMITS];
+	bool cache_set, shmem_set;    /* cuCtxSetCacheConfig, cuCtxSetSharedMemConfig */
+	int cache_config, shmem_config;
 };
 
 struct sc_cu_global {
@@ -158,7 +160,19 @@ struct sc_cu_func {
 	int attr_set[CU_FUNC_ATTRIBUTE_MAX];
 	bool attr_is_set[CU_FUNC_ATTRIBUTE_MAX];
 	int cache_config;             /* -1: never set */
+	int shmem_config;             /* cuFuncSetSharedMemConfig; -1: never set */
+	struct sc_cu_kernel_setting *kernel_settings; /* kernels: per device, in order */
+	size_t kernel_settings_n;
 };
+
+/* A kernel's attribute (or cache preference) set for one device. */
+struct sc_cu_kernel_setting {
+	CUdevice dev;
+	int attribute;                /* a CUfunction_attribute, or SC_KERNEL_CACHE */
+	int value;
+};
+
+#define SC_KERNEL_CACHE -1
 
 /* api_module.c */
 /**
@@ -172,6 +186,13 @@ void sc_function_forget(struct sc_cu_func *f);
  * context destroyed).
  */
 void sc_module_forget(struct sc_cu_module *m);
+
+/**
+ * sc_cu_function_lookup() - a new function (@kind SC_K_FUNC) or kernel
+ * (SC_K_KERNEL) of module or library @m by @name, found in the proxy.
+ */
+CUresult sc_cu_function_lookup(enum sc_cu_kind kind, struct sc_cu_module *m, const char *name,
+			       void **out);
 
 /** sc_cu_function_of() - the function or kernel (launched as a function) of handle @h, or NULL. */
 struct sc_cu_func *sc_cu_function_of(const void *h);

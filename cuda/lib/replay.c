@@ -60,6 +60,12 @@ static int replay_context(struct sc_cu_ctx *c)
 		if (c->limit_set[l] && (res = call(SC_OP_CTX_SET_LIMIT, c->o.real, l, c->limit[l],
 						   0, NULL)) != CUDA_SUCCESS)
 			return cuda_failed("setting a context limit", res);
+	if (c->cache_set && (res = call(SC_OP_CTX_SET_CACHE, c->o.real, (uint64_t)c->cache_config,
+					0, 0, NULL)) != CUDA_SUCCESS)
+		return cuda_failed("cuCtxSetCacheConfig", res);
+	if (c->shmem_set && (res = call(SC_OP_CTX_SET_SHMEM, c->o.real, (uint64_t)c->shmem_config,
+					0, 0, NULL)) != CUDA_SUCCESS)
+		return cuda_failed("cuCtxSetSharedMemConfig", res);
 	if (!first_context) {
 		first_context = c;
 		res = call(SC_OP_HEAP_REGISTER, c->o.real,
@@ -172,6 +178,28 @@ static int replay_module(struct sc_cu_module *m)
 	return res == CUDA_SUCCESS ? 0 : cuda_failed("loading a module", res);
 }
 
+/* A kernel's attributes and cache preferences, per device, in the order set. */
+static int replay_kernel_settings(const struct sc_cu_func *k, uint64_t ctx)
+{
+	for (size_t i = 0; i < k->kernel_settings_n; i++) {
+		const struct sc_cu_kernel_setting *s = &k->kernel_settings[i];
+		struct sc_req r = { .op = SC_OP_KERNEL_SET_ATTR, .ctx = ctx,
+				    .a = { (uint64_t)s->attribute, k->o.real, (uint64_t)s->dev,
+					   (uint64_t)(int64_t)s->value } };
+		CUresult res;
+
+		if (s->attribute == SC_KERNEL_CACHE)
+			r = (struct sc_req){ .op = SC_OP_KERNEL_SET_CACHE, .ctx = ctx,
+					     .a = { k->o.real, (uint64_t)s->value,
+						    (uint64_t)s->dev } };
+		if ((res = sc_cu_call(&r)) != CUDA_SUCCESS)
+			return cuda_failed(s->attribute == SC_KERNEL_CACHE ? "cuKernelSetCacheConfig"
+									   : "cuKernelSetAttribute",
+					   res);
+	}
+	return 0;
+}
+
 static int replay_function(struct sc_cu_func *f)
 {
 	size_t len = strlen(f->name) + 1;
@@ -195,7 +223,11 @@ static int replay_function(struct sc_cu_func *f)
 	    (res = call(SC_OP_FUNC_SET_CACHE, r.ctx, f->o.real, (uint64_t)f->cache_config, 0,
 			NULL)) != CUDA_SUCCESS)
 		return cuda_failed("cuFuncSetCacheConfig", res);
-	return 0;
+	if (f->o.kind == SC_K_FUNC && f->shmem_config >= 0 &&
+	    (res = call(SC_OP_FUNC_SET_SHMEM, r.ctx, f->o.real, (uint64_t)f->shmem_config, 0,
+			NULL)) != CUDA_SUCCESS)
+		return cuda_failed("cuFuncSetSharedMemConfig", res);
+	return replay_kernel_settings(f, r.ctx);
 }
 
 /* Texture and surface objects: kernels hold their values, so they must match. */

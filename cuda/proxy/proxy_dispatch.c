@@ -22,6 +22,7 @@ static void fill_handlers(void)
 	handlers[SC_OP_NOP] = op_nop;
 	sc_proxy_ops_device(handlers);
 	sc_proxy_ops_code(handlers);
+	sc_proxy_ops_function(handlers);
 	sc_proxy_ops_memory(handlers);
 	sc_proxy_ops_stream(handlers);
 	sc_proxy_ops_upload(handlers);

@@ -36,13 +36,25 @@
 	X(cuStreamSynchronize) X(cuStreamQuery) X(cuStreamWaitEvent) X(cuEventCreate) \
 	X(cuEventRecordWithFlags) X(cuEventSynchronize) X(cuEventQuery) X(cuEventElapsedTime) \
 	X(cuEventDestroy) X(cuEventRecord) X(cuArray3DGetDescriptor) \
-	X(cuMemAlloc) X(cuMemFree)
+	X(cuMemAlloc) X(cuMemFree) X(cuDeviceGetPCIBusId) X(cuDeviceGetByPCIBusId) \
+	X(cuDeviceGetTexture1DLinearMaxWidth) X(cuDeviceGetExecAffinitySupport) \
+	X(cuFlushGPUDirectRDMAWrites) X(cuCtxSetFlags) X(cuCtxSetCacheConfig) \
+	X(cuCtxGetCacheConfig) X(cuCtxSetSharedMemConfig) X(cuCtxGetSharedMemConfig) \
+	X(cuCtxResetPersistingL2Cache) X(cuFuncSetSharedMemConfig) X(cuFuncIsLoaded) \
+	X(cuFuncLoad) X(cuModuleGetLoadingMode) X(cuKernelGetAttribute) \
+	X(cuKernelSetAttribute) X(cuKernelSetCacheConfig) X(cuModuleGetFunctionCount) \
+	X(cuModuleEnumerateFunctions) X(cuLibraryGetKernelCount) X(cuLibraryEnumerateKernels) \
+	X(cuFuncGetName) X(cuKernelGetName)
 
 #define SC_DRIVER_FIELD(name) __typeof__(&name) name;
 
+/* The shared memory bank calls are deprecated, not gone: programs still make them. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 struct sc_driver {
 	SC_DRIVER_CALLS(SC_DRIVER_FIELD)
 };
+#pragma GCC diagnostic pop
 
 extern struct sc_driver sc_drv;
 

@@ -17,6 +17,7 @@ typedef CUresult (*sc_proxy_op_fn)(struct sc_ch_slot *s);
 /* The handlers of each family, indexed by enum sc_op; NULL where not theirs. */
 void sc_proxy_ops_device(sc_proxy_op_fn *t);
 void sc_proxy_ops_code(sc_proxy_op_fn *t);
+void sc_proxy_ops_function(sc_proxy_op_fn *t);
 void sc_proxy_ops_memory(sc_proxy_op_fn *t);
 void sc_proxy_ops_stream(sc_proxy_op_fn *t);
 void sc_proxy_ops_upload(sc_proxy_op_fn *t);

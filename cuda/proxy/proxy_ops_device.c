@@ -182,6 +182,93 @@ static CUresult op_ctx_priorities(struct sc_ch_slot *s)
 	return r;
 }
 
+static CUresult op_device_pci_bus_id(struct sc_ch_slot *s)
+{
+	char id[64] = "";
+	CUresult r = sc_drv.cuDeviceGetPCIBusId(id, sizeof(id), (CUdevice)s->a[0]);
+
+	sc_proxy_reply_str(s, id);
+	return r;
+}
+
+static CUresult op_device_by_pci_bus_id(struct sc_ch_slot *s)
+{
+	CUdevice d = 0;
+	CUresult r;
+
+	if (!s->len || s->len > SC_CH_INLINE || s->data[s->len - 1] != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = sc_drv.cuDeviceGetByPCIBusId(&d, (const char *)s->data);
+	s->a[0] = (uint64_t)d;
+	return r;
+}
+
+static CUresult op_device_tex1d_width(struct sc_ch_slot *s)
+{
+	size_t w = 0;
+	CUresult r = sc_drv.cuDeviceGetTexture1DLinearMaxWidth(&w, (CUarray_format)s->a[0],
+							       (unsigned)s->a[1],
+							       (CUdevice)s->a[2]);
+
+	s->a[0] = w;
+	return r;
+}
+
+static CUresult op_device_affinity(struct sc_ch_slot *s)
+{
+	int v = 0;
+	CUresult r = sc_drv.cuDeviceGetExecAffinitySupport(&v, (CUexecAffinityType)s->a[0],
+							   (CUdevice)s->a[1]);
+
+	s->a[0] = (uint64_t)v;
+	return r;
+}
+
+static CUresult op_flush_rdma(struct sc_ch_slot *s)
+{
+	return sc_drv.cuFlushGPUDirectRDMAWrites((CUflushGPUDirectRDMAWritesTarget)s->a[0],
+						 (CUflushGPUDirectRDMAWritesScope)s->a[1]);
+}
+
+static CUresult op_ctx_set_flags(struct sc_ch_slot *s)
+{
+	return sc_drv.cuCtxSetFlags((unsigned)s->a[0]);
+}
+
+static CUresult op_ctx_set_cache(struct sc_ch_slot *s)
+{
+	return sc_drv.cuCtxSetCacheConfig((CUfunc_cache)s->a[0]);
+}
+
+static CUresult op_ctx_get_cache(struct sc_ch_slot *s)
+{
+	CUfunc_cache c = CU_FUNC_CACHE_PREFER_NONE;
+	CUresult r = sc_drv.cuCtxGetCacheConfig(&c);
+
+	s->a[0] = (uint64_t)c;
+	return r;
+}
+
+static CUresult op_ctx_set_shmem(struct sc_ch_slot *s)
+{
+	return sc_drv.cuCtxSetSharedMemConfig((CUsharedconfig)s->a[0]);
+}
+
+static CUresult op_ctx_get_shmem(struct sc_ch_slot *s)
+{
+	CUsharedconfig c = CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
+	CUresult r = sc_drv.cuCtxGetSharedMemConfig(&c);
+
+	s->a[0] = (uint64_t)c;
+	return r;
+}
+
+static CUresult op_ctx_reset_l2(struct sc_ch_slot *s)
+{
+	(void)s;
+	return sc_drv.cuCtxResetPersistingL2Cache();
+}
+
 static CUresult op_mem_get_info(struct sc_ch_slot *s)
 {
 	size_t free_b = 0, total = 0;
@@ -213,4 +300,15 @@ void sc_proxy_ops_device(sc_proxy_op_fn *t)
 	t[SC_OP_CTX_GET_LIMIT] = op_ctx_get_limit;
 	t[SC_OP_CTX_PRIORITIES] = op_ctx_priorities;
 	t[SC_OP_MEM_GET_INFO] = op_mem_get_info;
+	t[SC_OP_DEVICE_PCI_BUS_ID] = op_device_pci_bus_id;
+	t[SC_OP_DEVICE_BY_PCI_BUS_ID] = op_device_by_pci_bus_id;
+	t[SC_OP_DEVICE_TEX1D_WIDTH] = op_device_tex1d_width;
+	t[SC_OP_DEVICE_AFFINITY] = op_device_affinity;
+	t[SC_OP_FLUSH_RDMA] = op_flush_rdma;
+	t[SC_OP_CTX_SET_FLAGS] = op_ctx_set_flags;
+	t[SC_OP_CTX_SET_CACHE] = op_ctx_set_cache;
+	t[SC_OP_CTX_GET_CACHE] = op_ctx_get_cache;
+	t[SC_OP_CTX_SET_SHMEM] = op_ctx_set_shmem;
+	t[SC_OP_CTX_GET_SHMEM] = op_ctx_get_shmem;
+	t[SC_OP_CTX_RESET_L2] = op_ctx_reset_l2;
 }

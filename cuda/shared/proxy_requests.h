@@ -22,6 +22,11 @@ enum sc_op {
 	SC_OP_DEVICE_ATTR,      /* in a0 attribute, a1 dev; out a0 value */
 	SC_OP_DEVICE_TOTAL_MEM, /* in a0 dev; out a0 bytes */
 	SC_OP_DEVICE_UUID,      /* in a0 dev; out data: 16 bytes */
+	SC_OP_DEVICE_PCI_BUS_ID, /* in a0 dev; out data: NUL-terminated bus id */
+	SC_OP_DEVICE_BY_PCI_BUS_ID, /* data NUL-terminated bus id; out a0 dev */
+	SC_OP_DEVICE_TEX1D_WIDTH, /* in a0 CUarray_format, a1 channels, a2 dev; out a0 width */
+	SC_OP_DEVICE_AFFINITY,  /* in a0 CUexecAffinityType, a1 dev; out a0 supported */
+	SC_OP_FLUSH_RDMA,       /* in a0 target, a1 scope */
 	/* contexts (the slot's ctx is made current first where one is given) */
 	SC_OP_PCTX_RETAIN,      /* in a0 dev; out a0 ctx */
 	SC_OP_PCTX_RELEASE,     /* in a0 dev */
@@ -34,6 +39,12 @@ enum sc_op {
 	SC_OP_CTX_SET_LIMIT,    /* in a0 limit, a1 value */
 	SC_OP_CTX_GET_LIMIT,    /* in a0 limit; out a0 value */
 	SC_OP_CTX_PRIORITIES,   /* out a0 least, a1 greatest (as int) */
+	SC_OP_CTX_SET_FLAGS,    /* in a0 flags */
+	SC_OP_CTX_SET_CACHE,    /* in a0 CUfunc_cache */
+	SC_OP_CTX_GET_CACHE,    /* out a0 CUfunc_cache */
+	SC_OP_CTX_SET_SHMEM,    /* in a0 CUsharedconfig */
+	SC_OP_CTX_GET_SHMEM,    /* out a0 CUsharedconfig */
+	SC_OP_CTX_RESET_L2,     /* the persisting lines of the L2 cache */
 	SC_OP_MEM_GET_INFO,     /* out a0 free, a1 total */
 	/* code */
 	SC_OP_MODULE_LOAD,      /* in a0 image address (channel), a1 length, a2 SC_IMG_*;
@@ -49,6 +60,17 @@ enum sc_op {
 	SC_OP_FUNC_GET_ATTR,    /* in a0 attribute, a1 function; out a0 value */
 	SC_OP_FUNC_SET_ATTR,    /* in a0 attribute, a1 function, a2 value */
 	SC_OP_FUNC_SET_CACHE,   /* in a0 function, a1 CUfunc_cache */
+	SC_OP_FUNC_SET_SHMEM,   /* in a0 function, a1 CUsharedconfig */
+	SC_OP_FUNC_IS_LOADED,   /* in a0 function; out a0 CUfunctionLoadingState */
+	SC_OP_FUNC_LOAD,        /* in a0 function */
+	SC_OP_LOADING_MODE,     /* out a0 CUmoduleLoadingMode */
+	SC_OP_KERNEL_GET_ATTR,  /* in a0 attribute, a1 kernel, a2 dev; out a0 value */
+	SC_OP_KERNEL_SET_ATTR,  /* in a0 attribute, a1 kernel, a2 dev, a3 value */
+	SC_OP_KERNEL_SET_CACHE, /* in a0 kernel, a1 CUfunc_cache, a2 dev */
+	SC_OP_FUNCTION_COUNT,   /* in a0 module or library, a1 SC_IMG_*; out a0 functions */
+	SC_OP_FUNCTION_NAMES,   /* in a0 module or library, a1 SC_IMG_*, a2 first index;
+				 * out a0 names, data the names from a2 on, each
+				 * NUL-terminated, as many as fit */
 	SC_OP_LAUNCH,           /* async; in a0 function, a1-a3 grid, a4-a6 block, a7 shared
 				 * bytes, a8 stream, a9 params n; data n x (u32 offset,
 				 * u32 size), then the parameter buffer */

@@ -6,6 +6,7 @@
  * runs in a process of its own, with its own proxy.
  */
 #include <criterion/criterion.h>
+#define CUDA_ENABLE_DEPRECATED /* the shared memory bank calls, which programs still make */
 #include <cuda.h>
 #include <dirent.h>
 #include <pthread.h>
@@ -518,6 +519,165 @@ Test(cuda_api, a_process_whose_last_context_is_destroyed_comes_back)
 	status = system(cmd);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 42, "restored: status %#x (see %s/out)",
 		  status, dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+Test(cuda_api, start_up_queries_answer_as_the_device_does)
+{
+	char bus[32];
+	CUdevice dev = -1;
+	CUcontext ctx, other;
+	CUctxCreateParams params = { 0 };
+	unsigned long long id, id_again, other_id;
+	CUmoduleLoadingMode mode;
+	size_t width;
+	int affinity = -1;
+
+	OK(cuInit(0));
+	cr_assert_eq(cuCtxResetPersistingL2Cache(), CUDA_ERROR_INVALID_CONTEXT,
+		     "it needs a current context");
+	ctx = start();
+	OK(cuDeviceGetPCIBusId(bus, sizeof(bus), 0));
+	cr_assert_str_eq(bus, "0000:01:00.0");
+	OK(cuDeviceGetByPCIBusId(&dev, bus));
+	cr_assert_eq(dev, 0);
+	cr_assert_eq(cuDeviceGetByPCIBusId(&dev, "0000:7f:00.0"), CUDA_ERROR_INVALID_VALUE);
+	OK(cuDeviceGetTexture1DLinearMaxWidth(&width, CU_AD_FORMAT_FLOAT, 4, 0));
+	cr_assert_eq(width, (size_t)1 << 27);
+	OK(cuDeviceGetExecAffinitySupport(&affinity, CU_EXEC_AFFINITY_TYPE_SM_COUNT, 0));
+	cr_assert_eq(affinity, 0);
+	OK(cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+				      CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER));
+	OK(cuCtxResetPersistingL2Cache());
+	OK(cuModuleGetLoadingMode(&mode));
+	cr_assert_eq(mode, CU_MODULE_EAGER_LOADING);
+	OK(cuCtxGetDevice_v2(&dev, NULL));
+	cr_assert_eq(dev, 0);
+	OK(cuCtxGetId(NULL, &id));
+	OK(cuCtxGetId(ctx, &id_again));
+	cr_assert_eq(id, id_again);
+	OK(cuCtxCreate(&other, &params, 0, 0));
+	OK(cuCtxGetId(other, &other_id));
+	cr_assert_neq(other_id, id, "each context has an id of its own");
+	OK(cuCtxGetDevice_v2(&dev, other));
+	cr_assert_eq(dev, 0);
+	OK(cuCtxDestroy(other));
+}
+
+Test(cuda_api, functions_and_kernels_tell_their_names_modules_and_libraries)
+{
+	char text[8192];
+	CUfunction step, all[2];
+	CUkernel ks[2];
+	CUmodule m, owner;
+	CUlibrary lib, lib_of;
+	CUfunctionLoadingState state;
+	const char *name;
+	unsigned count;
+	size_t offset, size;
+	int value;
+
+	start();
+	m = load(&step);
+	OK(cuFuncGetName(&name, step));
+	cr_assert_str_eq(name, "step");
+	OK(cuFuncGetModule(&owner, step));
+	cr_assert_eq(owner, m);
+	OK(cuFuncIsLoaded(&state, step));
+	cr_assert_eq(state, CU_FUNCTION_LOADING_STATE_LOADED);
+	OK(cuFuncLoad(step));
+	OK(cuModuleGetFunctionCount(&count, m));
+	cr_assert_eq(count, 2);
+	cr_assert_eq(cuModuleEnumerateFunctions(all, 1, m), CUDA_ERROR_INVALID_VALUE,
+		     "the driver asks for room for every function");
+	OK(cuModuleEnumerateFunctions(all, 2, m));
+	OK(cuFuncGetName(&name, all[1]));
+	cr_assert_str_eq(name, "chase");
+	OK(cuFuncGetParamInfo(all[0], 2, &offset, &size));
+	cr_assert_eq(offset, 16, "the enumerated function is step, marshalled as it: %zu", offset);
+
+	snprintf(text, sizeof(text), ".version 8.0\n.target sm_90\n// softcuda library %s\n"
+		 ".entry step (8, 8, 8)\n.entry chase (8)\n", kernels);
+	OK(cuLibraryLoadData(&lib, text, NULL, NULL, 0, NULL, NULL, 0));
+	OK(cuLibraryGetKernelCount(&count, lib));
+	cr_assert_eq(count, 2);
+	OK(cuLibraryEnumerateKernels(ks, 2, lib));
+	OK(cuKernelGetName(&name, ks[1]));
+	cr_assert_str_eq(name, "chase");
+	OK(cuKernelGetLibrary(&lib_of, ks[0]));
+	cr_assert_eq(lib_of, lib);
+	OK(cuKernelGetParamInfo(ks[1], 0, &offset, &size));
+	cr_assert_eq(size, 8);
+	OK(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536, ks[0],
+				0));
+	OK(cuKernelGetAttribute(&value, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, ks[0],
+				0));
+	cr_assert_eq(value, 65536);
+	cr_assert_eq(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS, 32, ks[0], 0),
+		     CUDA_ERROR_INVALID_VALUE, "what the driver refuses is refused");
+	cr_assert_eq(cuKernelGetName(&name, (CUkernel)step), CUDA_ERROR_INVALID_HANDLE);
+}
+
+/*
+ * In a child of the test: a context's cache and shared memory preferences,
+ * a kernel's attribute and cache preference and the context's id, then a
+ * checkpoint. Exit 0 after the save; restored, 42 when the proxy's new
+ * context and kernel have them all again, 1 and up where something failed.
+ */
+static int save_with_settings(const char *image)
+{
+	char text[8192];
+	CUlibrary lib;
+	CUkernel k;
+	CUfunc_cache cache;
+	CUsharedconfig shmem;
+	unsigned long long id, id_now;
+	int value, r;
+
+	start();
+	snprintf(text, sizeof(text), ".version 8.0\n.target sm_90\n// softcuda library %s\n"
+		 ".entry step (8, 8, 8)\n", kernels);
+	if (cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_L1) ||
+	    cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE) ||
+	    cuLibraryLoadData(&lib, text, NULL, NULL, 0, NULL, NULL, 0) ||
+	    cuLibraryGetKernel(&k, lib, "step") ||
+	    cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536, k, 0) ||
+	    cuKernelSetCacheConfig(k, CU_FUNC_CACHE_PREFER_SHARED, 0) || cuCtxGetId(NULL, &id))
+		return 1;
+	r = selfckpt_save(image);
+	if (r == SELFCKPT_SAVED)
+		return 0;
+	if (r != SELFCKPT_RESTORED)
+		return 2;
+	if (cuCtxGetCacheConfig(&cache) || cache != CU_FUNC_CACHE_PREFER_L1)
+		return 3;
+	if (cuCtxGetSharedMemConfig(&shmem) || shmem != CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+		return 4;
+	if (cuKernelGetAttribute(&value, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k, 0) ||
+	    value != 65536)
+		return 5;
+	if (cuCtxGetId(NULL, &id_now) || id_now != id)
+		return 6;
+	return 42;
+}
+
+/* What a program set on its context and kernels is set again in the proxy a restart starts. */
+Test(cuda_api, settings_of_contexts_and_kernels_come_back_after_a_restart)
+{
+	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
+	char dir[] = "/tmp/sc-settings-XXXXXX", image[64], cmd[8192];
+	int status;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
+	status = exit_of_child(save_with_settings, image);
+	cr_assert_eq(status, 0, "exit %d", status);
+	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, image,
+		 dir);
+	status = system(cmd);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 42,
+		  "restored: status %#x (3 to 6: a setting lost; see %s/out)", status, dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	cr_assert_eq(system(cmd), 0);
 }

@@ -35,6 +35,8 @@ static void ctx_init(struct sd_ctx *ctx, int device, unsigned flags, int primary
 	ctx->flags = flags;
 	ctx->primary = primary;
 	memcpy(ctx->limits, limit_defaults, sizeof(ctx->limits));
+	ctx->cache = CU_FUNC_CACHE_PREFER_NONE;
+	ctx->shmem = CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
 }
 
 /* A handle the caller passed: a live created context or an active primary one. */
@@ -254,6 +256,94 @@ CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)
 	if (rc == CUDA_SUCCESS)
 		*flags = ctx->flags;
 	return sd_leave(rc);
+}
+
+/* Only what cuCtxSetFlags may change: the scheduling policy and keeping local memory. */
+CUresult CUDAAPI cuCtxSetFlags(unsigned int flags)
+{
+	struct sd_ctx *ctx;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	rc = sd_ctx_current(&ctx);
+	if (rc == CUDA_SUCCESS && (flags & ~(unsigned)(CU_CTX_SCHED_MASK | CU_CTX_LMEM_RESIZE_TO_MAX)))
+		rc = CUDA_ERROR_INVALID_VALUE;
+	if (rc == CUDA_SUCCESS)
+		rc = check_ctx_flags(flags);
+	if (rc == CUDA_SUCCESS)
+		ctx->flags = (ctx->flags & ~(unsigned)(CU_CTX_SCHED_MASK | CU_CTX_LMEM_RESIZE_TO_MAX)) |
+			     flags;
+	return sd_leave(rc);
+}
+
+CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config)
+{
+	struct sd_ctx *ctx;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	rc = sd_ctx_current(&ctx);
+	if (rc == CUDA_SUCCESS && (unsigned)config > CU_FUNC_CACHE_PREFER_EQUAL)
+		rc = CUDA_ERROR_INVALID_VALUE;
+	if (rc == CUDA_SUCCESS)
+		ctx->cache = config;
+	return sd_leave(rc);
+}
+
+CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *config)
+{
+	struct sd_ctx *ctx;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!config)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	rc = sd_ctx_current(&ctx);
+	if (rc == CUDA_SUCCESS)
+		*config = ctx->cache;
+	return sd_leave(rc);
+}
+
+CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig config)
+{
+	struct sd_ctx *ctx;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	rc = sd_ctx_current(&ctx);
+	if (rc == CUDA_SUCCESS && (unsigned)config > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+		rc = CUDA_ERROR_INVALID_VALUE;
+	if (rc == CUDA_SUCCESS)
+		ctx->shmem = config;
+	return sd_leave(rc);
+}
+
+CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig *config)
+{
+	struct sd_ctx *ctx;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!config)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	rc = sd_ctx_current(&ctx);
+	if (rc == CUDA_SUCCESS)
+		*config = ctx->shmem;
+	return sd_leave(rc);
+}
+
+/* No L2 cache is modelled: there is nothing to reset, in a current context. */
+CUresult CUDAAPI cuCtxResetPersistingL2Cache(void)
+{
+	struct sd_ctx *ctx;
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(sd_ctx_current(&ctx));
 }
 
 /* Every stream runs synchronously: there is never anything to wait for. */

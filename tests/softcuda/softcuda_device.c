@@ -126,6 +126,71 @@ CUresult CUDAAPI cuDeviceGetPCIBusId(char *bus_id, int len, CUdevice dev)
 	return sd_leave(rc);
 }
 
+/* The bus ids cuDeviceGetPCIBusId gives: "0000:BB:00.0" with BB the ordinal plus one. */
+CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice *dev, const char *bus_id)
+{
+	unsigned domain, bus, slot, function;
+	char end;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!dev || !bus_id)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	if (sscanf(bus_id, "%x:%x:%x.%x%c", &domain, &bus, &slot, &function, &end) != 4 ||
+	    domain || slot || function || !bus || sd_device_check((CUdevice)bus - 1))
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	*dev = (CUdevice)bus - 1;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+/* 2^27 elements, as the GPUs modelled allow, for every valid format and channel count. */
+CUresult CUDAAPI cuDeviceGetTexture1DLinearMaxWidth(size_t *width, CUarray_format format,
+						    unsigned channels, CUdevice dev)
+{
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!width || !sd_format_bytes(format) ||
+	    (channels != 1 && channels != 2 && channels != 4))
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	rc = sd_device_check(dev);
+	if (rc == CUDA_SUCCESS)
+		*width = (size_t)1 << 27;
+	return sd_leave(rc);
+}
+
+/* No execution affinity (green contexts) on the software device. */
+CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type, CUdevice dev)
+{
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!pi || (unsigned)type >= CU_EXEC_AFFINITY_TYPE_MAX)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	rc = sd_device_check(dev);
+	if (rc == CUDA_SUCCESS)
+		*pi = 0;
+	return sd_leave(rc);
+}
+
+/* Nothing writes to it from outside: a flush has nothing to order. */
+CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
+					    CUflushGPUDirectRDMAWritesScope scope)
+{
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (target != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX ||
+	    (scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER &&
+	     scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES))
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	return sd_leave(CUDA_SUCCESS);
+}
+
 /*
  * Fixed attributes; every valid attribute not listed is 0 (a feature the
  * device does not have, such as managed memory or memory pools).

@@ -86,6 +86,8 @@ struct sd_ctx {
 	int primary;
 	int refcount;		/* primary contexts: retains; active while > 0 */
 	size_t limits[CU_LIMIT_MAX];
+	CUfunc_cache cache;	/* cuCtxSetCacheConfig */
+	CUsharedconfig shmem;	/* cuCtxSetSharedMemConfig */
 };
 
 struct sd_device {
@@ -186,6 +188,7 @@ struct sd_func {
 	size_t param_bytes;	/* end of the last parameter */
 	int attrs[CU_FUNC_ATTRIBUTE_MAX];
 	CUfunc_cache cache;
+	CUsharedconfig shmem;
 };
 
 /* A library's CUkernel: a handle of its own that leads to the function. */

@@ -100,14 +100,124 @@ CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction handle, CUfunc_cache config)
 	return sd_leave(CUDA_SUCCESS);
 }
 
-CUresult CUDAAPI cuFuncGetParamInfo(CUfunction handle, size_t index, size_t *offset,
-				    size_t *size)
+/* The bank size is no longer configurable on the GPUs modelled: kept, and answered. */
+CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction handle, CUsharedconfig config)
 {
 	struct sd_func *f;
 	CUresult rc = func_enter(__func__, handle, &f);
 
 	if (rc)
 		return rc;
+	if ((unsigned)config > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	f->shmem = config;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+/* Modules load every function eagerly: each is loaded from the start. */
+CUresult CUDAAPI cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction handle)
+{
+	struct sd_func *f;
+	CUresult rc = func_enter(__func__, handle, &f);
+
+	if (rc)
+		return rc;
+	if (!state)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	*state = CU_FUNCTION_LOADING_STATE_LOADED;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuFuncLoad(CUfunction handle)
+{
+	struct sd_func *f;
+	CUresult rc = func_enter(__func__, handle, &f);
+
+	return rc ? rc : sd_leave(CUDA_SUCCESS);
+}
+
+/* A kernel's attributes are its function's, on the one kind of device modelled. */
+static CUresult kernel_enter(const char *func, CUkernel handle, CUdevice dev, struct sd_func **f)
+{
+	CUresult rc = sd_enter(func);
+
+	if (rc)
+		return rc;
+	*f = sd_kernel_find(handle);
+	if (!*f)
+		return sd_leave(CUDA_ERROR_INVALID_HANDLE);
+	if ((rc = sd_device_check(dev)) != CUDA_SUCCESS)
+		return sd_leave(rc);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuKernelGetAttribute(int *value, CUfunction_attribute attr, CUkernel handle,
+				      CUdevice dev)
+{
+	struct sd_func *f;
+	CUresult rc = kernel_enter(__func__, handle, dev, &f);
+
+	if (rc)
+		return rc;
+	if (!value || (unsigned)attr >= CU_FUNC_ATTRIBUTE_MAX)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	*value = f->attrs[attr];
+	return sd_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attr, int value, CUkernel handle,
+				      CUdevice dev)
+{
+	struct sd_func *f;
+	CUresult rc = kernel_enter(__func__, handle, dev, &f);
+
+	if (rc)
+		return rc;
+	if (!attr_settable(attr, value))
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	f->attrs[attr] = value;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel handle, CUfunc_cache config, CUdevice dev)
+{
+	struct sd_func *f;
+	CUresult rc = kernel_enter(__func__, handle, dev, &f);
+
+	if (rc)
+		return rc;
+	if ((unsigned)config > CU_FUNC_CACHE_PREFER_EQUAL)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	f->cache = config;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel handle)
+{
+	struct sd_func *f;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!(f = sd_kernel_find(handle)))
+		return sd_leave(CUDA_ERROR_INVALID_HANDLE);
+	if (!name)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	*name = f->name;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+/* A kernel's too, as the driver answers for one passed where a function goes. */
+CUresult CUDAAPI cuFuncGetParamInfo(CUfunction handle, size_t index, size_t *offset,
+				    size_t *size)
+{
+	struct sd_func *f;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!(f = sd_func_or_kernel(handle)))
+		return sd_leave(CUDA_ERROR_INVALID_HANDLE);
 	if (index >= f->n_params)
 		return sd_leave(CUDA_ERROR_INVALID_VALUE);
 	if (offset)

@@ -766,6 +766,81 @@ CUresult CUDAAPI cuLibraryGetKernel(CUkernel *kernel, CUlibrary handle, const ch
 	return sd_leave(CUDA_SUCCESS);
 }
 
+/* Functions are found as the module text lists them. */
+static CUresult count_funcs(unsigned *count, const struct sd_module *m)
+{
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	*count = m->n_funcs;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int *count, CUmodule handle)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(count_funcs(count, module_find(handle)));
+}
+
+/* As CUDA asks: room for exactly as many as the module holds. */
+CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction *funcs, unsigned int n, CUmodule handle)
+{
+	struct sd_module *m;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!(m = module_find(handle)))
+		return sd_leave(CUDA_ERROR_INVALID_HANDLE);
+	if (!funcs || n != m->n_funcs)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	for (unsigned i = 0; i < n; i++)
+		funcs[i] = (CUfunction)&m->funcs[i];
+	return sd_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int *count, CUlibrary handle)
+{
+	struct sd_library *lib;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	lib = library_find(handle);
+	return sd_leave(count_funcs(count, lib ? lib->mod : NULL));
+}
+
+CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int n, CUlibrary handle)
+{
+	struct sd_library *lib;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!(lib = library_find(handle)))
+		return sd_leave(CUDA_ERROR_INVALID_HANDLE);
+	if (!kernels || n != lib->mod->n_funcs)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	for (unsigned i = 0; i < n; i++)
+		kernels[i] = (CUkernel)&lib->mod->kernels[i];
+	return sd_leave(CUDA_SUCCESS);
+}
+
+/* Every module loads eagerly here, whatever CUDA_MODULE_LOADING says. */
+CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
+{
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!mode)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	*mode = CU_MODULE_EAGER_LOADING;
+	return sd_leave(CUDA_SUCCESS);
+}
+
 /* The calls that answer for the current context need one. */
 static CUresult library_enter(const char *func, CUlibrary handle, struct sd_library **lib)
 {
