@@ -9,9 +9,17 @@
  *
  * Each iteration computes C = A * B, then A = (C mod 101) - 50 on the device:
  * entries stay small integers and every sum of products is exact.
+ *
+ * It also asks what programs ask at start-up and sets what they set: the
+ * second kernel is found by enumerating the module's functions, the context
+ * prefers shared memory, and every iteration checks that the context's id,
+ * its cache preference, the kernels' names and module, the module's function
+ * count and the device's PCI bus id (both ways) still answer as at the start,
+ * restored or not.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common.h"
 
@@ -28,6 +36,9 @@ struct matmul {
 	size_t bytes;
 	CUfunction mul, wrap;
 	float *host;
+	CUmodule mod;
+	unsigned functions;          /* in the module, as the driver counted them */
+	unsigned long long ctx_id;
 };
 
 static CUmodule load_module(const struct sample *s)
@@ -38,6 +49,61 @@ static CUmodule load_module(const struct sample *s)
 		return sample_load_module(s);
 	CHECK(cuModuleLoadData(&mod, sample_fatbin));
 	return mod;
+}
+
+/* The function called @name, found among all the module's (@count of them). */
+static CUfunction find_function(CUmodule mod, const char *name, unsigned *count)
+{
+	CUfunction *all, found = NULL;
+	const char *each;
+
+	CHECK(cuModuleGetFunctionCount(count, mod));
+	if (!(all = calloc(*count, sizeof(*all)))) {
+		fprintf(stderr, "matmul: out of memory\n");
+		exit(1);
+	}
+	CHECK(cuModuleEnumerateFunctions(all, *count, mod));
+	for (unsigned i = 0; i < *count; i++) {
+		CHECK(cuFuncGetName(&each, all[i]));
+		if (!strcmp(each, name))
+			found = all[i];
+	}
+	free(all);
+	if (!found) {
+		fprintf(stderr, "matmul: no function %s among the module's %u\n", name, *count);
+		exit(1);
+	}
+	return found;
+}
+
+/* What was asked and set at the start answers the same now (a restart lost nothing). */
+static void check_settings(const struct matmul *m)
+{
+	char bus[32];
+	CUdevice dev, again;
+	CUfunc_cache cache;
+	CUmodule mod;
+	unsigned long long id;
+	unsigned count;
+	const char *name;
+
+	CHECK(cuCtxGetDevice(&dev));
+	CHECK(cuDeviceGetPCIBusId(bus, sizeof(bus), dev));
+	CHECK(cuDeviceGetByPCIBusId(&again, bus));
+	CHECK(cuCtxGetCacheConfig(&cache));
+	CHECK(cuCtxGetId(NULL, &id));
+	CHECK(cuModuleGetFunctionCount(&count, m->mod));
+	CHECK(cuFuncGetName(&name, m->wrap));
+	CHECK(cuFuncGetModule(&mod, m->mul));
+	if (again != dev || cache != CU_FUNC_CACHE_PREFER_SHARED || id != m->ctx_id ||
+	    count != m->functions || strcmp(name, "mat_wrap") || mod != m->mod) {
+		fprintf(stderr, "matmul: the context or the module answer differently now: device "
+			"%d by bus id %s: %d, cache preference %d, context id %llu (was %llu), "
+			"%u functions (were %u), %s, module %s\n", (int)dev, bus, (int)again,
+			(int)cache, id, m->ctx_id, count, m->functions, name,
+			mod == m->mod ? "the same" : "another");
+		exit(1);
+	}
 }
 
 /* Small integers, different patterns for A and B. */
@@ -56,7 +122,10 @@ static void setup(struct matmul *m, CUmodule mod)
 		}
 	}
 	CHECK(cuModuleGetFunction(&m->mul, mod, "mat_mul"));
-	CHECK(cuModuleGetFunction(&m->wrap, mod, "mat_wrap"));
+	m->wrap = find_function(mod, "mat_wrap", &m->functions);
+	m->mod = mod;
+	CHECK(cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_SHARED));
+	CHECK(cuCtxGetId(NULL, &m->ctx_id));
 	CHECK(cuMemAlloc(&m->a, m->bytes));
 	CHECK(cuMemAlloc(&m->b, m->bytes));
 	CHECK(cuMemAlloc(&m->c, m->bytes));
@@ -76,6 +145,7 @@ static uint64_t step(struct matmul *m)
 	CHECK(cuLaunchKernel(m->wrap, (count + WRAP_BLOCK - 1) / WRAP_BLOCK, 1, 1, WRAP_BLOCK,
 			     1, 1, 0, NULL, wrap_params, NULL));
 	CHECK(cuMemcpyDtoH(m->host, m->c, m->bytes));
+	check_settings(m);
 	return sample_hash(SAMPLE_HASH_INIT, m->host, m->bytes);
 }
 

@@ -31,6 +31,9 @@ static const size_t limit_defaults[CU_LIMIT_MAX] = {
 
 static void ctx_init(struct sd_ctx *ctx, int device, unsigned flags, int primary)
 {
+	static unsigned long long last_id;
+
+	ctx->id = ++last_id;
 	ctx->device = device;
 	ctx->flags = flags;
 	ctx->primary = primary;
@@ -255,6 +258,45 @@ CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)
 	rc = sd_ctx_current(&ctx);
 	if (rc == CUDA_SUCCESS)
 		*flags = ctx->flags;
+	return sd_leave(rc);
+}
+
+/* @handle, or the current context when NULL. */
+static CUresult ctx_or_current(CUcontext handle, struct sd_ctx **ctx)
+{
+	if (!handle)
+		return sd_ctx_current(ctx);
+	*ctx = (struct sd_ctx *)handle;
+	return ctx_valid(*ctx) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult CUDAAPI cuCtxGetId(CUcontext handle, unsigned long long *id)
+{
+	struct sd_ctx *ctx;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!id)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	rc = ctx_or_current(handle, &ctx);
+	if (rc == CUDA_SUCCESS)
+		*id = ctx->id;
+	return sd_leave(rc);
+}
+
+CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device, CUcontext handle)
+{
+	struct sd_ctx *ctx;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!device)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	rc = ctx_or_current(handle, &ctx);
+	if (rc == CUDA_SUCCESS)
+		*device = ctx->device;
 	return sd_leave(rc);
 }
 

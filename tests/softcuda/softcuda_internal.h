@@ -86,6 +86,7 @@ struct sd_ctx {
 	int primary;
 	int refcount;		/* primary contexts: retains; active while > 0 */
 	size_t limits[CU_LIMIT_MAX];
+	unsigned long long id;	/* cuCtxGetId: from 1, never reused in the process */
 	CUfunc_cache cache;	/* cuCtxSetCacheConfig */
 	CUsharedconfig shmem;	/* cuCtxSetSharedMemConfig */
 };
