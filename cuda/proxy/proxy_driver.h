@@ -44,7 +44,7 @@
 	X(cuFuncLoad) X(cuModuleGetLoadingMode) X(cuKernelGetAttribute) \
 	X(cuKernelSetAttribute) X(cuKernelSetCacheConfig) X(cuModuleGetFunctionCount) \
 	X(cuModuleEnumerateFunctions) X(cuLibraryGetKernelCount) X(cuLibraryEnumerateKernels) \
-	X(cuFuncGetName) X(cuKernelGetName)
+	X(cuFuncGetName) X(cuKernelGetName) X(cuLaunchKernelEx)
 
 #define SC_DRIVER_FIELD(name) __typeof__(&name) name;
 

@@ -143,24 +143,58 @@ static CUresult op_func_set_cache(struct sc_ch_slot *s)
 	return sc_drv.cuFuncSetCacheConfig((CUfunction)(uintptr_t)s->a[0], (CUfunc_cache)s->a[1]);
 }
 
-static CUresult op_launch(struct sc_ch_slot *s)
+/*
+ * The pointers to each of @n parameters, from @len bytes at @data: their
+ * (offset, size) pairs, then the parameter buffer.
+ */
+static CUresult unpack_params(uint8_t *data, uint64_t len, uint64_t n, void **params)
 {
-	uint64_t n = s->a[9];
-	const uint32_t *layout = (const uint32_t *)s->data;
-	uint8_t *buf = s->data + n * 8;
-	void *params[MAX_PARAMS];
+	const uint32_t *layout = (const uint32_t *)data;
+	uint8_t *buf = data + n * 8;
 
-	if (n > MAX_PARAMS || n * 8 > s->len)
+	if (n > MAX_PARAMS || n * 8 > len)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (uint64_t i = 0; i < n; i++) {
-		if ((uint64_t)layout[2 * i] + layout[2 * i + 1] > s->len - n * 8)
+		if ((uint64_t)layout[2 * i] + layout[2 * i + 1] > len - n * 8)
 			return CUDA_ERROR_INVALID_VALUE;
 		params[i] = buf + layout[2 * i];
 	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult op_launch(struct sc_ch_slot *s)
+{
+	uint64_t n = s->a[9];
+	void *params[MAX_PARAMS];
+	CUresult r = unpack_params(s->data, s->len, n, params);
+
+	if (r != CUDA_SUCCESS)
+		return r;
 	return sc_drv.cuLaunchKernel((CUfunction)(uintptr_t)s->a[0], (unsigned)s->a[1],
 				     (unsigned)s->a[2], (unsigned)s->a[3], (unsigned)s->a[4],
 				     (unsigned)s->a[5], (unsigned)s->a[6], (unsigned)s->a[7],
 				     (CUstream)(uintptr_t)s->a[8], n ? params : NULL, NULL);
+}
+
+static CUresult op_launch_ex(struct sc_ch_slot *s)
+{
+	uint64_t n = s->a[9], attrs_n = s->a[10], attrs_len = attrs_n * sizeof(CUlaunchAttribute);
+	CUlaunchAttribute attrs[SC_LAUNCH_ATTRS_MAX];
+	CUlaunchConfig c = { (unsigned)s->a[1], (unsigned)s->a[2], (unsigned)s->a[3],
+			     (unsigned)s->a[4], (unsigned)s->a[5], (unsigned)s->a[6],
+			     (unsigned)s->a[7], (CUstream)(uintptr_t)s->a[8], attrs,
+			     (unsigned)attrs_n };
+	void *params[MAX_PARAMS];
+	CUresult r;
+
+	if (attrs_n > SC_LAUNCH_ATTRS_MAX || attrs_len > s->len)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(attrs, s->data, attrs_len); /* aligned for the driver */
+	r = unpack_params(s->data + attrs_len, s->len - attrs_len, n, params);
+	if (r != CUDA_SUCCESS)
+		return r;
+	return sc_drv.cuLaunchKernelEx(&c, (CUfunction)(uintptr_t)s->a[0], n ? params : NULL,
+				       NULL);
 }
 
 static CUresult op_occ_blocks(struct sc_ch_slot *s)
@@ -234,6 +268,7 @@ void sc_proxy_ops_code(sc_proxy_op_fn *t)
 	t[SC_OP_FUNC_SET_ATTR] = op_func_set_attr;
 	t[SC_OP_FUNC_SET_CACHE] = op_func_set_cache;
 	t[SC_OP_LAUNCH] = op_launch;
+	t[SC_OP_LAUNCH_EX] = op_launch_ex;
 	t[SC_OP_OCC_BLOCKS] = op_occ_blocks;
 	t[SC_OP_OCC_BLOCK_SIZE] = op_occ_block_size;
 	t[SC_OP_OCC_DYN_SMEM] = op_occ_dyn_smem;

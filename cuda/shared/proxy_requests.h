@@ -74,6 +74,8 @@ enum sc_op {
 	SC_OP_LAUNCH,           /* async; in a0 function, a1-a3 grid, a4-a6 block, a7 shared
 				 * bytes, a8 stream, a9 params n; data n x (u32 offset,
 				 * u32 size), then the parameter buffer */
+	SC_OP_LAUNCH_EX,        /* async; in a0-a9 as LAUNCH, a10 attributes n; data n x
+				 * CUlaunchAttribute (with the proxy's events), then as LAUNCH */
 	SC_OP_OCC_BLOCKS,       /* in a0 function, a1 block size, a2 dynamic shared bytes,
 				 * a3 flags; out a0 blocks per multiprocessor */
 	SC_OP_OCC_BLOCK_SIZE,   /* in a0 function, a1 dynamic shared bytes, a2 block size
@@ -125,6 +127,9 @@ enum sc_op {
 };
 
 enum sc_img_kind { SC_IMG_MODULE = 0, SC_IMG_LIBRARY = 1 };
+
+/* Attributes of one cuLaunchKernelEx the proxy takes: one of each kind, and to spare. */
+#define SC_LAUNCH_ATTRS_MAX 32
 
 enum sc_copy_kind { SC_COPY_HTOD = 1, SC_COPY_DTOH = 2, SC_COPY_DTOD = 3 };
 

@@ -10,7 +10,9 @@
  *
  * The block size is the driver's choice (cuOccupancyMaxPotentialBlockSize,
  * with a shared-memory function of the program's), asked again each
- * iteration: a restored run must get the answer the first run got.
+ * iteration: a restored run must get the answer the first run got. The
+ * kernel is launched with cuLaunchKernelEx, in clusters of two blocks, at a
+ * launch priority, with an event recorded as the launch completes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,12 +44,29 @@ static int occupancy_block(CUfunction fn, int *block, int *grid_min)
 	return b;
 }
 
+/* c = a + b over @n floats: clusters of 2 blocks where the grid allows, @done when complete. */
+static void launch_add(CUfunction fn, int bs, CUevent done, void **params)
+{
+	unsigned grid = (N + (unsigned)bs - 1) / (unsigned)bs;
+	CUlaunchAttribute attrs[] = {
+		{ .id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+		  .value.clusterDim = { grid % 2 ? 1 : 2, 1, 1 } },
+		{ .id = CU_LAUNCH_ATTRIBUTE_PRIORITY, .value.priority = 0 },
+		{ .id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT,
+		  .value.launchCompletionEvent = { done, 0 } },
+	};
+	CUlaunchConfig c = { grid, 1, 1, (unsigned)bs, 1, 1, 0, NULL, attrs, 3 };
+
+	CHECK(cuLaunchKernelEx(&c, fn, params, NULL));
+}
+
 int main(int argc, char **argv)
 {
 	struct sample s;
 	CUmodule mod;
 	CUfunction fn;
 	CUdeviceptr a, b, c;
+	CUevent done;
 	size_t bytes = N * sizeof(float);
 	float *host = malloc(bytes), *step = malloc(bytes);
 	int n = N, block = 0, grid_min = 0;
@@ -70,6 +89,7 @@ int main(int argc, char **argv)
 	CHECK(cuMemAlloc(&c, bytes));
 	CHECK(cuMemcpyHtoD(a, host, bytes));
 	CHECK(cuMemcpyHtoD(b, step, bytes));
+	CHECK(cuEventCreate(&done, CU_EVENT_DISABLE_TIMING));
 
 	for (long it = 1; it <= s.iters; it++) {
 		void *params[] = { &a, &b, &c, &n };
@@ -77,7 +97,8 @@ int main(int argc, char **argv)
 
 		int bs = occupancy_block(fn, &block, &grid_min);
 
-		CHECK(cuLaunchKernel(fn, (N + bs - 1) / bs, 1, 1, bs, 1, 1, 0, NULL, params, NULL));
+		launch_add(fn, bs, done, params);
+		CHECK(cuEventSynchronize(done));
 		CHECK(cuMemcpyDtoH(host, c, bytes));
 		t = a; /* the sum is the next iteration's a */
 		a = c;

@@ -17,6 +17,8 @@
  *               chosen once, on the native driver, for ~COMPUTE_MS per launch.
  *   launches    LAUNCH_N launches of bench_empty (1 block of 32 threads) on the
  *               NULL stream, then cuCtxSynchronize(); launches per second.
+ *   Ex launches the same through cuLaunchKernelEx, with a launch priority and
+ *               programmatic stream serialisation as attributes.
  *   ctx sync    cuCtxSynchronize() on an idle context, SYNC_N times; us each.
  *   stream query cuStreamQuery() on an idle stream, SYNC_N times; us each.
  *   pinned      cuMemcpyHtoD / cuMemcpyDtoH of --mib MiB between a device
@@ -68,7 +70,7 @@
 	X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) \
 	X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuStreamCreate) X(cuStreamDestroy) \
 	X(cuStreamQuery) X(cuModuleLoad) X(cuModuleUnload) X(cuModuleGetFunction) \
-	X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocHost) X(cuMemFreeHost) \
+	X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocHost) X(cuMemFreeHost) \
 	X(cuMemcpyHtoD) X(cuMemcpyDtoH)
 
 /* One way to reach the GPU, and what this program set up through it. */
@@ -266,6 +268,28 @@ static double run_launches(struct driver *d, const struct opts *o, int iters)
 	return LAUNCH_N / (now() - t0);
 }
 
+static double run_launches_ex(struct driver *d, const struct opts *o, int iters)
+{
+	CUlaunchAttribute attrs[] = {
+		{ .id = CU_LAUNCH_ATTRIBUTE_PRIORITY, .value.priority = 0 },
+		{ .id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+		  .value.programmaticStreamSerializationAllowed = 0 },
+	};
+	CUlaunchConfig c = { 1, 1, 1, 32, 1, 1, 0, NULL, attrs, 2 };
+	double t0;
+
+	(void)o;
+	(void)iters;
+	for (int i = 0; i < 1000; i++) /* warm */
+		CK(d, d->cuLaunchKernelEx(&c, d->empty, NULL, NULL));
+	CK(d, d->cuCtxSynchronize());
+	t0 = now();
+	for (int i = 0; i < LAUNCH_N; i++)
+		CK(d, d->cuLaunchKernelEx(&c, d->empty, NULL, NULL));
+	CK(d, d->cuCtxSynchronize());
+	return LAUNCH_N / (now() - t0);
+}
+
 static double run_ctx_sync(struct driver *d, const struct opts *o, int iters)
 {
 	double t0;
@@ -354,6 +378,7 @@ static double run_alloc(struct driver *d, const struct opts *o, int iters)
 static const struct measure measures[] = {
 	{ "compute-bound launch", "ms", TIME_RATIO, 1.02, run_compute },
 	{ "launch throughput", "1/s", RATE_RATIO, 0.90, run_launches },
+	{ "cuLaunchKernelEx throughput", "1/s", RATE_RATIO, 0.90, run_launches_ex },
 	{ "cuCtxSynchronize, idle", "us", TIME_DIFF, 2.0, run_ctx_sync },
 	{ "cuStreamQuery, idle stream", "us", TIME_DIFF, 2.0, run_stream_query },
 	{ "HtoD from cuMemAllocHost", "GB/s", RATE_RATIO, 0.90, run_pinned_h2d },

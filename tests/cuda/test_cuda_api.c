@@ -681,3 +681,59 @@ Test(cuda_api, settings_of_contexts_and_kernels_come_back_after_a_restart)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	cr_assert_eq(system(cmd), 0);
 }
+
+/* A launch's error: from the call, or, posted, from the next synchronisation. */
+static CUresult launch_result(CUresult posted)
+{
+	CUresult sync = cuCtxSynchronize();
+
+	return posted != CUDA_SUCCESS ? posted : sync;
+}
+
+/* The launch variants reach the device with their attributes, its answers come back. */
+Test(cuda_api, launches_with_attributes_and_cooperative_launches)
+{
+	CUfunction step;
+	CUdeviceptr a, counter;
+	CUevent done;
+	uint64_t n = 4;
+	uint32_t words[4] = { 1, 2, 3, 4 }, count = 0;
+	void *params[] = { &a, &n, &counter };
+	CUlaunchAttribute attrs[4] = {
+		{ .id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, .value.clusterDim = { 2, 1, 1 } },
+		{ .id = CU_LAUNCH_ATTRIBUTE_PRIORITY, .value.priority = 1 },
+		{ .id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+		  .value.programmaticStreamSerializationAllowed = 1 },
+		{ .id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT },
+	};
+	CUlaunchConfig c = { 4, 1, 1, 64, 1, 1, 0, NULL, attrs, 4 };
+
+	start();
+	load(&step);
+	OK(cuEventCreate(&done, 0));
+	attrs[3].value.launchCompletionEvent.event = done;
+	OK(cuMemAlloc(&a, sizeof(words)));
+	OK(cuMemAlloc(&counter, 4));
+	OK(cuMemcpyHtoD(a, words, sizeof(words)));
+	OK(cuMemsetD32(counter, 0, 1));
+	OK(cuLaunchKernelEx(&c, step, params, NULL));
+	OK(cuEventSynchronize(done));
+	c.gridDimX = 3; /* no cluster of 2 divides it */
+	cr_assert_eq(launch_result(cuLaunchKernelEx(&c, step, params, NULL)),
+		     CUDA_ERROR_INVALID_CLUSTER_SIZE, "the device saw the cluster dimension");
+	OK(cuLaunchCooperativeKernel(step, 8, 1, 1, 256, 1, 1, 0, NULL, params));
+	cr_assert_eq(launch_result(cuLaunchCooperativeKernel(step, 100000, 1, 1, 1024, 1, 1, 0,
+							     NULL, params)),
+		     CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+	OK(cuMemcpyDtoH(&count, counter, 4));
+	OK(cuMemcpyDtoH(words, a, sizeof(words)));
+	cr_assert_eq(count, 2, "two launches ran: %u", count);
+	cr_assert_eq(words[0], (1u * 1664525u + 1013904223u) * 1664525u + 1013904223u);
+	attrs[0].id = CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
+	c.gridDimX = 4;
+	cr_assert_eq(cuLaunchKernelEx(&c, step, params, NULL), CUDA_ERROR_NOT_SUPPORTED,
+		     "graph nodes are refused, not passed on");
+	attrs[0].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
+	attrs[3].value.launchCompletionEvent.event = (CUevent)&count;
+	cr_assert_eq(cuLaunchKernelEx(&c, step, params, NULL), CUDA_ERROR_INVALID_HANDLE);
+}

@@ -227,6 +227,10 @@ struct sd_func *sd_func_or_kernel(CUfunction handle);
 CUresult sd_stream_check(CUstream stream);
 void sd_stream_free(struct sd_obj *obj);
 void sd_event_free(struct sd_obj *obj);
+/* softcuda_stream.c: cuEventRecordWithFlags, for callers holding the device lock */
+CUresult sd_event_record(CUevent event, CUstream stream, unsigned flags);
+/* softcuda_occupancy.c: blocks of @f the whole device @dev holds at once */
+int sd_co_resident_blocks(const struct sd_func *f, CUdevice dev, int block_size, size_t dyn);
 
 /* softcuda_array.c */
 struct sd_array {

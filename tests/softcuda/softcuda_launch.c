@@ -382,3 +382,108 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int 
 
 	return rc ? rc : sd_leave(launch(f, &l, params, extra));
 }
+
+/* A cluster divides the grid in every dimension and has at most 8 blocks. */
+static CUresult check_cluster(const struct softcuda_launch *l, const CUlaunchAttribute *a)
+{
+	unsigned x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
+
+	if (!x || !y || !z || x * y * z > 8 || l->grid[0] % x || l->grid[1] % y || l->grid[2] % z)
+		return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+	return CUDA_SUCCESS;
+}
+
+/* A cooperative grid must be resident all at once. */
+static CUresult check_cooperative(CUfunction handle, const struct softcuda_launch *l)
+{
+	struct sd_func *f = sd_func_or_kernel(handle);
+	struct sd_ctx *ctx;
+	unsigned long blocks = (unsigned long)l->grid[0] * l->grid[1] * l->grid[2];
+	CUresult rc = sd_ctx_current(&ctx);
+
+	if (rc || !f)
+		return rc ? rc : CUDA_ERROR_INVALID_HANDLE;
+	if (blocks > (unsigned long)sd_co_resident_blocks(f, ctx->device,
+							  (int)(l->block[0] * l->block[1] *
+								l->block[2]),
+							  l->shared_bytes))
+		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * The attributes the software device knows, checked as CUDA checks them. The
+ * events are recorded before the kernel runs: every launch is synchronous
+ * here, so they complete with it all the same.
+ */
+static CUresult apply_attributes(CUfunction handle, const CUlaunchConfig *c,
+				 const struct softcuda_launch *l)
+{
+	CUresult rc = CUDA_SUCCESS;
+
+	for (unsigned i = 0; rc == CUDA_SUCCESS && i < c->numAttrs; i++) {
+		const CUlaunchAttribute *a = &c->attrs[i];
+
+		switch (a->id) {
+		case CU_LAUNCH_ATTRIBUTE_IGNORE:
+		case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+		case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+		case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+		case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+		case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+		case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+			break;
+		case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+			if (a->value.cooperative)
+				rc = check_cooperative(handle, l);
+			break;
+		case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+			rc = check_cluster(l, a);
+			break;
+		case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+			rc = sd_event_record(a->value.programmaticEvent.event, c->hStream, 0);
+			break;
+		case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+			rc = sd_event_record(a->value.launchCompletionEvent.event, c->hStream, 0);
+			break;
+		default:
+			rc = CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	return rc;
+}
+
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
+				  void **extra)
+{
+	struct softcuda_launch l;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!c || (c->numAttrs && !c->attrs))
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	l = (struct softcuda_launch){
+		.grid = { c->gridDimX, c->gridDimY, c->gridDimZ },
+		.block = { c->blockDimX, c->blockDimY, c->blockDimZ },
+		.shared_bytes = c->sharedMemBytes,
+		.stream = c->hStream,
+	};
+	rc = apply_attributes(f, c, &l);
+	return sd_leave(rc ? rc : launch(f, &l, params, extra));
+}
+
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int grid_x,
+					   unsigned int grid_y, unsigned int grid_z,
+					   unsigned int block_x, unsigned int block_y,
+					   unsigned int block_z, unsigned int shared_bytes,
+					   CUstream stream, void **params)
+{
+	CUlaunchAttribute cooperative = { .id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+					  .value.cooperative = 1 };
+	CUlaunchConfig c = { grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes,
+			     stream, &cooperative, 1 };
+
+	return cuLaunchKernelEx(&c, f, params, NULL);
+}

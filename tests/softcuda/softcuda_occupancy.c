@@ -46,6 +46,14 @@ static int blocks_per_sm(const struct sd_func *f, const struct sm_limits *l, int
 	return min_int(n, (int)((size_t)l->smem / smem));
 }
 
+int sd_co_resident_blocks(const struct sd_func *f, CUdevice dev, int block_size, size_t dyn)
+{
+	struct sm_limits l;
+
+	limits_of(dev, &l);
+	return blocks_per_sm(f, &l, block_size, dyn) * l.count;
+}
+
 /* The function @handle (or a kernel) and the limits of the current context's device. */
 static CUresult enter(const char *func, CUfunction handle, struct sd_func **f,
 		      struct sm_limits *l)

@@ -233,7 +233,7 @@ CUresult CUDAAPI cuEventDestroy(CUevent event)
 	return sd_leave(CUDA_SUCCESS);
 }
 
-static CUresult event_record(CUevent event, CUstream stream, unsigned flags)
+CUresult sd_event_record(CUevent event, CUstream stream, unsigned flags)
 {
 	struct sd_event *e = event_find(event);
 	struct sd_ctx *ctx;
@@ -255,14 +255,14 @@ CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream)
 {
 	CUresult rc = sd_enter(__func__);
 
-	return rc ? rc : sd_leave(event_record(event, stream, 0));
+	return rc ? rc : sd_leave(sd_event_record(event, stream, 0));
 }
 
 CUresult CUDAAPI cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags)
 {
 	CUresult rc = sd_enter(__func__);
 
-	return rc ? rc : sd_leave(event_record(event, stream, flags));
+	return rc ? rc : sd_leave(sd_event_record(event, stream, flags));
 }
 
 /* An event never recorded has no work to wait for: success, as in CUDA. */
