@@ -46,7 +46,7 @@ extern char **environ;
 struct opts {
 	int processes, mib, runs;
 	const char *dir;
-	char bin[PATH_MAX], subject[PATH_MAX];
+	char bin[PATH_MAX + 16], subject[PATH_MAX + 16];
 };
 
 enum figure { CKPT, PAUSE, RESTART, BUSY, FIGURES };
@@ -141,7 +141,7 @@ static pid_t spawn(char *const argv[])
 static int run_once(const struct opts *o, int procs, int mib, struct result *r, int i)
 {
 	char images[PATH_MAX], out[PATH_MAX], latest[PATH_MAX + 16], n_arg[16], mib_arg[16];
-	char run_bin[PATH_MAX + 32], restore_bin[PATH_MAX + 32];
+	char run_bin[PATH_MAX + 64], restore_bin[PATH_MAX + 64];
 	pid_t job, restorer;
 	double t0, ignore, busy0, all0, busy1, all1;
 	int status;
