@@ -204,6 +204,7 @@ SC_CU_API CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
 		return sc_ctx_missing();
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
+	sc_vmm_forget_context(c); /* the program's mappings of the context's allocations */
 	sc_arena_release_context(c); /* while the context can still be made current */
 	res = simple(SC_OP_CTX_DESTROY, 0, c->o.real, 0, NULL, NULL);
 	if (res == CUDA_SUCCESS) {

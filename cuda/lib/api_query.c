@@ -86,6 +86,19 @@ SC_CU_API CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinit
 	return res;
 }
 
+/* Asked, not used: memory of several GPUs in one process is not served yet. */
+SC_CU_API CUresult CUDAAPI cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
+{
+	struct sc_req r = { .op = SC_OP_DEVICE_CAN_PEER, .a = { (uint64_t)dev, (uint64_t)peer } };
+	CUresult res;
+
+	if (!can)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((res = ask(&r, false)) == CUDA_SUCCESS)
+		*can = (int)r.a[0];
+	return res;
+}
+
 SC_CU_API CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
 						     CUflushGPUDirectRDMAWritesScope scope)
 {

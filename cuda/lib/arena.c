@@ -88,25 +88,38 @@ static size_t round_up(size_t n, size_t to)
 	return (n + to - 1) / to * to;
 }
 
-static bool va_alloc(struct device_arena *d, CUdevice dev, size_t size, CUdeviceptr *out)
+static void va_free(struct device_arena *d, CUdeviceptr start, size_t size);
+
+/* @size bytes at a multiple of @align (a multiple of the granularity): the gaps go back. */
+static bool va_alloc_aligned(struct device_arena *d, CUdevice dev, size_t size, size_t align,
+			     CUdeviceptr *out)
 {
 	for (size_t i = 0; i < d->free_n; i++) {
-		struct va_range *f = &d->free_va[i];
+		struct va_range f = d->free_va[i];
+		CUdeviceptr at = round_up(f.start, align);
 
-		if (f->size < size)
+		if (at + size > f.start + f.size)
 			continue;
-		*out = f->start;
-		f->start += size;
-		f->size -= size;
-		if (!f->size)
-			d->free_va[i] = d->free_va[--d->free_n];
+		d->free_va[i] = d->free_va[--d->free_n];
+		if (at > f.start)
+			va_free(d, f.start, at - f.start);
+		if (at + size < f.start + f.size)
+			va_free(d, at + size, f.start + f.size - at - size);
+		*out = at;
 		return true;
 	}
-	if (d->next + size > arena_base(dev) + ARENA_SIZE)
+	if (round_up(d->next, align) + size > arena_base(dev) + ARENA_SIZE)
 		return false;
-	*out = d->next;
-	d->next += size;
+	*out = round_up(d->next, align);
+	if (*out > d->next)
+		va_free(d, d->next, *out - d->next);
+	d->next = *out + size;
 	return true;
+}
+
+static bool va_alloc(struct device_arena *d, CUdevice dev, size_t size, CUdeviceptr *out)
+{
+	return va_alloc_aligned(d, dev, size, 1, out);
 }
 
 static void va_free(struct device_arena *d, CUdeviceptr start, size_t size)
@@ -161,14 +174,16 @@ static void block_remove(struct sc_cu_block *b)
 	blocks_n--;
 }
 
-/* Physical memory for [va, va+size) in the proxy. */
+/* Physical memory for [va, va+size) in the proxy: the program's allocation @vmm, or the arena's. */
 static CUresult map_block(struct sc_cu_ctx *c, CUdeviceptr va, size_t size, uint32_t cls,
-			  struct sc_cu_block **out)
+			  struct sc_cu_memhandle *vmm, struct sc_cu_block **out)
 {
 	struct sc_req r = { .op = SC_OP_VMM_MAP, .ctx = c->o.real,
-			    .a = { va, size, (uint64_t)c->dev } };
+			    .a = { va, size, (uint64_t)c->dev },
+			    .in = vmm ? &vmm->prop : NULL,
+			    .in_len = vmm ? (uint32_t)sizeof(vmm->prop) : 0 };
 	struct sc_cu_block b = { .addr = va, .size = size, .dev = c->dev, .ctx = c,
-				 .slab_class = cls };
+				 .slab_class = cls, .asked = vmm ? size : 0, .vmm = vmm };
 	CUresult res = sc_cu_call(&r);
 
 	if (res != CUDA_SUCCESS)
@@ -245,7 +260,7 @@ static CUresult alloc_small(struct sc_cu_ctx *c, struct device_arena *d, size_t 
 	if (!b) {
 		if (!va_alloc(d, c->dev, d->granularity, &va))
 			return CUDA_ERROR_OUT_OF_MEMORY;
-		if ((res = map_block(c, va, d->granularity, cls, &b)) != CUDA_SUCCESS) {
+		if ((res = map_block(c, va, d->granularity, cls, NULL, &b)) != CUDA_SUCCESS) {
 			va_free(d, va, d->granularity);
 			return res;
 		}
@@ -275,7 +290,7 @@ CUresult sc_arena_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out)
 		size = round_up(bytes, d->granularity);
 		if (!va_alloc(d, c->dev, size, &va))
 			res = CUDA_ERROR_OUT_OF_MEMORY;
-		else if ((res = map_block(c, va, size, 0, &b)) != CUDA_SUCCESS)
+		else if ((res = map_block(c, va, size, 0, NULL, &b)) != CUDA_SUCCESS)
 			va_free(d, va, size);
 		else {
 			*out = va;
@@ -385,4 +400,74 @@ struct sc_cu_reservation *sc_arena_reservations(size_t *n)
 {
 	*n = reservations_n;
 	return reservations;
+}
+
+/* The arena of @c's device, its addresses reserved in the proxy; NULL when it cannot be. */
+static struct device_arena *arena_of(struct sc_cu_ctx *c, CUresult *res)
+{
+	struct device_arena *d;
+
+	*res = CUDA_SUCCESS;
+	if (c->dev < 0 || c->dev >= MAX_DEVICES) {
+		*res = CUDA_ERROR_INVALID_DEVICE;
+		return NULL;
+	}
+	d = &devs[c->dev];
+	if (!d->reserved)
+		*res = reserve(c, d);
+	return *res == CUDA_SUCCESS ? d : NULL;
+}
+
+CUresult sc_arena_take_va(struct sc_cu_ctx *c, size_t size, size_t align, CUdeviceptr *out)
+{
+	struct device_arena *d;
+	CUresult res;
+
+	pthread_mutex_lock(&arena_lock);
+	if ((d = arena_of(c, &res))) {
+		align = align ? round_up(align, d->granularity) : d->granularity;
+		if (!size || size % d->granularity)
+			res = CUDA_ERROR_INVALID_VALUE;
+		else if (!va_alloc_aligned(d, c->dev, size, align, out))
+			res = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_unlock(&arena_lock);
+	return res;
+}
+
+void sc_arena_give_va(CUdevice dev, CUdeviceptr va, size_t size)
+{
+	if (dev < 0 || dev >= MAX_DEVICES)
+		return;
+	pthread_mutex_lock(&arena_lock);
+	va_free(&devs[dev], va, size);
+	pthread_mutex_unlock(&arena_lock);
+}
+
+size_t sc_arena_granularity(const struct sc_cu_ctx *c)
+{
+	return c->dev >= 0 && c->dev < MAX_DEVICES ? devs[c->dev].granularity : 0;
+}
+
+CUresult sc_arena_map_home(struct sc_cu_ctx *c, struct sc_cu_memhandle *h)
+{
+	struct sc_cu_block *b;
+	CUresult res;
+
+	pthread_mutex_lock(&arena_lock);
+	res = map_block(c, h->home, h->size, 0, h, &b);
+	pthread_mutex_unlock(&arena_lock);
+	return res;
+}
+
+CUresult sc_arena_unmap_home(struct sc_cu_memhandle *h)
+{
+	struct sc_cu_block *b;
+	CUresult res = CUDA_ERROR_INVALID_VALUE;
+
+	pthread_mutex_lock(&arena_lock);
+	if ((b = find_locked(h->home)) && b->vmm == h)
+		res = unmap_block(b); /* its addresses go back to the arena too */
+	pthread_mutex_unlock(&arena_lock);
+	return res;
 }

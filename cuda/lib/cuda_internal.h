@@ -104,6 +104,7 @@ enum sc_cu_kind {
 	SC_K_ARRAY,
 	SC_K_TEXOBJ,
 	SC_K_SURFOBJ,
+	SC_K_MEMHANDLE,
 };
 
 struct sc_cu_ctx;
@@ -258,6 +259,21 @@ void sc_ctx_forget(struct sc_cu_ctx *c);
 
 /* ---- device memory (arena.c) ---- */
 
+/*
+ * The program's physical allocation (cuMemCreate): the handle it holds is
+ * this object's address. The library maps it for itself at @home, a block
+ * of the arena, so that it is saved and restored as any device memory; the
+ * program's own mappings of it are api_vmm.c's.
+ */
+struct sc_cu_memhandle {
+	struct sc_cu_obj o;
+	CUmemAllocationProp prop;
+	size_t size;
+	CUdeviceptr home;
+	unsigned refs;            /* cuMemCreate and cuMemRetainAllocationHandle, less cuMemRelease */
+	unsigned maps;            /* the program's mappings of it */
+};
+
 /* One piece of physical device memory mapped at an address the arena chose. */
 struct sc_cu_block {
 	CUdeviceptr addr;
@@ -269,6 +285,7 @@ struct sc_cu_block {
 	size_t asked;             /* one allocation: the bytes asked for (size is rounded up) */
 	uint64_t *used;           /* slabs: bitmap of sub-allocations in use */
 	uint32_t used_n;          /* slabs: sub-allocations in use */
+	struct sc_cu_memhandle *vmm; /* the program's cuMemCreate whose home this is, or NULL */
 };
 
 static inline bool sc_slab_slot_used(const struct sc_cu_block *b, uint64_t i)
@@ -302,6 +319,37 @@ bool sc_arena_forget_device(CUdevice dev);
  * not the context's in the driver, so they would outlive it).
  */
 void sc_arena_release_context(struct sc_cu_ctx *c);
+
+/**
+ * sc_arena_take_va() - @size bytes of the arena's addresses on @c's device,
+ * aligned to @align (0: the granularity), with no memory behind them: the
+ * program's cuMemAddressReserve, and the homes of its cuMemCreate. @size must
+ * be a multiple of the granularity.
+ */
+CUresult sc_arena_take_va(struct sc_cu_ctx *c, size_t size, size_t align, CUdeviceptr *out);
+/* api_vmm.c */
+/**
+ * sc_vmm_find() - the home block of the program's mapping that holds @p
+ * (NULL: none); @base and @size of that mapping.
+ */
+struct sc_cu_block *sc_vmm_find(CUdeviceptr p, CUdeviceptr *base, size_t *size);
+/** sc_vmm_forget_context() - before @c is destroyed: the allocations made in it, and their mappings. */
+void sc_vmm_forget_context(struct sc_cu_ctx *c);
+/** sc_vmm_replay() - at a restart, once the arena is back: the program's mappings and access. */
+CUresult sc_vmm_replay(void);
+
+/** sc_arena_give_va() - the addresses sc_arena_take_va() gave, back to device @dev's arena. */
+void sc_arena_give_va(CUdevice dev, CUdeviceptr va, size_t size);
+/** sc_arena_granularity() - the allocation granularity of @c's device (0: none yet). */
+size_t sc_arena_granularity(const struct sc_cu_ctx *c);
+/**
+ * sc_arena_map_home() - the physical memory of the program's allocation @h
+ * (@h->prop, @h->size bytes), made and mapped at @h->home in the proxy: a
+ * block of the arena, saved and restored as any other.
+ */
+CUresult sc_arena_map_home(struct sc_cu_ctx *c, struct sc_cu_memhandle *h);
+/** sc_arena_unmap_home() - the block sc_arena_map_home() made, unmapped and freed. */
+CUresult sc_arena_unmap_home(struct sc_cu_memhandle *h);
 
 /* ---- pinned host memory in the channel (host_heap.c) ---- */
 

@@ -153,13 +153,22 @@ static int replay_arena(void)
 				    .flags = SC_MSG_SYNC_STREAM,
 				    .a = { b[i].addr, 0, 1, b[i].size, 0, 0, 0 } };
 
-		res = call(SC_OP_VMM_MAP, b[i].ctx->o.real, b[i].addr, b[i].size,
-			   (uint64_t)b[i].dev, &b[i].handle);
-		if (res != CUDA_SUCCESS)
+		/* the program's cuMemCreate comes back with its properties */
+		struct sc_req m = { .op = SC_OP_VMM_MAP, .ctx = b[i].ctx->o.real,
+				    .a = { b[i].addr, b[i].size, (uint64_t)b[i].dev },
+				    .in = b[i].vmm ? &b[i].vmm->prop : NULL,
+				    .in_len = b[i].vmm ? (uint32_t)sizeof(b[i].vmm->prop) : 0 };
+
+		if ((res = sc_cu_call(&m)) != CUDA_SUCCESS)
 			return cuda_failed("mapping device memory", res);
+		b[i].handle = m.a[0];
 		if ((res = sc_cu_call(&z)) != CUDA_SUCCESS)
 			return cuda_failed("clearing device memory", res);
 	}
+	/* then where the program mapped its allocations, with the access it gave */
+	if ((res = sc_vmm_replay()) != CUDA_SUCCESS)
+		return cuda_failed("mapping the program's allocations (cuMemMap, cuMemSetAccess)",
+				   res);
 	return 0;
 }
 

@@ -44,7 +44,8 @@
 	X(cuFuncLoad) X(cuModuleGetLoadingMode) X(cuKernelGetAttribute) \
 	X(cuKernelSetAttribute) X(cuKernelSetCacheConfig) X(cuModuleGetFunctionCount) \
 	X(cuModuleEnumerateFunctions) X(cuLibraryGetKernelCount) X(cuLibraryEnumerateKernels) \
-	X(cuFuncGetName) X(cuKernelGetName) X(cuLaunchKernelEx)
+	X(cuFuncGetName) X(cuKernelGetName) X(cuLaunchKernelEx) \
+	X(cuMemGetAccess) X(cuDeviceCanAccessPeer)
 
 #define SC_DRIVER_FIELD(name) __typeof__(&name) name;
 

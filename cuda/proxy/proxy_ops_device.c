@@ -224,6 +224,15 @@ static CUresult op_device_affinity(struct sc_ch_slot *s)
 	return r;
 }
 
+static CUresult op_device_can_peer(struct sc_ch_slot *s)
+{
+	int v = 0;
+	CUresult r = sc_drv.cuDeviceCanAccessPeer(&v, (CUdevice)s->a[0], (CUdevice)s->a[1]);
+
+	s->a[0] = (uint64_t)v;
+	return r;
+}
+
 static CUresult op_flush_rdma(struct sc_ch_slot *s)
 {
 	return sc_drv.cuFlushGPUDirectRDMAWrites((CUflushGPUDirectRDMAWritesTarget)s->a[0],
@@ -305,6 +314,7 @@ void sc_proxy_ops_device(sc_proxy_op_fn *t)
 	t[SC_OP_DEVICE_TEX1D_WIDTH] = op_device_tex1d_width;
 	t[SC_OP_DEVICE_AFFINITY] = op_device_affinity;
 	t[SC_OP_FLUSH_RDMA] = op_flush_rdma;
+	t[SC_OP_DEVICE_CAN_PEER] = op_device_can_peer;
 	t[SC_OP_CTX_SET_FLAGS] = op_ctx_set_flags;
 	t[SC_OP_CTX_SET_CACHE] = op_ctx_set_cache;
 	t[SC_OP_CTX_GET_CACHE] = op_ctx_get_cache;

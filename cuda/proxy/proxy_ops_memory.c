@@ -47,9 +47,15 @@ static CUresult op_vmm_map(struct sc_ch_slot *s)
 	size_t size = (size_t)s->a[1];
 	CUmemAllocationProp p = device_prop((CUdevice)s->a[2]);
 	CUmemAccessDesc access;
-	CUmemGenericAllocationHandle h = 0;
-	CUresult r = sc_drv.cuMemCreate(&h, size, &p, 0);
 
+	if (s->len == sizeof(p))
+		memcpy(&p, s->data, sizeof(p)); /* the program's properties */
+	else if (s->len)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUmemGenericAllocationHandle h = 0;
+	CUresult r;
+
+	r = sc_drv.cuMemCreate(&h, size, &p, 0);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if ((r = sc_drv.cuMemMap(at, size, 0, h, 0)) != CUDA_SUCCESS) {
@@ -74,6 +80,56 @@ static CUresult op_vmm_unmap(struct sc_ch_slot *s)
 	CUresult r2 = sc_drv.cuMemRelease((CUmemGenericAllocationHandle)s->a[2]);
 
 	return r != CUDA_SUCCESS ? r : r2;
+}
+
+static CUresult op_mem_granularity(struct sc_ch_slot *s)
+{
+	CUmemAllocationProp p;
+	size_t g = 0;
+	CUresult r;
+
+	if (s->len != sizeof(p))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(&p, s->data, sizeof(p));
+	r = sc_drv.cuMemGetAllocationGranularity(&g, &p, (CUmemAllocationGranularity_flags)s->a[0]);
+	s->a[0] = g;
+	return r;
+}
+
+static CUresult op_mem_map(struct sc_ch_slot *s)
+{
+	return sc_drv.cuMemMap((CUdeviceptr)s->a[0], (size_t)s->a[1], (size_t)s->a[2],
+			       (CUmemGenericAllocationHandle)s->a[3], 0);
+}
+
+static CUresult op_mem_unmap(struct sc_ch_slot *s)
+{
+	return sc_drv.cuMemUnmap((CUdeviceptr)s->a[0], (size_t)s->a[1]);
+}
+
+static CUresult op_mem_set_access(struct sc_ch_slot *s)
+{
+	CUmemAccessDesc desc[SC_CH_INLINE / sizeof(CUmemAccessDesc)];
+	uint64_t n = s->a[2];
+
+	if (!n || n > sizeof(desc) / sizeof(desc[0]) || n * sizeof(desc[0]) != s->len)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(desc, s->data, s->len);
+	return sc_drv.cuMemSetAccess((CUdeviceptr)s->a[0], (size_t)s->a[1], desc, (size_t)n);
+}
+
+static CUresult op_mem_get_access(struct sc_ch_slot *s)
+{
+	CUmemLocation where;
+	unsigned long long flags = 0;
+	CUresult r;
+
+	if (s->len != sizeof(where))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(&where, s->data, sizeof(where));
+	r = sc_drv.cuMemGetAccess(&flags, &where, (CUdeviceptr)s->a[0]);
+	s->a[0] = flags;
+	return r;
 }
 
 static CUresult op_heap_register(struct sc_ch_slot *s)
@@ -250,6 +306,11 @@ void sc_proxy_ops_memory(sc_proxy_op_fn *t)
 	t[SC_OP_VMM_RESERVE] = op_vmm_reserve;
 	t[SC_OP_VMM_MAP] = op_vmm_map;
 	t[SC_OP_VMM_UNMAP] = op_vmm_unmap;
+	t[SC_OP_MEM_GRANULARITY] = op_mem_granularity;
+	t[SC_OP_MEM_MAP] = op_mem_map;
+	t[SC_OP_MEM_UNMAP] = op_mem_unmap;
+	t[SC_OP_MEM_SET_ACCESS] = op_mem_set_access;
+	t[SC_OP_MEM_GET_ACCESS] = op_mem_get_access;
 	t[SC_OP_HEAP_REGISTER] = op_heap_register;
 	t[SC_OP_HOST_DEVPTR] = op_host_devptr;
 	t[SC_OP_COPY] = op_copy;

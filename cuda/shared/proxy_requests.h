@@ -27,6 +27,7 @@ enum sc_op {
 	SC_OP_DEVICE_TEX1D_WIDTH, /* in a0 CUarray_format, a1 channels, a2 dev; out a0 width */
 	SC_OP_DEVICE_AFFINITY,  /* in a0 CUexecAffinityType, a1 dev; out a0 supported */
 	SC_OP_FLUSH_RDMA,       /* in a0 target, a1 scope */
+	SC_OP_DEVICE_CAN_PEER,  /* in a0 dev, a1 peer; out a0 can access */
 	/* contexts (the slot's ctx is made current first where one is given) */
 	SC_OP_PCTX_RETAIN,      /* in a0 dev; out a0 ctx */
 	SC_OP_PCTX_RELEASE,     /* in a0 dev */
@@ -86,8 +87,16 @@ enum sc_op {
 	/* device memory: the library's arena over VMM reservations */
 	SC_OP_VMM_GRANULARITY,  /* in a0 dev; out a0 bytes */
 	SC_OP_VMM_RESERVE,      /* in a0 size, a1 wanted address; out a0 address */
-	SC_OP_VMM_MAP,          /* in a0 address, a1 size, a2 dev; out a0 allocation handle */
+	SC_OP_VMM_MAP,          /* in a0 address, a1 size, a2 dev, data the CUmemAllocationProp
+				 * of the program's cuMemCreate (none: plain device memory);
+				 * out a0 allocation handle */
 	SC_OP_VMM_UNMAP,        /* in a0 address, a1 size, a2 allocation handle */
+	/* the program's own mappings of its allocations (api_vmm.c) */
+	SC_OP_MEM_GRANULARITY,  /* in a0 option, data CUmemAllocationProp; out a0 bytes */
+	SC_OP_MEM_MAP,          /* in a0 address, a1 size, a2 offset, a3 allocation handle */
+	SC_OP_MEM_UNMAP,        /* in a0 address, a1 size */
+	SC_OP_MEM_SET_ACCESS,   /* in a0 address, a1 size, a2 n; data n x CUmemAccessDesc */
+	SC_OP_MEM_GET_ACCESS,   /* in a0 address, data CUmemLocation; out a0 flags */
 	SC_OP_HEAP_REGISTER,    /* in a0 address, a1 length: pin a piece of the channel */
 	SC_OP_HOST_DEVPTR,      /* in a0 host address (channel); out a0 device address */
 	/* copies and sets (stream in a4 / a0 as noted); with SC_MSG_SYNC_STREAM the

@@ -547,6 +547,8 @@ Test(cuda_api, start_up_queries_answer_as_the_device_does)
 	cr_assert_eq(width, (size_t)1 << 27);
 	OK(cuDeviceGetExecAffinitySupport(&affinity, CU_EXEC_AFFINITY_TYPE_SM_COUNT, 0));
 	cr_assert_eq(affinity, 0);
+	OK(cuDeviceCanAccessPeer(&affinity, 0, 0));
+	cr_assert_eq(affinity, 0, "a device is not its own peer");
 	OK(cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
 				      CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER));
 	OK(cuCtxResetPersistingL2Cache());
@@ -736,4 +738,134 @@ Test(cuda_api, launches_with_attributes_and_cooperative_launches)
 	attrs[0].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
 	attrs[3].value.launchCompletionEvent.event = (CUevent)&count;
 	cr_assert_eq(cuLaunchKernelEx(&c, step, params, NULL), CUDA_ERROR_INVALID_HANDLE);
+}
+
+static CUmemAllocationProp device_memory(int dev)
+{
+	CUmemAllocationProp p = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				  .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev } };
+
+	return p;
+}
+
+static uint32_t word_at(CUdeviceptr p)
+{
+	uint32_t w = 0;
+
+	return cuMemcpyDtoH(&w, p, sizeof(w)) == CUDA_SUCCESS ? w : 0xdeadbeef;
+}
+
+/*
+ * In a child of the test: a reserved range with three mappings of two
+ * allocations (the last one maps the first again), read and write access,
+ * the first allocation released while mapped; words written through each,
+ * then a checkpoint. Exit 0 after the save; restored,
+ * 42 when every word is back, the two views of one allocation are still one
+ * memory, and access, handles and ranges answer as before; 3 and up otherwise.
+ */
+static int save_with_mappings(const char *image)
+{
+	CUmemAllocationProp prop = device_memory(0), got;
+	CUmemAccessDesc rw = { .location = prop.location,
+			       .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+	CUmemGenericAllocationHandle h1, h2, again;
+	CUdeviceptr va, base;
+	unsigned long long flags;
+	size_t g, size;
+	int r;
+
+	start();
+	if (cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) ||
+	    cuMemAddressReserve(&va, 4 * g, 0, 0, 0) || cuMemCreate(&h1, g, &prop, 0) ||
+	    cuMemCreate(&h2, 2 * g, &prop, 0) || cuMemMap(va, g, 0, h1, 0) ||
+	    cuMemMap(va + g, 2 * g, 0, h2, 0) || cuMemMap(va + 3 * g, g, 0, h1, 0) ||
+	    cuMemSetAccess(va, 4 * g, &rw, 1) || cuMemRelease(h1) ||
+	    cuMemsetD32(va, 0x11111111, g / 4) || cuMemsetD32(va + g, 0x22222222, 2 * g / 4) ||
+	    cuMemsetD32(va + 3 * g, 0x33333333, 1))
+		return 1;
+	r = selfckpt_save(image);
+	if (r == SELFCKPT_SAVED)
+		return 0;
+	if (r != SELFCKPT_RESTORED)
+		return 2;
+	if (word_at(va) != 0x33333333 || word_at(va + 4) != 0x11111111 ||
+	    word_at(va + g) != 0x22222222 || word_at(va + 3 * g - 4) != 0x22222222 ||
+	    word_at(va + 3 * g + 4) != 0x11111111)
+		return 3;
+	if (cuMemsetD32(va, 0x44444444, 1) || word_at(va + 3 * g) != 0x44444444)
+		return 4; /* two views of one allocation, still */
+	if (cuMemGetAccess(&flags, &prop.location, va + 2 * g) ||
+	    flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+		return 5;
+	if (cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)(va + 3 * g)) ||
+	    again != h1 || cuMemGetAllocationPropertiesFromHandle(&got, again) ||
+	    got.location.id != 0 || cuMemRelease(again))
+		return 6;
+	if (cuMemGetAddressRange(&base, &size, va + 3 * g + 100) || base != va + 3 * g ||
+	    size != g)
+		return 7;
+	if (cuMemUnmap(va, 4 * g) || cuMemRelease(h2) || cuMemAddressFree(va, 4 * g))
+		return 8;
+	return 42;
+}
+
+/* The program's reservations, allocations, mappings and access come back, at the same addresses. */
+Test(cuda_api, virtual_memory_mappings_come_back_after_a_restart)
+{
+	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
+	char dir[] = "/tmp/sc-vmm-XXXXXX", image[64], cmd[8192];
+	int status;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
+	status = exit_of_child(save_with_mappings, image);
+	cr_assert_eq(status, 0, "exit %d", status);
+	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, image,
+		 dir);
+	status = system(cmd);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 42,
+		  "restored: status %#x (3: contents, 4: aliasing, 5: access, 6: handles, "
+		  "7: ranges, 8: unmapping; see %s/out)", status, dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* What the driver refuses is refused, and nothing is half done. */
+Test(cuda_api, virtual_memory_calls_refuse_what_the_driver_refuses)
+{
+	CUmemAllocationProp prop = device_memory(0), other = device_memory(1);
+	CUmemAccessDesc rw = { .location = prop.location,
+			       .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+	CUmemGenericAllocationHandle h, h2;
+	CUdeviceptr va, p;
+	size_t g;
+
+	OK(cuInit(0));
+	cr_assert_eq(cuMemAddressReserve(&va, 2 << 20, 0, 0, 0), CUDA_ERROR_INVALID_CONTEXT);
+	start();
+	OK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+	cr_assert_eq(g, 2u << 20);
+	OK(cuMemAddressReserve(&va, 2 * g, 2 * g, 0, 0));
+	cr_assert_eq(va % (2 * g), 0, "aligned as asked: 0x%llx", (unsigned long long)va);
+	cr_assert_eq(cuMemAddressReserve(&p, g + 4096, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	cr_assert_eq(cuMemCreate(&h, g, &other, 0), CUDA_ERROR_NOT_SUPPORTED);
+	OK(cuMemCreate(&h, g, &prop, 0));
+	OK(cuMemCreate(&h2, g, &prop, 0));
+	cr_assert_eq(cuMemMap(va + 2 * g, g, 0, h, 0), CUDA_ERROR_INVALID_VALUE,
+		     "outside the reservation");
+	cr_assert_eq(cuMemMap(va, g, g, h, 0), CUDA_ERROR_INVALID_VALUE, "past the allocation");
+	OK(cuMemMap(va, g, 0, h, 0));
+	cr_assert_eq(cuMemMap(va, g, 0, h2, 0), CUDA_ERROR_INVALID_VALUE, "over a mapping");
+	OK(cuMemMap(va + g, g, 0, h2, 0));
+	OK(cuMemSetAccess(va, 2 * g, &rw, 1));
+	cr_assert_eq(cuMemUnmap(va, g / 2), CUDA_ERROR_INVALID_VALUE, "part of a mapping");
+	cr_assert_eq(cuMemAddressFree(va, 2 * g), CUDA_ERROR_INVALID_VALUE, "still mapped");
+	OK(cuMemRelease(h));
+	cr_assert_eq(cuMemRelease(h), CUDA_ERROR_INVALID_VALUE, "released twice");
+	OK(cuMemsetD32(va, 7, g / 4));
+	cr_assert_eq(word_at(va + g - 4), 7u, "a released allocation lives while mapped");
+	OK(cuMemUnmap(va, 2 * g));
+	OK(cuMemRelease(h2));
+	OK(cuMemAddressFree(va, 2 * g));
+	cr_assert_eq(cuMemAddressFree(va, 2 * g), CUDA_ERROR_INVALID_VALUE, "freed twice");
 }

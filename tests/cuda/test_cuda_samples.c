@@ -67,3 +67,9 @@ Test(cuda_samples, loader)
 {
 	run_sample("loader");
 }
+
+/* Memory the program reserves, creates, maps twice and gives access to itself. */
+Test(cuda_samples, vmm)
+{
+	run_sample("vmm");
+}

@@ -176,6 +176,21 @@ CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type
 	return sd_leave(rc);
 }
 
+/* The devices share the host's memory: each reaches every other, none itself. */
+CUresult CUDAAPI cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
+{
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!can)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	if ((rc = sd_device_check(dev)) == CUDA_SUCCESS && (rc = sd_device_check(peer)) ==
+	    CUDA_SUCCESS)
+		*can = dev != peer;
+	return sd_leave(rc);
+}
+
 /* Nothing writes to it from outside: a flush has nothing to order. */
 CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
 					    CUflushGPUDirectRDMAWritesScope scope)

@@ -447,6 +447,24 @@ CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessD
 	return rc ? rc : sd_leave(set_access(ptr, size, desc, count));
 }
 
+/* One device is modelled: its access is the mapping's protection. */
+CUresult CUDAAPI cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location,
+				CUdeviceptr ptr)
+{
+	struct sd_mapping *m;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!flags || !location || location->type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    sd_device_check(location->id) || !(m = mapping_holding(ptr)))
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	*flags = m->prot & PROT_WRITE  ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+		 : m->prot & PROT_READ ? CU_MEM_ACCESS_FLAGS_PROT_READ
+				       : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+	return sd_leave(CUDA_SUCCESS);
+}
+
 int sd_mapping_region(uintptr_t addr, struct sd_region *region)
 {
 	struct sd_mapping *m = mapping_holding(addr);
