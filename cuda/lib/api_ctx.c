@@ -205,6 +205,7 @@ SC_CU_API CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	sc_vmm_forget_context(c); /* the program's mappings of the context's allocations */
+	sc_mempool_forget_context(c);
 	sc_arena_release_context(c); /* while the context can still be made current */
 	res = simple(SC_OP_CTX_DESTROY, 0, c->o.real, 0, NULL, NULL);
 	if (res == CUDA_SUCCESS) {
@@ -301,6 +302,8 @@ SC_CU_API CUresult CUDAAPI cuCtxSynchronize(void)
 		return sc_ctx_missing();
 	}
 	res = simple(SC_OP_CTX_SYNC, sc_ctx_real(), 0, 0, NULL, NULL);
+	if (res == CUDA_SUCCESS) /* what cuMemFreeAsync freed in it can go */
+		sc_mempool_synchronised(NULL, sc_ctx_current(), true);
 	sticky = sc_cu_take_sticky();
 	sc_cu_leave();
 	return sticky != CUDA_SUCCESS ? sticky : res;

@@ -126,7 +126,9 @@ static CUresult stream_destroy(CUstream h)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	res = call(SC_OP_STREAM_DESTROY, sc_obj_ctx_real(&s->o), s->o.real, 0, NULL);
+	res = sc_mempool_stream_ending(h, sc_obj_ctx_real(&s->o), s->o.real);
+	if (res == CUDA_SUCCESS)
+		res = call(SC_OP_STREAM_DESTROY, sc_obj_ctx_real(&s->o), s->o.real, 0, NULL);
 	if (res == CUDA_SUCCESS)
 		sc_obj_free(s);
 	sc_cu_leave();
@@ -149,6 +151,8 @@ static CUresult stream_sync(CUstream h)
 		return res;
 	if ((res = sc_stream_target(h, &real, &ctx)) == CUDA_SUCCESS)
 		res = synchronising(SC_OP_STREAM_SYNC, ctx, real);
+	if (res == CUDA_SUCCESS) /* what cuMemFreeAsync freed on it can go */
+		sc_mempool_synchronised(h, sc_ctx_current(), false);
 	sc_cu_leave();
 	return res;
 }

@@ -105,6 +105,7 @@ enum sc_cu_kind {
 	SC_K_TEXOBJ,
 	SC_K_SURFOBJ,
 	SC_K_MEMHANDLE,
+	SC_K_MEMPOOL,
 };
 
 struct sc_cu_ctx;
@@ -327,6 +328,21 @@ void sc_arena_release_context(struct sc_cu_ctx *c);
  * be a multiple of the granularity.
  */
 CUresult sc_arena_take_va(struct sc_cu_ctx *c, size_t size, size_t align, CUdeviceptr *out);
+/* api_mempool.c */
+/**
+ * sc_mempool_synchronised() - the work of @stream in @ctx is done (of every
+ * stream of @ctx with @whole_context; of every context when @ctx is NULL):
+ * the memory cuMemFreeAsync freed on it goes back to the arena.
+ */
+void sc_mempool_synchronised(CUstream stream, const struct sc_cu_ctx *ctx, bool whole_context);
+/**
+ * sc_mempool_stream_ending() - before @stream (the proxy's @real, in @ctx)
+ * is destroyed: wait for it if it holds kept frees, and free them.
+ */
+CUresult sc_mempool_stream_ending(CUstream stream, uint64_t ctx, uint64_t real);
+/** sc_mempool_forget_context() - before @c is destroyed: its stream-ordered allocations. */
+void sc_mempool_forget_context(const struct sc_cu_ctx *c);
+
 /* api_vmm.c */
 /**
  * sc_vmm_find() - the home block of the program's mapping that holds @p

@@ -68,6 +68,7 @@ static int synchronise_all(void)
 	}
 	if (sc_cu_take_sticky() != CUDA_SUCCESS)
 		sc_log(SC_LOG_WARN, "an asynchronous CUDA call had failed before the checkpoint");
+	sc_mempool_synchronised(NULL, NULL, true); /* no kept free goes into the image */
 	return 0;
 }
 

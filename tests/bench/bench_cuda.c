@@ -25,6 +25,8 @@
  *               buffer and cuMemAllocHost() memory, COPY_REPS times; GB/s.
  *   pageable    the same from and into malloc() memory, faulted in first.
  *   alloc 4K    cuMemAlloc() + cuMemFree() of 4 KiB, ALLOC_N pairs; us a pair.
+ *   async 4K    cuMemAllocAsync() + cuMemFreeAsync() of 4 KiB on a stream, ALLOC_N
+ *               pairs, then cuStreamSynchronize(); us a pair, the sync included.
  *
  * Each row prints the target next to the figure, with PASS or MISS. It
  * asserts nothing: the exit status is 0 unless a call fails.
@@ -70,7 +72,8 @@
 	X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) \
 	X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuStreamCreate) X(cuStreamDestroy) \
 	X(cuStreamQuery) X(cuModuleLoad) X(cuModuleUnload) X(cuModuleGetFunction) \
-	X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocHost) X(cuMemFreeHost) \
+	X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuMemAllocAsync) X(cuMemFreeAsync) \
+	X(cuStreamSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocHost) X(cuMemFreeHost) \
 	X(cuMemcpyHtoD) X(cuMemcpyDtoH)
 
 /* One way to reach the GPU, and what this program set up through it. */
@@ -375,6 +378,31 @@ static double run_alloc(struct driver *d, const struct opts *o, int iters)
 	return (now() - t0) * 1e6 / ALLOC_N;
 }
 
+static double run_alloc_async(struct driver *d, const struct opts *o, int iters)
+{
+	CUdeviceptr p;
+	CUstream s;
+	double t0, us;
+
+	(void)o;
+	(void)iters;
+	CK(d, d->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	for (int i = 0; i < 10; i++) { /* warm: the pool is made */
+		CK(d, d->cuMemAllocAsync(&p, ALLOC_SIZE, s));
+		CK(d, d->cuMemFreeAsync(p, s));
+	}
+	CK(d, d->cuStreamSynchronize(s));
+	t0 = now();
+	for (int i = 0; i < ALLOC_N; i++) {
+		CK(d, d->cuMemAllocAsync(&p, ALLOC_SIZE, s));
+		CK(d, d->cuMemFreeAsync(p, s));
+	}
+	CK(d, d->cuStreamSynchronize(s));
+	us = (now() - t0) * 1e6 / ALLOC_N;
+	CK(d, d->cuStreamDestroy(s));
+	return us;
+}
+
 static const struct measure measures[] = {
 	{ "compute-bound launch", "ms", TIME_RATIO, 1.02, run_compute },
 	{ "launch throughput", "1/s", RATE_RATIO, 0.90, run_launches },
@@ -386,6 +414,7 @@ static const struct measure measures[] = {
 	{ "HtoD from pageable", "GB/s", RATE_RATIO, 1.00, run_pageable_h2d },
 	{ "DtoH into pageable", "GB/s", RATE_RATIO, 1.00, run_pageable_d2h },
 	{ "cuMemAlloc+cuMemFree 4 KiB", "us", TIME_BELOW, 1.00, run_alloc },
+	{ "cuMemAllocAsync pair 4 KiB", "us", TIME_BELOW, 1.00, run_alloc_async },
 };
 
 #define N_MEASURES (sizeof(measures) / sizeof(measures[0]))

@@ -869,3 +869,127 @@ Test(cuda_api, virtual_memory_calls_refuse_what_the_driver_refuses)
 	OK(cuMemAddressFree(va, 2 * g));
 	cr_assert_eq(cuMemAddressFree(va, 2 * g), CUDA_ERROR_INVALID_VALUE, "freed twice");
 }
+
+static cuuint64_t pool_figure(CUmemoryPool pool, CUmemPool_attribute attr)
+{
+	cuuint64_t v = ~0ull;
+
+	OK(cuMemPoolGetAttribute(pool, attr, &v));
+	return v;
+}
+
+/* Stream-ordered memory: pools, their figures, frees kept until the stream is synchronised. */
+Test(cuda_api, stream_ordered_allocation_and_pools)
+{
+	CUmemPoolProps props = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+				 .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 },
+				 .maxSize = 8 << 20 };
+	CUmemoryPool def, cur, mine;
+	CUdeviceptr a, b, c, old;
+	CUstream s;
+	cuuint64_t threshold = 64 << 20, zero = 0, one = 1;
+
+	start();
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	OK(cuDeviceGetDefaultMemPool(&def, 0));
+	OK(cuDeviceGetMemPool(&cur, 0));
+	cr_assert_eq(cur, def);
+	OK(cuMemAllocAsync(&a, 1 << 20, s));
+	OK(cuMemsetD32Async(a, 0x5eed, (1 << 20) / 4, s));
+	cr_assert_eq(word_at(a + 4096), 0x5eedu);
+	cr_assert_eq(pool_figure(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT), 1u << 20);
+	OK(cuMemFreeAsync(a, s));
+	cr_assert_eq(pool_figure(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT), 0);
+	cr_assert_eq(pool_figure(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), 1u << 20,
+		     "kept until the stream is synchronised");
+	cr_assert_eq(cuMemFreeAsync(a, s), CUDA_ERROR_INVALID_VALUE, "freed twice");
+	OK(cuStreamSynchronize(s));
+	cr_assert_eq(pool_figure(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), 0);
+	cr_assert_eq(pool_figure(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH), 1u << 20);
+	OK(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero));
+	cr_assert_eq(pool_figure(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH), 0);
+	cr_assert_eq(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &one),
+		     CUDA_ERROR_INVALID_VALUE, "high marks can only be reset");
+	OK(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+	cr_assert_eq(pool_figure(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD), threshold);
+
+	OK(cuMemPoolCreate(&mine, &props));
+	OK(cuDeviceSetMemPool(0, mine));
+	OK(cuMemAllocAsync(&b, 4 << 20, s));
+	cr_assert_eq(pool_figure(mine, CU_MEMPOOL_ATTR_USED_MEM_CURRENT), 4u << 20);
+	cr_assert_eq(cuMemAllocFromPoolAsync(&c, 8 << 20, mine, s), CUDA_ERROR_OUT_OF_MEMORY,
+		     "past the pool's maximum size");
+	OK(cuMemAllocFromPoolAsync(&c, 1 << 20, def, s));
+	cr_assert_eq(cuMemPoolDestroy(def), CUDA_ERROR_INVALID_VALUE, "a default pool stays");
+	OK(cuMemPoolDestroy(mine));
+	OK(cuDeviceGetMemPool(&cur, 0));
+	cr_assert_eq(cur, def, "the default pool is current again");
+	OK(cuMemFreeAsync(b, s)); /* an allocation outlives its pool */
+	OK(cuMemFreeAsync(c, NULL));
+	OK(cuMemAlloc(&old, 4096));
+	OK(cuMemFreeAsync(old, s)); /* cuMemAlloc's memory may be freed in stream order too */
+	OK(cuCtxSynchronize());
+	cr_assert_eq(pool_figure(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), 0);
+	props.location.type = CU_MEM_LOCATION_TYPE_HOST;
+	cr_assert_eq(cuMemPoolCreate(&mine, &props), CUDA_ERROR_NOT_SUPPORTED);
+	OK(cuStreamDestroy(s));
+}
+
+/*
+ * In a child of the test: memory from the default pool written, another
+ * allocation freed on a stream never synchronised, a release threshold,
+ * then a checkpoint. Exit 0 after the save; restored, 42 when the memory,
+ * the pool's figures and its threshold are as they were and the pool still
+ * allocates; 3 and up otherwise.
+ */
+static int save_with_pool(const char *image)
+{
+	CUmemoryPool def;
+	CUdeviceptr a, b, c;
+	CUstream s;
+	cuuint64_t threshold = 32 << 20, v = 0;
+	int r;
+
+	start();
+	if (cuStreamCreate(&s, 0) || cuDeviceGetDefaultMemPool(&def, 0) ||
+	    cuMemAllocAsync(&a, 2 << 20, s) || cuMemAllocAsync(&b, 1 << 20, s) ||
+	    cuMemsetD32Async(a, 0xabcd, (2 << 20) / 4, s) || cuMemFreeAsync(b, s) ||
+	    cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold))
+		return 1;
+	r = selfckpt_save(image);
+	if (r == SELFCKPT_SAVED)
+		return 0;
+	if (r != SELFCKPT_RESTORED)
+		return 2;
+	if (word_at(a + (1 << 20)) != 0xabcd)
+		return 3;
+	if (cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v) || v != threshold)
+		return 4;
+	if (cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v) || v != 2 << 20 ||
+	    cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) || v != 2 << 20)
+		return 5; /* the kept free was done at the checkpoint */
+	if (cuMemAllocAsync(&c, 1 << 20, s) || cuMemsetD32Async(c, 7, 1, s) ||
+	    cuMemFreeAsync(a, s) || cuMemFreeAsync(c, s) || cuStreamSynchronize(s))
+		return 6;
+	return 42;
+}
+
+Test(cuda_api, stream_ordered_memory_comes_back_after_a_restart)
+{
+	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
+	char dir[] = "/tmp/sc-pool-XXXXXX", image[64], cmd[8192];
+	int status;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
+	status = exit_of_child(save_with_pool, image);
+	cr_assert_eq(status, 0, "exit %d", status);
+	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, image,
+		 dir);
+	status = system(cmd);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 42,
+		  "restored: status %#x (3: contents, 4: threshold, 5: figures, 6: the pool "
+		  "after; see %s/out)", status, dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}

@@ -173,6 +173,27 @@ CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
 	return rc ? rc : sd_leave(mem_free(dptr));
 }
 
+/* Streams run synchronously here: stream order is program order, and a free is at once. */
+CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream stream)
+{
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	rc = sd_stream_check(stream);
+	return sd_leave(rc ? rc : mem_alloc(dptr, size));
+}
+
+CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
+{
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	rc = sd_stream_check(stream);
+	return sd_leave(rc ? rc : mem_free(dptr));
+}
+
 CUresult CUDAAPI cuMemGetInfo(size_t *free_bytes, size_t *total)
 {
 	struct sd_ctx *ctx;
