@@ -382,6 +382,38 @@ static int exit_of_child(int (*fn)(const char *), const char *image)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * @fn(image) in a child of the test, which must save and exit 0, then
+ * selfckpt-restore of the image: the restored process's exit status. Its
+ * output is in @dir/out; the caller removes @dir (remove_dir()) once it has
+ * asserted what it wants.
+ */
+static int exit_after_restore(int (*fn)(const char *), char *dir)
+{
+	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
+	char image[4096], cmd[8192];
+	int status;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
+	status = exit_of_child(fn, image);
+	cr_assert_eq(status, 0, "exit %d before the restore", status);
+	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, image,
+		 dir);
+	status = system(cmd);
+	cr_assert(WIFEXITED(status), "the restore ended by a signal: %#x (see %s/out)", status,
+		  dir);
+	return WEXITSTATUS(status);
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
 static volatile int init_started;
 static double init_done_at;
 
@@ -506,21 +538,11 @@ static int save_after_the_last_context(const char *image)
  */
 Test(cuda_api, a_process_whose_last_context_is_destroyed_comes_back)
 {
-	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
-	char dir[] = "/tmp/sc-noctx-XXXXXX", image[64], cmd[8192];
-	int status;
+	char dir[] = "/tmp/sc-noctx-XXXXXX";
+	int status = exit_after_restore(save_after_the_last_context, dir);
 
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	status = exit_of_child(save_after_the_last_context, image);
-	cr_assert_eq(status, 0, "exit %d", status);
-	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, image,
-		 dir);
-	status = system(cmd);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 42, "restored: status %#x (see %s/out)",
-		  status, dir);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(status, 42, "restored: exit %d (see %s/out)", status, dir);
+	remove_dir(dir);
 }
 
 Test(cuda_api, start_up_queries_answer_as_the_device_does)
@@ -667,21 +689,12 @@ static int save_with_settings(const char *image)
 /* What a program set on its context and kernels is set again in the proxy a restart starts. */
 Test(cuda_api, settings_of_contexts_and_kernels_come_back_after_a_restart)
 {
-	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
-	char dir[] = "/tmp/sc-settings-XXXXXX", image[64], cmd[8192];
-	int status;
+	char dir[] = "/tmp/sc-settings-XXXXXX";
+	int status = exit_after_restore(save_with_settings, dir);
 
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	status = exit_of_child(save_with_settings, image);
-	cr_assert_eq(status, 0, "exit %d", status);
-	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, image,
-		 dir);
-	status = system(cmd);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 42,
-		  "restored: status %#x (3 to 6: a setting lost; see %s/out)", status, dir);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(status, 42, "restored: exit %d (3 to 6: a setting lost; see %s/out)", status,
+		     dir);
+	remove_dir(dir);
 }
 
 /* A launch's error: from the call, or, posted, from the next synchronisation. */
@@ -812,22 +825,13 @@ static int save_with_mappings(const char *image)
 /* The program's reservations, allocations, mappings and access come back, at the same addresses. */
 Test(cuda_api, virtual_memory_mappings_come_back_after_a_restart)
 {
-	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
-	char dir[] = "/tmp/sc-vmm-XXXXXX", image[64], cmd[8192];
-	int status;
+	char dir[] = "/tmp/sc-vmm-XXXXXX";
+	int status = exit_after_restore(save_with_mappings, dir);
 
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	status = exit_of_child(save_with_mappings, image);
-	cr_assert_eq(status, 0, "exit %d", status);
-	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, image,
-		 dir);
-	status = system(cmd);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 42,
-		  "restored: status %#x (3: contents, 4: aliasing, 5: access, 6: handles, "
-		  "7: ranges, 8: unmapping; see %s/out)", status, dir);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(status, 42,
+		     "restored: exit %d (3: contents, 4: aliasing, 5: access, 6: handles, "
+		     "7: ranges, 8: unmapping; see %s/out)", status, dir);
+	remove_dir(dir);
 }
 
 /* What the driver refuses is refused, and nothing is half done. */
@@ -976,20 +980,11 @@ static int save_with_pool(const char *image)
 
 Test(cuda_api, stream_ordered_memory_comes_back_after_a_restart)
 {
-	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
-	char dir[] = "/tmp/sc-pool-XXXXXX", image[64], cmd[8192];
-	int status;
+	char dir[] = "/tmp/sc-pool-XXXXXX";
+	int status = exit_after_restore(save_with_pool, dir);
 
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	status = exit_of_child(save_with_pool, image);
-	cr_assert_eq(status, 0, "exit %d", status);
-	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, image,
-		 dir);
-	status = system(cmd);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 42,
-		  "restored: status %#x (3: contents, 4: threshold, 5: figures, 6: the pool "
-		  "after; see %s/out)", status, dir);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(status, 42,
+		     "restored: exit %d (3: contents, 4: threshold, 5: figures, 6: the pool "
+		     "after; see %s/out)", status, dir);
+	remove_dir(dir);
 }
