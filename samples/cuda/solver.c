@@ -13,6 +13,10 @@
  * must keep. The checksum covers the grid and both globals; the GPU time
  * between the first two events goes to stderr only.
  *
+ * A host function on the copy stream, between the copies and the third event,
+ * counts the iterations copied: the host checks the count once that event
+ * is complete.
+ *
  * The second grid, which the sweeps alternate with, is stream-ordered memory:
  * allocated from the device's default pool on the compute stream at the start
  * of each iteration (a copy of the first), freed on it after the sweeps.
@@ -42,6 +46,7 @@ struct solver {
 	unsigned *words; /* pinned: [0] stays 0, to clear max_change; [1] max_change read back */
 	int nx, ny;
 	size_t bytes;
+	long copies;     /* host functions run after a copy, in stream order */
 	double gpu_ms;
 };
 
@@ -122,7 +127,12 @@ static void sweep_all(struct solver *sv)
 	CHECK(cuMemFreeAsync(sv->v, sv->compute)); /* SWEEPS is even: v is the scratch grid */
 }
 
-static uint64_t step(struct solver *sv)
+static void CUDA_CB copy_done(void *arg)
+{
+	((struct solver *)arg)->copies++;
+}
+
+static uint64_t step(struct solver *sv, long it)
 {
 	unsigned sweeps;
 	float ms;
@@ -132,8 +142,13 @@ static uint64_t step(struct solver *sv)
 	CHECK(cuStreamWaitEvent(sv->copy, sv->done, 0));
 	CHECK(cuMemcpyDtoHAsync(sv->grid, sv->u, sv->bytes, sv->copy));
 	CHECK(cuMemcpyDtoHAsync(&sv->words[1], sv->max_change, sizeof(unsigned), sv->copy));
+	CHECK(cuLaunchHostFunc(sv->copy, copy_done, sv));
 	CHECK(cuEventRecord(sv->copied, sv->copy));
 	CHECK(cuEventSynchronize(sv->copied));
+	if (sv->copies != it) {
+		fprintf(stderr, "solver: %ld host functions ran after %ld copies\n", sv->copies, it);
+		exit(1);
+	}
 	CHECK(cuEventElapsedTime(&ms, sv->start, sv->done));
 	sv->gpu_ms += ms;
 	/* both streams are idle now: a synchronous copy sees the last sweep */
@@ -167,7 +182,7 @@ int main(int argc, char **argv)
 	setup(&sv, mod);
 
 	for (long it = 1; it <= s.iters; it++)
-		sample_iteration_done(&s, it, step(&sv));
+		sample_iteration_done(&s, it, step(&sv, it));
 
 	fprintf(stderr, "solver: %ld iterations of %d sweeps, %.3f ms on the GPU\n", s.iters,
 		SWEEPS, sv.gpu_ms);

@@ -988,3 +988,49 @@ Test(cuda_api, stream_ordered_memory_comes_back_after_a_restart)
 		     "after; see %s/out)", status, dir);
 	remove_dir(dir);
 }
+
+static uint32_t seen_by_host_fn;
+static int host_calls[4], host_calls_n;
+static CUstream callback_stream;
+static CUresult callback_status = CUDA_ERROR_UNKNOWN;
+
+static void CUDA_CB read_pinned(void *data)
+{
+	seen_by_host_fn = *(volatile uint32_t *)data;
+	host_calls[host_calls_n++] = 1;
+}
+
+static void CUDA_CB stream_callback(CUstream s, CUresult status, void *data)
+{
+	callback_stream = s;
+	callback_status = status;
+	host_calls[host_calls_n++] = (int)(intptr_t)data;
+}
+
+/* A host function runs in the program, after the stream's earlier work, in the order given. */
+Test(cuda_api, host_functions_run_in_the_program_in_stream_order)
+{
+	CUstream s;
+	CUdeviceptr p;
+	uint32_t *pinned;
+
+	start();
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	OK(cuMemAlloc(&p, 4096));
+	OK(cuMemAllocHost((void **)&pinned, 4096));
+	*pinned = 0;
+	OK(cuMemsetD32Async(p, 0x77, 1024, s));
+	OK(cuMemcpyDtoHAsync(pinned, p, 4, s));
+	OK(cuLaunchHostFunc(s, read_pinned, pinned));
+	OK(cuStreamAddCallback(s, stream_callback, (void *)(intptr_t)2, 0));
+	cr_assert_eq(seen_by_host_fn, 0x77u, "the copy before it was done: %#x", seen_by_host_fn);
+	cr_assert_eq(host_calls_n, 2);
+	cr_assert(host_calls[0] == 1 && host_calls[1] == 2, "in the order given");
+	cr_assert_eq(callback_stream, s);
+	cr_assert_eq(callback_status, CUDA_SUCCESS);
+	cr_assert_eq(cuStreamAddCallback(s, stream_callback, NULL, 1), CUDA_ERROR_INVALID_VALUE);
+	cr_assert_eq(cuLaunchHostFunc(s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	cr_assert_eq(cuLaunchHostFunc((CUstream)&p, read_pinned, pinned), CUDA_ERROR_INVALID_HANDLE);
+	OK(cuMemFreeHost(pinned));
+	OK(cuStreamDestroy(s));
+}

@@ -307,3 +307,35 @@ CUresult CUDAAPI cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
 
 	return rc ? rc : sd_leave(elapsed(ms, start, end));
 }
+
+/* Every stream is synchronous here: its earlier work is done, the function runs now. */
+CUresult CUDAAPI cuLaunchHostFunc(CUstream stream, CUhostFn fn, void *data)
+{
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!fn)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	if ((rc = sd_stream_check(stream)) != CUDA_SUCCESS)
+		return sd_leave(rc);
+	sd_leave(CUDA_SUCCESS); /* the function may take as long as it likes */
+	fn(data);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamAddCallback(CUstream stream, CUstreamCallback fn, void *data,
+				     unsigned int flags)
+{
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!fn || flags)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	if ((rc = sd_stream_check(stream)) != CUDA_SUCCESS)
+		return sd_leave(rc);
+	sd_leave(CUDA_SUCCESS);
+	fn(stream, CUDA_SUCCESS, data);
+	return CUDA_SUCCESS;
+}
