@@ -50,7 +50,7 @@ static CUresult pack_extra(const struct sc_cu_func *f, void **extra, uint8_t *bu
  * The proxy's copy of @attr: the events it names are the proxy's. A graph's
  * device node is refused (the proxy serves no graphs).
  */
-static CUresult translate_attribute(const CUlaunchAttribute *attr, CUlaunchAttribute *out)
+CUresult sc_cu_launch_attribute(const CUlaunchAttribute *attr, CUlaunchAttribute *out)
 {
 	struct sc_cu_event *e = NULL;
 	CUevent *slot = NULL;
@@ -99,15 +99,16 @@ static CUresult post_launch(struct sc_cu_func *f, const struct launch *l, void *
 	memset(data + head, 0, f->params_bytes);
 	res = extra ? pack_extra(f, extra, data + head, SC_CH_INLINE - head)
 		    : pack_params(f, params, data + head);
-	for (unsigned i = 0; res == CUDA_SUCCESS && i < l->attrs_n; i++)
-		res = translate_attribute(&l->attrs[i], (CUlaunchAttribute *)data + i);
 	if (res != CUDA_SUCCESS)
 		return res;
 	memcpy(data + attrs_len, f->layout, f->params_n * 8);
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
+	for (unsigned i = 0; res == CUDA_SUCCESS && i < l->attrs_n; i++)
+		res = sc_cu_launch_attribute(&l->attrs[i], (CUlaunchAttribute *)data + i);
 	r.ctx = sc_ctx_real();
-	r.a[8] = sc_stream_real(l->stream, &res);
+	if (res == CUDA_SUCCESS)
+		r.a[8] = sc_stream_real(l->stream, &res);
 	r.in = data;
 	r.in_len = (uint32_t)(head + f->params_bytes);
 	if (res == CUDA_SUCCESS && !r.ctx)

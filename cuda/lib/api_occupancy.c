@@ -112,3 +112,59 @@ SC_CU_API CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t *dyn, 
 		*dyn = (size_t)r.a[0];
 	return res;
 }
+
+/* A cluster query on @config: its stream and the events its attributes name go as the proxy's. */
+static CUresult cluster_query(int *out, CUfunction func, const CUlaunchConfig *config,
+			      enum sc_occ_cluster what)
+{
+	struct sc_cu_func *f = sc_cu_function_of(func);
+	CUlaunchAttribute attrs[SC_LAUNCH_ATTRS_MAX];
+	struct sc_req r = { .op = SC_OP_OCC_CLUSTERS };
+	CUresult res;
+
+	if (!out || !config || (config->numAttrs && !config->attrs))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (config->numAttrs > SC_LAUNCH_ATTRS_MAX)
+		return sc_cu_unsupported("an occupancy query with more than 32 attributes");
+	r.a[1] = config->gridDimX;
+	r.a[2] = config->gridDimY;
+	r.a[3] = config->gridDimZ;
+	r.a[4] = config->blockDimX;
+	r.a[5] = config->blockDimY;
+	r.a[6] = config->blockDimZ;
+	r.a[7] = config->sharedMemBytes;
+	r.a[9] = what;
+	r.a[10] = config->numAttrs;
+	r.in = attrs;
+	r.in_len = config->numAttrs * (uint32_t)sizeof(*attrs);
+	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
+		return res;
+	for (unsigned i = 0; res == CUDA_SUCCESS && i < config->numAttrs; i++)
+		res = sc_cu_launch_attribute(&config->attrs[i], &attrs[i]);
+	if (res == CUDA_SUCCESS && config->hStream)
+		r.a[8] = sc_stream_real(config->hStream, &res);
+	if (res == CUDA_SUCCESS && !(r.ctx = sc_ctx_real()))
+		res = sc_ctx_missing();
+	if (res == CUDA_SUCCESS)
+		res = sc_cu_function_real(f, &r.a[0]);
+	if (res == CUDA_SUCCESS)
+		res = sc_cu_call(&r);
+	sc_cu_leave();
+	if (res == CUDA_SUCCESS)
+		*out = (int)(int64_t)r.a[0];
+	return res;
+}
+
+SC_CU_API CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int *size, CUfunction func,
+							     const CUlaunchConfig *config)
+{
+	return cluster_query(size, func, config, SC_OCC_CLUSTER_SIZE);
+}
+
+SC_CU_API CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *clusters, CUfunction func,
+						       const CUlaunchConfig *config)
+{
+	return cluster_query(clusters, func, config, SC_OCC_ACTIVE_CLUSTERS);
+}

@@ -196,6 +196,12 @@ void sc_module_forget(struct sc_cu_module *m);
 CUresult sc_cu_function_lookup(enum sc_cu_kind kind, struct sc_cu_module *m, const char *name,
 			       void **out);
 
+/**
+ * sc_cu_launch_attribute() - the proxy's copy of launch attribute @attr (the
+ * events it names are the proxy's); a graph's device node is refused. Lock held.
+ */
+CUresult sc_cu_launch_attribute(const CUlaunchAttribute *attr, CUlaunchAttribute *out);
+
 /** sc_cu_function_of() - the function or kernel (launched as a function) of handle @h, or NULL. */
 struct sc_cu_func *sc_cu_function_of(const void *h);
 

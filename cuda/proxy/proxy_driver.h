@@ -45,7 +45,8 @@
 	X(cuKernelSetAttribute) X(cuKernelSetCacheConfig) X(cuModuleGetFunctionCount) \
 	X(cuModuleEnumerateFunctions) X(cuLibraryGetKernelCount) X(cuLibraryEnumerateKernels) \
 	X(cuFuncGetName) X(cuKernelGetName) X(cuLaunchKernelEx) \
-	X(cuMemGetAccess) X(cuDeviceCanAccessPeer)
+	X(cuMemGetAccess) X(cuDeviceCanAccessPeer) X(cuOccupancyMaxActiveClusters) \
+	X(cuOccupancyMaxPotentialClusterSize)
 
 #define SC_DRIVER_FIELD(name) __typeof__(&name) name;
 

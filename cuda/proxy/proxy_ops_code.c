@@ -255,6 +255,27 @@ static CUresult op_occ_dyn_smem(struct sc_ch_slot *s)
 	return r;
 }
 
+static CUresult op_occ_clusters(struct sc_ch_slot *s)
+{
+	uint64_t attrs_n = s->a[10], attrs_len = attrs_n * sizeof(CUlaunchAttribute);
+	CUlaunchAttribute attrs[SC_LAUNCH_ATTRS_MAX];
+	CUlaunchConfig c = { (unsigned)s->a[1], (unsigned)s->a[2], (unsigned)s->a[3],
+			     (unsigned)s->a[4], (unsigned)s->a[5], (unsigned)s->a[6],
+			     (unsigned)s->a[7], (CUstream)(uintptr_t)s->a[8], attrs,
+			     (unsigned)attrs_n };
+	CUfunction f = (CUfunction)(uintptr_t)s->a[0];
+	int v = 0;
+	CUresult r;
+
+	if (attrs_n > SC_LAUNCH_ATTRS_MAX || attrs_len != s->len)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(attrs, s->data, attrs_len);
+	r = s->a[9] == SC_OCC_CLUSTER_SIZE ? sc_drv.cuOccupancyMaxPotentialClusterSize(&v, f, &c)
+					   : sc_drv.cuOccupancyMaxActiveClusters(&v, f, &c);
+	s->a[0] = (uint64_t)v;
+	return r;
+}
+
 void sc_proxy_ops_code(sc_proxy_op_fn *t)
 {
 	t[SC_OP_MODULE_LOAD] = op_module_load;
@@ -272,4 +293,5 @@ void sc_proxy_ops_code(sc_proxy_op_fn *t)
 	t[SC_OP_OCC_BLOCKS] = op_occ_blocks;
 	t[SC_OP_OCC_BLOCK_SIZE] = op_occ_block_size;
 	t[SC_OP_OCC_DYN_SMEM] = op_occ_dyn_smem;
+	t[SC_OP_OCC_CLUSTERS] = op_occ_clusters;
 }

@@ -84,6 +84,8 @@ enum sc_op {
 				 * shared bytes for block sizes 1..n (n 0: a1 for every size);
 				 * out a0 minimum grid size, a1 block size */
 	SC_OP_OCC_DYN_SMEM,     /* in a0 function, a1 blocks, a2 block size; out a0 bytes */
+	SC_OP_OCC_CLUSTERS,     /* in a0-a8 as LAUNCH, a9 SC_OCC_*, a10 attributes n; data n x
+				 * CUlaunchAttribute; out a0 clusters or cluster size */
 	/* device memory: the library's arena over VMM reservations */
 	SC_OP_VMM_GRANULARITY,  /* in a0 dev; out a0 bytes */
 	SC_OP_VMM_RESERVE,      /* in a0 size, a1 wanted address; out a0 address */
@@ -136,6 +138,8 @@ enum sc_op {
 };
 
 enum sc_img_kind { SC_IMG_MODULE = 0, SC_IMG_LIBRARY = 1 };
+
+enum sc_occ_cluster { SC_OCC_ACTIVE_CLUSTERS = 0, SC_OCC_CLUSTER_SIZE = 1 };
 
 /* Attributes of one cuLaunchKernelEx the proxy takes: one of each kind, and to spare. */
 #define SC_LAUNCH_ATTRS_MAX 32

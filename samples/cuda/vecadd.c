@@ -12,7 +12,8 @@
  * with a shared-memory function of the program's), asked again each
  * iteration: a restored run must get the answer the first run got. The
  * kernel is launched with cuLaunchKernelEx, in clusters of two blocks, at a
- * launch priority, with an event recorded as the launch completes.
+ * launch priority, with an event recorded as the launch completes; how many
+ * such clusters the device holds at once must not change either.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +57,17 @@ static void launch_add(CUfunction fn, int bs, CUevent done, void **params)
 		  .value.launchCompletionEvent = { done, 0 } },
 	};
 	CUlaunchConfig c = { grid, 1, 1, (unsigned)bs, 1, 1, 0, NULL, attrs, 3 };
+	static int clusters_first;
+	int clusters;
 
+	/* the clusters the device holds at once: the same answer, restored or not */
+	CHECK(cuOccupancyMaxActiveClusters(&clusters, fn, &c));
+	if (clusters < 1 || (clusters_first && clusters != clusters_first)) {
+		fprintf(stderr, "vecadd: %d clusters at once, %d at the start\n", clusters,
+			clusters_first);
+		exit(1);
+	}
+	clusters_first = clusters;
 	CHECK(cuLaunchKernelEx(&c, fn, params, NULL));
 }
 

@@ -365,6 +365,33 @@ Test(cuda_api, occupancy_queries_and_the_programs_shared_memory_function)
 		     CUDA_ERROR_INVALID_VALUE);
 }
 
+/* The cluster queries take a launch configuration, attributes and all. */
+Test(cuda_api, cluster_occupancy_queries)
+{
+	CUfunction step;
+	CUlaunchAttribute cluster = { .id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+				      .value.clusterDim = { 2, 1, 1 } };
+	CUlaunchConfig c = { 64, 1, 1, 256, 1, 1, 0, NULL, &cluster, 1 };
+	int size, clusters, blocks, sms;
+
+	start();
+	load(&step);
+	OK(cuOccupancyMaxPotentialClusterSize(&size, step, &c));
+	cr_assert_eq(size, 8);
+	OK(cuFuncSetAttribute(step, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+	OK(cuOccupancyMaxPotentialClusterSize(&size, step, &c));
+	cr_assert_eq(size, 16, "the function's attribute reached the device");
+	OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, step, 256, 0));
+	OK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0));
+	OK(cuOccupancyMaxActiveClusters(&clusters, step, &c));
+	cr_assert_eq(clusters, blocks * sms / 2, "clusters of 2 on %d multiprocessors: %d", sms,
+		     clusters);
+	c.numAttrs = 0;
+	cr_assert_eq(cuOccupancyMaxActiveClusters(&clusters, step, &c),
+		     CUDA_ERROR_INVALID_CLUSTER_SIZE, "no cluster dimension anywhere");
+	cr_assert_eq(cuOccupancyMaxActiveClusters(NULL, step, &c), CUDA_ERROR_INVALID_VALUE);
+}
+
 /*
  * @fn(@image) in a child of the test (criterion's timer thread blocks every
  * signal, so its own process cannot be checkpointed); its exit status.

@@ -175,3 +175,54 @@ CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t *dyn, CUfunction
 	*dyn = per_block;
 	return sd_leave(CUDA_SUCCESS);
 }
+
+/* The cluster dimension a launch with @c would have: its attribute, else the function's. */
+static int cluster_blocks(const struct sd_func *f, const CUlaunchConfig *c)
+{
+	for (unsigned i = 0; c->attrs && i < c->numAttrs; i++)
+		if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+			return (int)(c->attrs[i].value.clusterDim.x * c->attrs[i].value.clusterDim.y *
+				     c->attrs[i].value.clusterDim.z);
+	return f->attrs[CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH] *
+	       f->attrs[CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT] *
+	       f->attrs[CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH];
+}
+
+/* 8 blocks, as portable code may count on; 16 where the function allows more. */
+CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int *size, CUfunction handle,
+						   const CUlaunchConfig *config)
+{
+	struct sd_func *f;
+	struct sm_limits l;
+	CUresult rc = enter(__func__, handle, &f, &l);
+
+	if (rc)
+		return rc;
+	if (!size || !config)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	*size = f->attrs[CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED] ? 16 : 8;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+/* As many clusters as the device holds whole: its co-resident blocks, a cluster at a time. */
+CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *clusters, CUfunction handle,
+					     const CUlaunchConfig *config)
+{
+	struct sd_func *f;
+	struct sm_limits l;
+	int per_cluster, block;
+	CUresult rc = enter(__func__, handle, &f, &l);
+
+	if (rc)
+		return rc;
+	if (!clusters || !config || (config->numAttrs && !config->attrs))
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	per_cluster = cluster_blocks(f, config);
+	block = (int)(config->blockDimX * config->blockDimY * config->blockDimZ);
+	if (per_cluster < 1 || per_cluster > 16)
+		return sd_leave(CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	if (block < 1 || block > l.threads)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	*clusters = blocks_per_sm(f, &l, block, config->sharedMemBytes) * l.count / per_cluster;
+	return sd_leave(CUDA_SUCCESS);
+}
