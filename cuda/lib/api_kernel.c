@@ -128,26 +128,8 @@ SC_CU_API CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 
 	if (!mode)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
-		return res;
-	res = sc_cu_call(&r);
-	sc_cu_leave();
-	if (res == CUDA_SUCCESS)
+	if ((res = sc_cu_ask(&r, false)) == CUDA_SUCCESS)
 		*mode = (CUmoduleLoadingMode)r.a[0];
-	return res;
-}
-
-/* A request about kernel @k on a device: the kernel in a[@slot]. */
-static CUresult kernel_call(struct sc_cu_func *k, struct sc_req *r, int slot)
-{
-	CUresult res;
-
-	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
-		return res;
-	r->ctx = sc_ctx_real();
-	r->a[slot] = k->o.real;
-	res = sc_cu_call(r);
-	sc_cu_leave();
 	return res;
 }
 
@@ -173,15 +155,16 @@ SC_CU_API CUresult CUDAAPI cuKernelGetAttribute(int *pi, CUfunction_attribute at
 					       CUkernel kernel, CUdevice dev)
 {
 	struct sc_cu_func *k = sc_obj_get(kernel, SC_K_KERNEL);
-	struct sc_req r = { .op = SC_OP_KERNEL_GET_ATTR, .a = { (uint64_t)attrib, 0,
-								 (uint64_t)dev } };
+	struct sc_req r = { .op = SC_OP_KERNEL_GET_ATTR };
 	CUresult res;
 
 	if (!pi)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!k)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((res = kernel_call(k, &r, 1)) == CUDA_SUCCESS)
+	r.a[0] = (uint64_t)attrib;
+	r.a[2] = (uint64_t)dev;
+	if ((res = sc_cu_ask_about(&k->o, &r, 1)) == CUDA_SUCCESS)
 		*pi = (int)(int64_t)r.a[0];
 	return res;
 }
@@ -190,15 +173,17 @@ SC_CU_API CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib, int
 					       CUkernel kernel, CUdevice dev)
 {
 	struct sc_cu_func *k = sc_obj_get(kernel, SC_K_KERNEL);
-	struct sc_req r = { .op = SC_OP_KERNEL_SET_ATTR,
-			    .a = { (uint64_t)attrib, 0, (uint64_t)dev, (uint64_t)(int64_t)value } };
+	struct sc_req r = { .op = SC_OP_KERNEL_SET_ATTR };
 	CUresult res;
 
 	if (!k)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if ((unsigned)attrib >= CU_FUNC_ATTRIBUTE_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((res = kernel_call(k, &r, 1)) == CUDA_SUCCESS)
+	r.a[0] = (uint64_t)attrib;
+	r.a[2] = (uint64_t)dev;
+	r.a[3] = (uint64_t)(int64_t)value;
+	if ((res = sc_cu_ask_about(&k->o, &r, 1)) == CUDA_SUCCESS)
 		res = remember_setting(k, dev, (int)attrib, value);
 	return res;
 }
@@ -207,13 +192,14 @@ SC_CU_API CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache 
 						 CUdevice dev)
 {
 	struct sc_cu_func *k = sc_obj_get(kernel, SC_K_KERNEL);
-	struct sc_req r = { .op = SC_OP_KERNEL_SET_CACHE,
-			    .a = { 0, (uint64_t)config, (uint64_t)dev } };
+	struct sc_req r = { .op = SC_OP_KERNEL_SET_CACHE };
 	CUresult res;
 
 	if (!k)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((res = kernel_call(k, &r, 0)) == CUDA_SUCCESS)
+	r.a[1] = (uint64_t)config;
+	r.a[2] = (uint64_t)dev;
+	if ((res = sc_cu_ask_about(&k->o, &r, 0)) == CUDA_SUCCESS)
 		res = remember_setting(k, dev, SC_KERNEL_CACHE, (int)config);
 	return res;
 }
@@ -222,18 +208,12 @@ SC_CU_API CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache 
 static CUresult count_functions(struct sc_cu_module *m, unsigned *count)
 {
 	struct sc_req r = { .op = SC_OP_FUNCTION_COUNT,
-			    .a = { m->o.real, m->o.kind == SC_K_LIBRARY ? SC_IMG_LIBRARY
-									: SC_IMG_MODULE } };
+			    .a = { 0, m->o.kind == SC_K_LIBRARY ? SC_IMG_LIBRARY : SC_IMG_MODULE } };
 	CUresult res;
 
 	if (!count)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
-		return res;
-	r.ctx = sc_ctx_real();
-	res = sc_cu_call(&r);
-	sc_cu_leave();
-	if (res == CUDA_SUCCESS)
+	if ((res = sc_cu_ask_about(&m->o, &r, 0)) == CUDA_SUCCESS)
 		*count = (unsigned)r.a[0];
 	return res;
 }
@@ -243,17 +223,11 @@ static CUresult names_from(struct sc_cu_module *m, unsigned first, char *buf, si
 			   unsigned *got, uint32_t *len)
 {
 	struct sc_req r = { .op = SC_OP_FUNCTION_NAMES,
-			    .a = { m->o.real,
-				   m->o.kind == SC_K_LIBRARY ? SC_IMG_LIBRARY : SC_IMG_MODULE,
+			    .a = { 0, m->o.kind == SC_K_LIBRARY ? SC_IMG_LIBRARY : SC_IMG_MODULE,
 				   first },
 			    .out = buf, .out_cap = (uint32_t)cap };
-	CUresult res;
+	CUresult res = sc_cu_ask_about(&m->o, &r, 0);
 
-	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
-		return res;
-	r.ctx = sc_ctx_real();
-	res = sc_cu_call(&r);
-	sc_cu_leave();
 	*got = (unsigned)r.a[0];
 	*len = r.out_len;
 	return res;

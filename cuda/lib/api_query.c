@@ -11,23 +11,6 @@
 
 #include "cuda/lib/cuda_internal.h"
 
-/* A request with no context, or with the current one when @needs_ctx. */
-static CUresult ask(struct sc_req *r, bool needs_ctx)
-{
-	CUresult res;
-
-	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
-		return res;
-	if (needs_ctx && !sc_ctx_current())
-		res = sc_ctx_missing();
-	else {
-		r->ctx = needs_ctx ? sc_ctx_real() : 0;
-		res = sc_cu_call(r);
-	}
-	sc_cu_leave();
-	return res;
-}
-
 SC_CU_API CUresult CUDAAPI cuDeviceGetPCIBusId(char *id, int len, CUdevice dev)
 {
 	char buf[64];
@@ -37,7 +20,7 @@ SC_CU_API CUresult CUDAAPI cuDeviceGetPCIBusId(char *id, int len, CUdevice dev)
 
 	if (!id || len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((res = ask(&r, false)) == CUDA_SUCCESS) {
+	if ((res = sc_cu_ask(&r, false)) == CUDA_SUCCESS) {
 		buf[sizeof(buf) - 1] = 0;
 		snprintf(id, (size_t)len, "%s", buf);
 	}
@@ -53,7 +36,7 @@ SC_CU_API CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice *dev, const char *id)
 		return CUDA_ERROR_INVALID_VALUE;
 	r.in = id;
 	r.in_len = (uint32_t)strlen(id) + 1;
-	if ((res = ask(&r, false)) == CUDA_SUCCESS)
+	if ((res = sc_cu_ask(&r, false)) == CUDA_SUCCESS)
 		*dev = (CUdevice)r.a[0];
 	return res;
 }
@@ -68,7 +51,7 @@ SC_CU_API CUresult CUDAAPI cuDeviceGetTexture1DLinearMaxWidth(size_t *width,
 
 	if (!width)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((res = ask(&r, false)) == CUDA_SUCCESS)
+	if ((res = sc_cu_ask(&r, false)) == CUDA_SUCCESS)
 		*width = (size_t)r.a[0];
 	return res;
 }
@@ -81,7 +64,7 @@ SC_CU_API CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinit
 
 	if (!pi)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((res = ask(&r, false)) == CUDA_SUCCESS)
+	if ((res = sc_cu_ask(&r, false)) == CUDA_SUCCESS)
 		*pi = (int)r.a[0];
 	return res;
 }
@@ -94,7 +77,7 @@ SC_CU_API CUresult CUDAAPI cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevic
 
 	if (!can)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((res = ask(&r, false)) == CUDA_SUCCESS)
+	if ((res = sc_cu_ask(&r, false)) == CUDA_SUCCESS)
 		*can = (int)r.a[0];
 	return res;
 }
@@ -104,7 +87,7 @@ SC_CU_API CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWrites
 {
 	struct sc_req r = { .op = SC_OP_FLUSH_RDMA, .a = { (uint64_t)target, (uint64_t)scope } };
 
-	return ask(&r, true);
+	return sc_cu_ask(&r, true);
 }
 
 /* @ctx, or the current context when NULL; NULL when neither is one. */
@@ -145,13 +128,13 @@ SC_CU_API CUresult CUDAAPI cuCtxResetPersistingL2Cache(void)
 {
 	struct sc_req r = { .op = SC_OP_CTX_RESET_L2 };
 
-	return ask(&r, true);
+	return sc_cu_ask(&r, true);
 }
 
 SC_CU_API CUresult CUDAAPI cuCtxSetFlags(unsigned int flags)
 {
 	struct sc_req r = { .op = SC_OP_CTX_SET_FLAGS, .a = { flags } };
-	CUresult res = ask(&r, true);
+	CUresult res = sc_cu_ask(&r, true);
 
 	if (res == CUDA_SUCCESS)
 		sc_ctx_current()->flags = flags; /* a restart makes the context with them */
@@ -161,7 +144,7 @@ SC_CU_API CUresult CUDAAPI cuCtxSetFlags(unsigned int flags)
 SC_CU_API CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config)
 {
 	struct sc_req r = { .op = SC_OP_CTX_SET_CACHE, .a = { (uint64_t)config } };
-	CUresult res = ask(&r, true);
+	CUresult res = sc_cu_ask(&r, true);
 
 	if (res == CUDA_SUCCESS) { /* kept for a restart */
 		sc_ctx_current()->cache_set = true;
@@ -177,7 +160,7 @@ SC_CU_API CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *config)
 
 	if (!config)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((res = ask(&r, true)) == CUDA_SUCCESS)
+	if ((res = sc_cu_ask(&r, true)) == CUDA_SUCCESS)
 		*config = (CUfunc_cache)r.a[0];
 	return res;
 }
@@ -185,7 +168,7 @@ SC_CU_API CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *config)
 SC_CU_API CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig config)
 {
 	struct sc_req r = { .op = SC_OP_CTX_SET_SHMEM, .a = { (uint64_t)config } };
-	CUresult res = ask(&r, true);
+	CUresult res = sc_cu_ask(&r, true);
 
 	if (res == CUDA_SUCCESS) { /* kept for a restart */
 		sc_ctx_current()->shmem_set = true;
@@ -201,7 +184,7 @@ SC_CU_API CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig *config)
 
 	if (!config)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((res = ask(&r, true)) == CUDA_SUCCESS)
+	if ((res = sc_cu_ask(&r, true)) == CUDA_SUCCESS)
 		*config = (CUsharedconfig)r.a[0];
 	return res;
 }

@@ -81,23 +81,6 @@ static CUresult check_prop(const CUmemAllocationProp *prop, const struct sc_cu_c
 	return CUDA_SUCCESS;
 }
 
-/* A request about the program's memory, in the current context. */
-static CUresult ask(struct sc_req *r)
-{
-	CUresult res;
-
-	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
-		return res;
-	if (!sc_ctx_current())
-		res = sc_ctx_missing();
-	else {
-		r->ctx = sc_ctx_real();
-		res = sc_cu_call(r);
-	}
-	sc_cu_leave();
-	return res;
-}
-
 SC_CU_API CUresult CUDAAPI cuMemGetAllocationGranularity(size_t *granularity,
 							 const CUmemAllocationProp *prop,
 							 CUmemAllocationGranularity_flags option)
@@ -108,7 +91,7 @@ SC_CU_API CUresult CUDAAPI cuMemGetAllocationGranularity(size_t *granularity,
 
 	if (!granularity || !prop)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((res = ask(&r)) == CUDA_SUCCESS)
+	if ((res = sc_cu_ask(&r, true)) == CUDA_SUCCESS)
 		*granularity = (size_t)r.a[0];
 	return res;
 }
@@ -406,7 +389,7 @@ SC_CU_API CUresult CUDAAPI cuMemGetAccess(unsigned long long *flags,
 
 	if (!flags || !location)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((res = ask(&r)) == CUDA_SUCCESS)
+	if ((res = sc_cu_ask(&r, true)) == CUDA_SUCCESS)
 		*flags = r.a[0];
 	return res;
 }

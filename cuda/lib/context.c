@@ -33,6 +33,39 @@ uint64_t sc_ctx_real(void)
 	return c ? c->o.real : 0;
 }
 
+/*
+ * The proxy's handles are read under the lock: a thread stopped for a
+ * checkpoint while it waits for the lock must not carry one a restart changed.
+ */
+static CUresult ask(struct sc_req *r, bool needs_context, const struct sc_cu_obj *about,
+		    int slot)
+{
+	CUresult res = sc_cu_enter();
+
+	if (res != CUDA_SUCCESS)
+		return res;
+	if (needs_context && !sc_ctx_current()) {
+		res = sc_ctx_missing();
+	} else {
+		r->ctx = sc_ctx_real();
+		if (about)
+			r->a[slot] = about->real;
+		res = sc_cu_call(r);
+	}
+	sc_cu_leave();
+	return res;
+}
+
+CUresult sc_cu_ask(struct sc_req *r, bool needs_context)
+{
+	return ask(r, needs_context, NULL, 0);
+}
+
+CUresult sc_cu_ask_about(const struct sc_cu_obj *o, struct sc_req *r, int slot)
+{
+	return ask(r, false, o, slot);
+}
+
 bool sc_ctx_push(struct sc_cu_ctx *c)
 {
 	if (depth == STACK_MAX)

@@ -258,6 +258,13 @@ struct sc_cu_ctx *sc_ctx_current(void);
 void sc_ctx_set_current(struct sc_cu_ctx *c);
 /** sc_ctx_real() - the proxy handle of the current context, 0 when none. */
 uint64_t sc_ctx_real(void);
+/**
+ * sc_cu_ask() - send @r in the current context (none: no context), under the
+ * API lock; with @needs_context, refuse as sc_ctx_missing() when there is none.
+ */
+CUresult sc_cu_ask(struct sc_req *r, bool needs_context);
+/** sc_cu_ask_about() - sc_cu_ask() of a request whose a[@slot] is @o's proxy handle. */
+CUresult sc_cu_ask_about(const struct sc_cu_obj *o, struct sc_req *r, int slot);
 bool sc_ctx_push(struct sc_cu_ctx *c);
 struct sc_cu_ctx *sc_ctx_primary(CUdevice dev);
 struct sc_cu_ctx *sc_ctx_pop(void);
