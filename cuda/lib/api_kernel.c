@@ -116,8 +116,15 @@ SC_CU_API CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction func, CUsharedcon
 
 	if (!f)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((res = function_call(f, &r, 0)) == CUDA_SUCCESS && f->o.kind == SC_K_FUNC)
+	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
+		return res;
+	r.ctx = sc_ctx_real();
+	res = sc_cu_function_real(f, &r.a[0]);
+	if (res == CUDA_SUCCESS)
+		res = sc_cu_call(&r);
+	if (res == CUDA_SUCCESS && f->o.kind == SC_K_FUNC) /* kept under the lock that made it */
 		f->shmem_config = (int)config;
+	sc_cu_leave();
 	return res;
 }
 
@@ -151,6 +158,26 @@ static CUresult remember_setting(struct sc_cu_func *k, CUdevice dev, int attribu
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Make setting @r of kernel @k (its handle in a[@slot]) and keep it for a
+ * restart under the same hold of the lock: a checkpoint never finds it made
+ * and not kept.
+ */
+static CUresult set_kernel(struct sc_cu_func *k, struct sc_req *r, int slot, CUdevice dev,
+			   int attribute, int value)
+{
+	CUresult res;
+
+	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
+		return res;
+	r->ctx = sc_ctx_real();
+	r->a[slot] = k->o.real;
+	if ((res = sc_cu_call(r)) == CUDA_SUCCESS)
+		res = remember_setting(k, dev, attribute, value);
+	sc_cu_leave();
+	return res;
+}
+
 SC_CU_API CUresult CUDAAPI cuKernelGetAttribute(int *pi, CUfunction_attribute attrib,
 					       CUkernel kernel, CUdevice dev)
 {
@@ -174,7 +201,6 @@ SC_CU_API CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib, int
 {
 	struct sc_cu_func *k = sc_obj_get(kernel, SC_K_KERNEL);
 	struct sc_req r = { .op = SC_OP_KERNEL_SET_ATTR };
-	CUresult res;
 
 	if (!k)
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -183,9 +209,7 @@ SC_CU_API CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib, int
 	r.a[0] = (uint64_t)attrib;
 	r.a[2] = (uint64_t)dev;
 	r.a[3] = (uint64_t)(int64_t)value;
-	if ((res = sc_cu_ask_about(&k->o, &r, 1)) == CUDA_SUCCESS)
-		res = remember_setting(k, dev, (int)attrib, value);
-	return res;
+	return set_kernel(k, &r, 1, dev, (int)attrib, value);
 }
 
 SC_CU_API CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
@@ -193,15 +217,12 @@ SC_CU_API CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache 
 {
 	struct sc_cu_func *k = sc_obj_get(kernel, SC_K_KERNEL);
 	struct sc_req r = { .op = SC_OP_KERNEL_SET_CACHE };
-	CUresult res;
 
 	if (!k)
 		return CUDA_ERROR_INVALID_HANDLE;
 	r.a[1] = (uint64_t)config;
 	r.a[2] = (uint64_t)dev;
-	if ((res = sc_cu_ask_about(&k->o, &r, 0)) == CUDA_SUCCESS)
-		res = remember_setting(k, dev, SC_KERNEL_CACHE, (int)config);
-	return res;
+	return set_kernel(k, &r, 0, dev, SC_KERNEL_CACHE, (int)config);
 }
 
 /* How many functions module or library @m holds, as the driver counts them. */

@@ -131,26 +131,59 @@ SC_CU_API CUresult CUDAAPI cuCtxResetPersistingL2Cache(void)
 	return sc_cu_ask(&r, true);
 }
 
+/*
+ * Make setting @r in the current context and, once made, @keep it for a
+ * restart, under the same hold of the lock: a checkpoint never finds it made
+ * and not kept.
+ */
+static CUresult set_in_context(struct sc_req *r, void (*keep)(struct sc_cu_ctx *c, int value),
+			       int value)
+{
+	struct sc_cu_ctx *c;
+	CUresult res;
+
+	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
+		return res;
+	if (!(c = sc_ctx_current())) {
+		res = sc_ctx_missing();
+	} else {
+		r->ctx = c->o.real;
+		if ((res = sc_cu_call(r)) == CUDA_SUCCESS)
+			keep(c, value);
+	}
+	sc_cu_leave();
+	return res;
+}
+
+static void keep_flags(struct sc_cu_ctx *c, int flags)
+{
+	c->flags = (unsigned)flags; /* a restart makes the context with them */
+}
+
+static void keep_cache(struct sc_cu_ctx *c, int config)
+{
+	c->cache_set = true;
+	c->cache_config = config;
+}
+
+static void keep_shmem(struct sc_cu_ctx *c, int config)
+{
+	c->shmem_set = true;
+	c->shmem_config = config;
+}
+
 SC_CU_API CUresult CUDAAPI cuCtxSetFlags(unsigned int flags)
 {
 	struct sc_req r = { .op = SC_OP_CTX_SET_FLAGS, .a = { flags } };
-	CUresult res = sc_cu_ask(&r, true);
 
-	if (res == CUDA_SUCCESS)
-		sc_ctx_current()->flags = flags; /* a restart makes the context with them */
-	return res;
+	return set_in_context(&r, keep_flags, (int)flags);
 }
 
 SC_CU_API CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config)
 {
 	struct sc_req r = { .op = SC_OP_CTX_SET_CACHE, .a = { (uint64_t)config } };
-	CUresult res = sc_cu_ask(&r, true);
 
-	if (res == CUDA_SUCCESS) { /* kept for a restart */
-		sc_ctx_current()->cache_set = true;
-		sc_ctx_current()->cache_config = (int)config;
-	}
-	return res;
+	return set_in_context(&r, keep_cache, (int)config);
 }
 
 SC_CU_API CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *config)
@@ -168,13 +201,8 @@ SC_CU_API CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *config)
 SC_CU_API CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig config)
 {
 	struct sc_req r = { .op = SC_OP_CTX_SET_SHMEM, .a = { (uint64_t)config } };
-	CUresult res = sc_cu_ask(&r, true);
 
-	if (res == CUDA_SUCCESS) { /* kept for a restart */
-		sc_ctx_current()->shmem_set = true;
-		sc_ctx_current()->shmem_config = (int)config;
-	}
-	return res;
+	return set_in_context(&r, keep_shmem, (int)config);
 }
 
 SC_CU_API CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig *config)
