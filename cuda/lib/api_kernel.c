@@ -70,21 +70,6 @@ SC_CU_API CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t index, s
 	return cuFuncGetParamInfo((CUfunction)kernel, index, offset, size);
 }
 
-/* A request about function @f, whose proxy handle goes in a[@slot]. */
-static CUresult function_call(struct sc_cu_func *f, struct sc_req *r, int slot)
-{
-	CUresult res;
-
-	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
-		return res;
-	r->ctx = sc_ctx_real();
-	res = sc_cu_function_real(f, &r->a[slot]);
-	if (res == CUDA_SUCCESS)
-		res = sc_cu_call(r);
-	sc_cu_leave();
-	return res;
-}
-
 SC_CU_API CUresult CUDAAPI cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction func)
 {
 	struct sc_cu_func *f = sc_cu_function_of(func);
@@ -95,7 +80,7 @@ SC_CU_API CUresult CUDAAPI cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunct
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!f)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((res = function_call(f, &r, 0)) == CUDA_SUCCESS)
+	if ((res = sc_cu_function_ask(f, &r, 0)) == CUDA_SUCCESS)
 		*state = (CUfunctionLoadingState)r.a[0];
 	return res;
 }
@@ -105,7 +90,7 @@ SC_CU_API CUresult CUDAAPI cuFuncLoad(CUfunction func)
 	struct sc_cu_func *f = sc_cu_function_of(func);
 	struct sc_req r = { .op = SC_OP_FUNC_LOAD };
 
-	return f ? function_call(f, &r, 0) : CUDA_ERROR_INVALID_HANDLE;
+	return f ? sc_cu_function_ask(f, &r, 0) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 SC_CU_API CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction func, CUsharedconfig config)

@@ -464,6 +464,20 @@ CUresult sc_cu_function_real(struct sc_cu_func *f, uint64_t *real)
 	return CUDA_SUCCESS;
 }
 
+CUresult sc_cu_function_ask(struct sc_cu_func *f, struct sc_req *r, int slot)
+{
+	CUresult res;
+
+	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
+		return res;
+	r->ctx = sc_ctx_real();
+	res = sc_cu_function_real(f, &r->a[slot]);
+	if (res == CUDA_SUCCESS)
+		res = sc_cu_call(r);
+	sc_cu_leave();
+	return res;
+}
+
 SC_CU_API CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib,
 					      CUfunction func)
 {
@@ -475,13 +489,7 @@ SC_CU_API CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attr
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!f)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
-		return res;
-	r.ctx = sc_ctx_real();
-	res = sc_cu_function_real(f, &r.a[1]);
-	if (res == CUDA_SUCCESS)
-		res = sc_cu_call(&r);
-	sc_cu_leave();
+	res = sc_cu_function_ask(f, &r, 1);
 	if (res == CUDA_SUCCESS)
 		*pi = (int)(int64_t)r.a[0];
 	return res;

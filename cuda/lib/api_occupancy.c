@@ -18,25 +18,16 @@
 
 #define MAX_BLOCK 1024 /* threads per block, the most any CUDA device has */
 
-/* Send @r, whose a[0] is @func's proxy function. */
+/* Send @r, whose a[0] is @func's proxy function, in the current context. */
 static CUresult call_for(CUfunction func, struct sc_req *r)
 {
 	struct sc_cu_func *f = sc_cu_function_of(func);
-	CUresult res;
 
 	if (!f)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
-		return res;
-	r->ctx = sc_ctx_real();
-	if (!r->ctx)
-		res = sc_ctx_missing();
-	if (res == CUDA_SUCCESS)
-		res = sc_cu_function_real(f, &r->a[0]);
-	if (res == CUDA_SUCCESS)
-		res = sc_cu_call(r);
-	sc_cu_leave();
-	return res;
+	if (!sc_ctx_current())
+		return sc_ctx_missing();
+	return sc_cu_function_ask(f, r, 0);
 }
 
 SC_CU_API CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(

@@ -211,6 +211,9 @@ struct sc_cu_func *sc_cu_function_of(const void *h);
  */
 CUresult sc_cu_function_real(struct sc_cu_func *f, uint64_t *real);
 
+/** sc_cu_function_ask() - send @r in the current context, @f's proxy function in a[@slot]. */
+CUresult sc_cu_function_ask(struct sc_cu_func *f, struct sc_req *r, int slot);
+
 struct sc_cu_stream {
 	struct sc_cu_obj o;
 	unsigned flags;
