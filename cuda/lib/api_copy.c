@@ -223,11 +223,11 @@ SC_CU_API CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, s
 	COPY_ENTRY(false, dtod(dst, src, n, s, false));
 }
 
-/* Unified addressing: the arena is device memory; anything else is host memory. */
+/* Unified addressing: the arena and the program's mappings are device memory; anything else is host. */
 static CUresult any_copy(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, bool sync)
 {
-	bool d_dev = sc_arena_find(dst, NULL, NULL) || sc_vmm_find(dst, NULL, NULL);
-	bool s_dev = sc_arena_find(src, NULL, NULL) || sc_vmm_find(src, NULL, NULL);
+	bool d_dev = sc_devptr_find(dst, NULL, NULL) != NULL;
+	bool s_dev = sc_devptr_find(src, NULL, NULL) != NULL;
 
 	if (d_dev && s_dev)
 		return dtod(dst, src, n, s, sync);

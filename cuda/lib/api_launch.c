@@ -73,7 +73,8 @@ CUresult sc_cu_launch_attribute(const CUlaunchAttribute *attr, CUlaunchAttribute
 struct launch {
 	unsigned grid[3], block[3], shared;
 	CUstream stream;
-	const CUlaunchAttribute *attrs; /* cuLaunchKernelEx's; NULL for cuLaunchKernel */
+	bool ex;                        /* cuLaunchKernelEx's, attributes or not */
+	const CUlaunchAttribute *attrs;
 	unsigned attrs_n;
 };
 
@@ -87,7 +88,7 @@ static CUresult post_launch(struct sc_cu_func *f, const struct launch *l, void *
 	_Alignas(CUlaunchAttribute) uint8_t data[SC_CH_INLINE];
 	size_t attrs_len = (size_t)l->attrs_n * sizeof(CUlaunchAttribute);
 	size_t head = attrs_len + f->params_n * 8ull;
-	struct sc_req r = { .op = l->attrs ? SC_OP_LAUNCH_EX : SC_OP_LAUNCH,
+	struct sc_req r = { .op = l->ex ? SC_OP_LAUNCH_EX : SC_OP_LAUNCH,
 			    .a = { 0, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
 				   l->block[2], l->shared, 0, f->params_n, l->attrs_n } };
 	CUresult res;
@@ -127,7 +128,7 @@ SC_CU_API CUresult CUDAAPI cuLaunchKernel(CUfunction func, unsigned int gx, unsi
 					  void **params, void **extra)
 {
 	struct sc_cu_func *f = sc_cu_function_of(func);
-	struct launch l = { { gx, gy, gz }, { bx, by, bz }, shared, stream, NULL, 0 };
+	struct launch l = { { gx, gy, gz }, { bx, by, bz }, shared, stream, false, NULL, 0 };
 
 	return f ? post_launch(f, &l, params, extra) : CUDA_ERROR_INVALID_HANDLE;
 }
@@ -146,10 +147,8 @@ SC_CU_API CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunc
 		return sc_cu_unsupported("cuLaunchKernelEx with more than 32 attributes");
 	l = (struct launch){ { config->gridDimX, config->gridDimY, config->gridDimZ },
 			     { config->blockDimX, config->blockDimY, config->blockDimZ },
-			     config->sharedMemBytes, config->hStream, config->attrs,
+			     config->sharedMemBytes, config->hStream, true, config->attrs,
 			     config->numAttrs };
-	if (!l.attrs)
-		l.attrs = (const CUlaunchAttribute *)""; /* still an Ex launch, with none */
 	return post_launch(f, &l, params, extra);
 }
 

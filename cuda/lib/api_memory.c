@@ -66,7 +66,7 @@ SC_CU_API CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *base, size_t *size,
 	CUdeviceptr b = 0;
 	size_t s = 0;
 
-	if (!sc_arena_find(dptr, &b, &s) && !sc_vmm_find(dptr, &b, &s))
+	if (!sc_devptr_find(dptr, &b, &s))
 		return CUDA_ERROR_NOT_FOUND;
 	if (base)
 		*base = b;
@@ -259,7 +259,7 @@ SC_CU_API CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute
 
 	if (!data)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((b = sc_arena_find(p, &base, &size)) || (b = sc_vmm_find(p, &base, &size)))
+	if ((b = sc_devptr_find(p, &base, &size)))
 		return device_attribute(data, attribute, b, base, size, p);
 	if (sc_cu_in_channel((void *)(uintptr_t)p, 1))
 		return host_attribute(data, attribute, p);

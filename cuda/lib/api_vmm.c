@@ -430,11 +430,13 @@ SC_CU_API CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocatio
 	return res;
 }
 
-struct sc_cu_block *sc_vmm_find(CUdeviceptr p, CUdeviceptr *base, size_t *size)
+struct sc_cu_block *sc_devptr_find(CUdeviceptr p, CUdeviceptr *base, size_t *size)
 {
-	struct sc_cu_block *b = NULL;
+	struct sc_cu_block *b = sc_arena_find(p, base, size);
 	struct mapping *m;
 
+	if (b)
+		return b;
 	pthread_mutex_lock(&vmm_lock);
 	if ((m = mapping_at(p)) && (b = home_of(m->h))) {
 		if (base)

@@ -361,10 +361,12 @@ void sc_mempool_forget_context(const struct sc_cu_ctx *c);
 
 /* api_vmm.c */
 /**
- * sc_vmm_find() - the home block of the program's mapping that holds @p
- * (NULL: none); @base and @size of that mapping.
+ * sc_devptr_find() - the block behind device pointer @p (NULL: not device
+ * memory): a cuMemAlloc-like allocation of the arena, or the home of the
+ * program's own mapping that holds @p; @base and @size of that allocation or
+ * mapping.
  */
-struct sc_cu_block *sc_vmm_find(CUdeviceptr p, CUdeviceptr *base, size_t *size);
+struct sc_cu_block *sc_devptr_find(CUdeviceptr p, CUdeviceptr *base, size_t *size);
 /** sc_vmm_forget_context() - before @c is destroyed: the allocations made in it, and their mappings. */
 void sc_vmm_forget_context(struct sc_cu_ctx *c);
 /** sc_vmm_replay() - at a restart, once the arena is back: the program's mappings and access. */
