@@ -56,6 +56,8 @@ SC_CU_API CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	res = sc_arena_free(dptr);
+	if (res == CUDA_SUCCESS)
+		sc_mempool_freed(dptr); /* memory from a pool may be freed this way too */
 	sc_cu_leave();
 	return res;
 }

@@ -417,32 +417,50 @@ SC_CU_API CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 	struct pool_alloc *a = NULL;
 	CUresult res;
 
+	uint64_t kept = 0;
+
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
+	if ((res = sc_stream_target(stream, &real, &ctx)) != CUDA_SUCCESS) {
+		sc_cu_leave();
+		return res;
+	}
 	pthread_mutex_lock(&pool_lock);
-	for (size_t i = 0; i < allocs_n && !a; i++)
+	for (size_t i = 0; i < allocs_n; i++) { /* the allocation, and what the stream keeps */
 		if (allocs[i].p == dptr)
 			a = &allocs[i];
+		else if (allocs[i].freeing && allocs[i].stream == stream)
+			kept += allocs[i].size;
+	}
 	if (!a)
 		a = adopt(dptr);
-	if (!a || a->freeing) /* not device memory, or freed already */
+	if (!a || a->freeing) { /* not device memory, or freed already */
 		res = CUDA_ERROR_INVALID_VALUE;
-	else if ((res = sc_stream_target(stream, &real, &ctx)) == CUDA_SUCCESS) {
+	} else {
+		struct sc_req r = { .op = SC_OP_STREAM_SYNC, .ctx = ctx, .a = { real } };
+		struct sc_cu_ctx *in = a->ctx;
+
 		a->freeing = true;
 		a->stream = stream;
 		count_in(a->pool, a->size, 0, false); /* no longer used; still reserved */
-		if (kept_on(stream) > FREES_KEPT_BYTES) {
-			struct sc_req r = { .op = SC_OP_STREAM_SYNC, .ctx = ctx, .a = { real } };
-
-			struct sc_cu_ctx *in = a->ctx;
-
-			if ((res = sc_cu_call(&r)) == CUDA_SUCCESS)
-				free_kept(stream, in, false);
-		}
+		if (kept + a->size > FREES_KEPT_BYTES && (res = sc_cu_call(&r)) == CUDA_SUCCESS)
+			free_kept(stream, in, false);
 	}
 	pthread_mutex_unlock(&pool_lock);
 	sc_cu_leave();
 	return res;
+}
+
+void sc_mempool_freed(CUdeviceptr p)
+{
+	pthread_mutex_lock(&pool_lock);
+	for (size_t i = 0; i < allocs_n; i++)
+		if (allocs[i].p == p && !allocs[i].freeing) {
+			count_in(allocs[i].pool, allocs[i].size, allocs[i].size, false);
+			allocs[i] = allocs[--allocs_n];
+			break;
+		}
+	pthread_mutex_unlock(&pool_lock);
 }
 
 void sc_mempool_synchronised(CUstream stream, const struct sc_cu_ctx *ctx, bool whole_context)

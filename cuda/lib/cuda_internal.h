@@ -356,6 +356,8 @@ void sc_mempool_synchronised(CUstream stream, const struct sc_cu_ctx *ctx, bool 
  * is destroyed: wait for it if it holds kept frees, and free them.
  */
 CUresult sc_mempool_stream_ending(CUstream stream, uint64_t ctx, uint64_t real);
+/** sc_mempool_freed() - @p, from a pool, was freed by cuMemFree: no longer the pool's. */
+void sc_mempool_freed(CUdeviceptr p);
 /** sc_mempool_forget_context() - before @c is destroyed: its stream-ordered allocations. */
 void sc_mempool_forget_context(const struct sc_cu_ctx *c);
 

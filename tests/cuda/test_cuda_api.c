@@ -959,6 +959,11 @@ Test(cuda_api, stream_ordered_allocation_and_pools)
 	OK(cuMemFreeAsync(c, NULL));
 	OK(cuMemAlloc(&old, 4096));
 	OK(cuMemFreeAsync(old, s)); /* cuMemAlloc's memory may be freed in stream order too */
+	OK(cuMemAllocAsync(&a, 4096, s));
+	OK(cuMemFree(a)); /* and a pool's memory by cuMemFree */
+	cr_assert_eq(pool_figure(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT), 0, "no longer the pool's");
+	cr_assert_eq(cuMemFreeAsync(a, s), CUDA_ERROR_INVALID_VALUE, "freed already");
+	cr_assert_eq(cuMemFreeAsync(old, (CUstream)&old), CUDA_ERROR_INVALID_HANDLE);
 	OK(cuCtxSynchronize());
 	cr_assert_eq(pool_figure(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), 0);
 	props.location.type = CU_MEM_LOCATION_TYPE_HOST;
