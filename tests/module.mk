@@ -52,7 +52,9 @@ TEST_SRCS := \
 TEST_CUDA_SRCS := \
 	tests/cli/test_cuda_tools.c \
 	tests/cli/test_driver.c \
+	tests/cuda/cuda_api_harness.c \
 	tests/cuda/test_cuda_api.c \
+	tests/cuda/test_cuda_graph.c \
 	tests/cuda/test_cuda_roundtrip.c \
 	tests/cuda/test_cuda_samples.c \
 	tests/cuda/test_driver_record.c \

@@ -2,7 +2,7 @@
 /*
  * api_ctx.c - primary and created contexts, the current context, limits.
  */
-#include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/graph.h"
 #include "format/sc_log.h"
 
 #define MAX_DEVICES 64
@@ -188,6 +188,9 @@ static void forget_objects_of(struct sc_cu_ctx *c)
 			((struct sc_cu_func *)o)->launch_real = 0;
 		} else if (o->ctx == c && o->kind == SC_K_FUNC) {
 			sc_function_forget((struct sc_cu_func *)o);
+		} else if (o->ctx == c && (o->kind == SC_K_GRAPH || o->kind == SC_K_GEXEC)) {
+			sc_graph_forget(o);
+			next = sc_obj_first(); /* a graph's nodes went with it */
 		} else if (o->ctx == c) {
 			sc_obj_free(o);
 		}

@@ -8,9 +8,10 @@
  * the program's code does not run; so the call waits for the stream, then
  * runs the function in the calling thread, and returns. Stream order holds;
  * what is lost is that the calling thread waits where the driver's would go
- * on (README: known limitations).
+ * on (README: known limitations). In a stream capture, where the stream
+ * cannot be waited for, they are refused.
  */
-#include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/graph.h"
 
 static CUresult host_func(CUstream stream, CUhostFn fn, void *data, bool per_thread)
 {
@@ -18,6 +19,9 @@ static CUresult host_func(CUstream stream, CUhostFn fn, void *data, bool per_thr
 
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((res = sc_capture_refuse(stream, "cuLaunchHostFunc in a stream capture")) !=
+	    CUDA_SUCCESS)
+		return res;
 	res = cuStreamSynchronize(per_thread && !stream ? CU_STREAM_PER_THREAD : stream);
 	if (res == CUDA_SUCCESS) /* as the driver's: not called after an error */
 		fn(data);
@@ -31,6 +35,9 @@ static CUresult add_callback(CUstream stream, CUstreamCallback fn, void *data, u
 
 	if (!fn || flags)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((res = sc_capture_refuse(stream, "cuStreamAddCallback in a stream capture")) !=
+	    CUDA_SUCCESS)
+		return res;
 	res = cuStreamSynchronize(per_thread && !stream ? CU_STREAM_PER_THREAD : stream);
 	if (res == CUDA_ERROR_INVALID_HANDLE || res == CUDA_ERROR_INVALID_CONTEXT ||
 	    res == CUDA_ERROR_DEINITIALIZED || res == CUDA_ERROR_NOT_INITIALIZED)

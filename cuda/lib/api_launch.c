@@ -46,9 +46,21 @@ static CUresult pack_extra(const struct sc_cu_func *f, void **extra, uint8_t *bu
 	return CUDA_SUCCESS;
 }
 
+CUresult sc_cu_pack_args(const struct sc_cu_func *f, void **params, void **extra, uint8_t *buf,
+			 size_t cap)
+{
+	if (params && extra)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (f->params_bytes > cap)
+		return sc_cu_unsupported("a launch with parameters this large");
+	memset(buf, 0, f->params_bytes);
+	return extra ? pack_extra(f, extra, buf, cap) : pack_params(f, params, buf);
+}
+
 /*
- * The proxy's copy of @attr: the events it names are the proxy's. A graph's
- * device node is refused (the proxy serves no graphs).
+ * The proxy's copy of @attr: the events it names are the proxy's. A node of a
+ * graph that kernels update is refused: the handle they hold would change at
+ * a restart.
  */
 CUresult sc_cu_launch_attribute(const CUlaunchAttribute *attr, CUlaunchAttribute *out)
 {
@@ -93,14 +105,10 @@ static CUresult post_launch(struct sc_cu_func *f, const struct launch *l, void *
 				   l->block[2], l->shared, 0, f->params_n, l->attrs_n } };
 	CUresult res;
 
-	if ((params && extra) || head >= SC_CH_INLINE)
+	if (head >= SC_CH_INLINE)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (f->params_bytes > SC_CH_INLINE - head)
-		return sc_cu_unsupported("a launch with parameters this large");
-	memset(data + head, 0, f->params_bytes);
-	res = extra ? pack_extra(f, extra, data + head, SC_CH_INLINE - head)
-		    : pack_params(f, params, data + head);
-	if (res != CUDA_SUCCESS)
+	if ((res = sc_cu_pack_args(f, params, extra, data + head, SC_CH_INLINE - head)) !=
+	    CUDA_SUCCESS)
 		return res;
 	memcpy(data + attrs_len, f->layout, f->params_n * 8);
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)

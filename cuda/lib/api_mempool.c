@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/graph.h"
 #include "format/sc_array.h"
 #include "format/sc_log.h"
 
@@ -317,6 +317,8 @@ static CUresult alloc_from(CUdeviceptr *dptr, size_t bytes, struct sc_cu_mempool
 	if (p->props.maxSize && p->used + bytes > p->props.maxSize)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	sc_stream_real(stream, &res); /* a stream of the program's, or a default one */
+	if (res == CUDA_SUCCESS && sc_capture_stream_busy(stream))
+		res = sc_cu_unsupported("stream-ordered allocation in a stream capture");
 	if (res == CUDA_SUCCESS)
 		res = sc_arena_alloc(c, bytes, dptr);
 	if (res == CUDA_SUCCESS &&
@@ -421,7 +423,10 @@ SC_CU_API CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	if ((res = sc_stream_target(stream, &real, &ctx)) != CUDA_SUCCESS) {
+	if ((res = sc_stream_target(stream, &real, &ctx)) == CUDA_SUCCESS &&
+	    sc_capture_stream_busy(stream))
+		res = sc_cu_unsupported("cuMemFreeAsync in a stream capture");
+	if (res != CUDA_SUCCESS) {
 		sc_cu_leave();
 		return res;
 	}

@@ -18,7 +18,7 @@
  */
 #include <string.h>
 
-#include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/graph.h"
 
 static CUstream per_thread(CUstream h)
 {
@@ -129,8 +129,10 @@ static CUresult stream_destroy(CUstream h)
 	res = sc_mempool_stream_ending(h, sc_obj_ctx_real(&s->o), s->o.real);
 	if (res == CUDA_SUCCESS)
 		res = call(SC_OP_STREAM_DESTROY, sc_obj_ctx_real(&s->o), s->o.real, 0, NULL);
-	if (res == CUDA_SUCCESS)
+	if (res == CUDA_SUCCESS) {
+		sc_capture_stream_gone(s);
 		sc_obj_free(s);
+	}
 	sc_cu_leave();
 	return res;
 }

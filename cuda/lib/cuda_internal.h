@@ -106,6 +106,9 @@ enum sc_cu_kind {
 	SC_K_SURFOBJ,
 	SC_K_MEMHANDLE,
 	SC_K_MEMPOOL,
+	SC_K_GRAPH,
+	SC_K_GNODE,
+	SC_K_GEXEC,
 };
 
 struct sc_cu_ctx;
@@ -197,6 +200,14 @@ CUresult sc_cu_function_lookup(enum sc_cu_kind kind, struct sc_cu_module *m, con
 			       void **out);
 
 /**
+ * sc_cu_pack_args() - @f's parameters, from a launch's @params (pointers to
+ * each) or @extra (a buffer), as one buffer of f->params_bytes at @buf (@cap
+ * bytes there).
+ */
+CUresult sc_cu_pack_args(const struct sc_cu_func *f, void **params, void **extra, uint8_t *buf,
+			 size_t cap);
+
+/**
  * sc_cu_launch_attribute() - the proxy's copy of launch attribute @attr (the
  * events it names are the proxy's); a graph's device node is refused. Lock held.
  */
@@ -218,6 +229,7 @@ struct sc_cu_stream {
 	struct sc_cu_obj o;
 	unsigned flags;
 	int priority;
+	bool capturing;           /* the program began a stream capture on it (api_capture.c) */
 };
 
 struct sc_cu_event {

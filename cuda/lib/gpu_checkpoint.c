@@ -27,7 +27,7 @@
 #include "core/sc_core.h"
 #include "core/sc_hooks.h"
 #include "cuda/shared/gpu_records.h"
-#include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/graph.h"
 #include "cuda/lib/driver_mode.h"
 #include "format/sc_array.h"
 #include "format/sc_format.h"
@@ -90,7 +90,9 @@ static int proxy_prepare(void)
 			     "checkpoint can hold it");
 		goto fail;
 	}
-	if ((err = synchronise_all()) < 0)
+	/* before the GPU is synchronised, which would spoil a capture under way */
+	if ((err = sc_graphs_refuse_capture()) < 0 || (err = synchronise_all()) < 0 ||
+	    (err = sc_graphs_checkpoint()) < 0)
 		goto fail;
 	ck.host_len = sc_host_extent();
 	if (ck.host_len) {

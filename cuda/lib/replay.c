@@ -18,7 +18,7 @@
 
 #include "core/sc_core.h"
 #include "cuda/shared/gpu_records.h"
-#include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/graph.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 
@@ -366,7 +366,8 @@ static int replay_others(void)
 
 	for (struct sc_cu_obj *o = sc_obj_first(); o && !err; o = o->next)
 		err = replay_object(o);
-	return err ? err : check_globals();
+	err = err ? err : check_globals();
+	return err ? err : sc_graphs_replay(); /* what graphs name is back */
 }
 
 /* Array handles for the proxy: the library's (in the image) and the driver's now. */

@@ -46,7 +46,18 @@
 	X(cuModuleEnumerateFunctions) X(cuLibraryGetKernelCount) X(cuLibraryEnumerateKernels) \
 	X(cuFuncGetName) X(cuKernelGetName) X(cuLaunchKernelEx) \
 	X(cuMemGetAccess) X(cuDeviceCanAccessPeer) X(cuOccupancyMaxActiveClusters) \
-	X(cuOccupancyMaxPotentialClusterSize)
+	X(cuOccupancyMaxPotentialClusterSize) \
+	X(cuGraphCreate) X(cuGraphDestroy) X(cuGraphClone) X(cuGraphAddKernelNode) \
+	X(cuGraphAddMemcpyNode) X(cuGraphAddMemsetNode) X(cuGraphAddEmptyNode) \
+	X(cuGraphAddEventRecordNode) X(cuGraphAddEventWaitNode) X(cuGraphKernelNodeSetParams) \
+	X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeSetAttribute) \
+	X(cuGraphKernelNodeGetAttribute) X(cuGraphMemcpyNodeGetParams) \
+	X(cuGraphMemsetNodeGetParams) X(cuGraphEventRecordNodeGetEvent) \
+	X(cuGraphEventWaitNodeGetEvent) X(cuGraphNodeGetType) X(cuGraphDestroyNode) \
+	X(cuGraphGetNodes) X(cuGraphGetRootNodes) X(cuGraphGetEdges) X(cuGraphAddDependencies) \
+	X(cuGraphInstantiate) X(cuGraphExecDestroy) X(cuGraphExecUpdate) X(cuGraphLaunch) \
+	X(cuGraphUpload) X(cuGraphExecKernelNodeSetParams) X(cuStreamBeginCapture) \
+	X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuStreamGetCaptureInfo)
 
 #define SC_DRIVER_FIELD(name) __typeof__(&name) name;
 

@@ -22,6 +22,17 @@ void sc_proxy_ops_memory(sc_proxy_op_fn *t);
 void sc_proxy_ops_stream(sc_proxy_op_fn *t);
 void sc_proxy_ops_upload(sc_proxy_op_fn *t);
 void sc_proxy_ops_zero(sc_proxy_op_fn *t);
+void sc_proxy_ops_graph(sc_proxy_op_fn *t);
+
+/* Parameters of one kernel a request can carry. */
+#define SC_PROXY_MAX_PARAMS ((SC_CH_INLINE) / 8)
+
+/**
+ * sc_proxy_unpack_params() - the pointers to each of @n kernel parameters,
+ * from @len bytes at @data: their (offset, size) pairs, then the parameter
+ * buffer (SC_OP_LAUNCH's data).
+ */
+CUresult sc_proxy_unpack_params(uint8_t *data, uint64_t len, uint64_t n, void **params);
 
 /** sc_proxy_zero_prepare() - the zero scan of a new context (@ctx current). */
 void sc_proxy_zero_prepare(CUcontext ctx);

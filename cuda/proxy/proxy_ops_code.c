@@ -6,8 +6,6 @@
 
 #include "cuda/proxy/proxy_internal.h"
 
-#define MAX_PARAMS ((SC_CH_INLINE) / 8)
-
 /* Names arrive NUL-terminated in data[]; refuse one that is not. */
 static const char *request_name(struct sc_ch_slot *s)
 {
@@ -47,7 +45,7 @@ static CUresult reply_params(struct sc_ch_slot *s, CUfunction f)
 	uint32_t *out = (uint32_t *)s->data;
 	size_t n = 0;
 
-	for (; n < MAX_PARAMS; n++) {
+	for (; n < SC_PROXY_MAX_PARAMS; n++) {
 		size_t off = 0, size = 0;
 
 		if (sc_drv.cuFuncGetParamInfo(f, n, &off, &size) != CUDA_SUCCESS)
@@ -143,16 +141,12 @@ static CUresult op_func_set_cache(struct sc_ch_slot *s)
 	return sc_drv.cuFuncSetCacheConfig((CUfunction)(uintptr_t)s->a[0], (CUfunc_cache)s->a[1]);
 }
 
-/*
- * The pointers to each of @n parameters, from @len bytes at @data: their
- * (offset, size) pairs, then the parameter buffer.
- */
-static CUresult unpack_params(uint8_t *data, uint64_t len, uint64_t n, void **params)
+CUresult sc_proxy_unpack_params(uint8_t *data, uint64_t len, uint64_t n, void **params)
 {
 	const uint32_t *layout = (const uint32_t *)data;
 	uint8_t *buf = data + n * 8;
 
-	if (n > MAX_PARAMS || n * 8 > len)
+	if (n > SC_PROXY_MAX_PARAMS || n * 8 > len)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (uint64_t i = 0; i < n; i++) {
 		if ((uint64_t)layout[2 * i] + layout[2 * i + 1] > len - n * 8)
@@ -165,8 +159,8 @@ static CUresult unpack_params(uint8_t *data, uint64_t len, uint64_t n, void **pa
 static CUresult op_launch(struct sc_ch_slot *s)
 {
 	uint64_t n = s->a[9];
-	void *params[MAX_PARAMS];
-	CUresult r = unpack_params(s->data, s->len, n, params);
+	void *params[SC_PROXY_MAX_PARAMS];
+	CUresult r = sc_proxy_unpack_params(s->data, s->len, n, params);
 
 	if (r != CUDA_SUCCESS)
 		return r;
@@ -184,13 +178,13 @@ static CUresult op_launch_ex(struct sc_ch_slot *s)
 			     (unsigned)s->a[4], (unsigned)s->a[5], (unsigned)s->a[6],
 			     (unsigned)s->a[7], (CUstream)(uintptr_t)s->a[8], attrs,
 			     (unsigned)attrs_n };
-	void *params[MAX_PARAMS];
+	void *params[SC_PROXY_MAX_PARAMS];
 	CUresult r;
 
 	if (attrs_n > SC_LAUNCH_ATTRS_MAX || attrs_len > s->len)
 		return CUDA_ERROR_INVALID_VALUE;
 	memcpy(attrs, s->data, attrs_len); /* aligned for the driver */
-	r = unpack_params(s->data + attrs_len, s->len - attrs_len, n, params);
+	r = sc_proxy_unpack_params(s->data + attrs_len, s->len - attrs_len, n, params);
 	if (r != CUDA_SUCCESS)
 		return r;
 	return sc_drv.cuLaunchKernelEx(&c, (CUfunction)(uintptr_t)s->a[0], n ? params : NULL,

@@ -128,6 +128,39 @@ enum sc_op {
 	SC_OP_EVENT_QUERY,      /* in a0 event */
 	SC_OP_EVENT_ELAPSED,    /* in a0 start, a1 end; out a0 milliseconds (float bits) */
 	SC_OP_EVENT_DESTROY,    /* in a0 event */
+	/* graphs and stream capture (proxy_ops_graph.c). "The node" is a node's
+	 * parameters, per CUgraphNodeType: a kernel: a3 function, a4-a6 grid,
+	 * a7-a9 block, a10 shared bytes, a11 params n, a12 attributes n; data n x
+	 * CUlaunchAttribute (kernel node attributes), then as LAUNCH; a copy: a3
+	 * context, data CUDA_MEMCPY3D; a memset: a3 context, data
+	 * CUDA_MEMSET_NODE_PARAMS; an event record or wait: a3 event; empty: none */
+	SC_OP_GRAPH_CREATE,     /* in a0 flags; out a0 graph */
+	SC_OP_GRAPH_DESTROY,    /* in a0 graph */
+	SC_OP_GRAPH_CLONE,      /* in a0 graph; out a0 clone */
+	SC_OP_GRAPH_ADD_NODE,   /* in a0 graph, a1 type, a2 dependencies n, a3.. the node; data
+				 * n x u64 dependencies, then the node's data; out a0 node */
+	SC_OP_GRAPH_SET_NODE,   /* in a0 node, a1 type, a2 exec (0: the node itself), a3.. the
+				 * node (a kernel's attributes are not changed); data the node's */
+	SC_OP_GRAPH_DESCRIBE,   /* in a0 node; out a1 type, a3.. the node, data the node's */
+	SC_OP_GRAPH_NODE_TYPE,  /* in a0 node; out a0 CUgraphNodeType */
+	SC_OP_GRAPH_NODE_ATTR,  /* in a0 node, a1 CUkernelNodeAttrID, a2 set; data (set) or out
+				 * data (get) CUkernelNodeAttrValue */
+	SC_OP_GRAPH_DESTROY_NODE, /* in a0 node */
+	SC_OP_GRAPH_NODES,      /* in a0 graph, a1 SC_GRAPH_*, a2 first; out a0 total, data the
+				 * nodes from a2 on, as many as fit */
+	SC_OP_GRAPH_EDGES,      /* in a0 graph, a1 first; out a0 total, data (from, to) pairs
+				 * from a1 on, as many as fit */
+	SC_OP_GRAPH_ADD_EDGES,  /* in a0 graph, a1 n; data n x u64 from, then n x u64 to */
+	SC_OP_GRAPH_INSTANTIATE, /* in a0 graph, a1 flags; out a0 exec */
+	SC_OP_GRAPH_EXEC_DESTROY, /* in a0 exec */
+	SC_OP_GRAPH_EXEC_UPDATE, /* in a0 exec, a1 graph; out a0 CUgraphExecUpdateResult,
+				 * a1 error node, a2 error from node */
+	SC_OP_GRAPH_LAUNCH,     /* async; in a0 exec, a1 stream */
+	SC_OP_GRAPH_UPLOAD,     /* async; in a0 exec, a1 stream */
+	SC_OP_CAPTURE_BEGIN,    /* in a0 stream, a1 CUstreamCaptureMode */
+	SC_OP_CAPTURE_END,      /* in a0 stream; out a0 graph */
+	SC_OP_CAPTURE_INFO,     /* in a0 stream; out a0 status, a1 id, a2 graph, a3
+				 * dependencies n, data the dependencies, as many as fit */
 	/* restart */
 	SC_OP_UPLOAD,           /* in a0 device, a1 with pinned host memory, a2 array pairs;
 				 * data pairs then the image path (proxy_upload.c) */
@@ -143,6 +176,8 @@ enum sc_occ_cluster { SC_OCC_ACTIVE_CLUSTERS = 0, SC_OCC_CLUSTER_SIZE = 1 };
 
 /* Attributes of one cuLaunchKernelEx the proxy takes: one of each kind, and to spare. */
 #define SC_LAUNCH_ATTRS_MAX 32
+
+enum sc_graph_nodes { SC_GRAPH_ALL = 0, SC_GRAPH_ROOTS = 1 };
 
 enum sc_copy_kind { SC_COPY_HTOD = 1, SC_COPY_DTOH = 2, SC_COPY_DTOD = 3 };
 

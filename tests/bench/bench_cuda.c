@@ -19,6 +19,9 @@
  *               NULL stream, then cuCtxSynchronize(); launches per second.
  *   Ex launches the same through cuLaunchKernelEx, with a launch priority and
  *               programmatic stream serialisation as attributes.
+ *   graphs      a graph of GRAPH_NODES launches of bench_empty in a chain,
+ *               instantiated once, launched GRAPH_N times on a stream, then
+ *               cuStreamSynchronize(); graph launches per second.
  *   ctx sync    cuCtxSynchronize() on an idle context, SYNC_N times; us each.
  *   stream query cuStreamQuery() on an idle stream, SYNC_N times; us each.
  *   pinned      cuMemcpyHtoD / cuMemcpyDtoH of --mib MiB between a device
@@ -57,6 +60,8 @@
 #define LAUNCHES 5        /* compute launches timed per run */
 #define LAUNCH_N 100000   /* empty launches per run */
 #define SYNC_N 20000      /* synchronous calls per run */
+#define GRAPH_NODES 10    /* kernel nodes of the launched graph */
+#define GRAPH_N 20000     /* graph launches per run */
 #define COPY_REPS 4       /* copies per direction per run */
 #define ALLOC_N 1000      /* 4 KiB allocations per run */
 #define ALLOC_SIZE 4096
@@ -74,7 +79,8 @@
 	X(cuStreamQuery) X(cuModuleLoad) X(cuModuleUnload) X(cuModuleGetFunction) \
 	X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuMemAllocAsync) X(cuMemFreeAsync) \
 	X(cuStreamSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocHost) X(cuMemFreeHost) \
-	X(cuMemcpyHtoD) X(cuMemcpyDtoH)
+	X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuGraphCreate) X(cuGraphAddKernelNode) \
+	X(cuGraphInstantiate) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)
 
 /* One way to reach the GPU, and what this program set up through it. */
 struct driver {
@@ -293,6 +299,45 @@ static double run_launches_ex(struct driver *d, const struct opts *o, int iters)
 	return LAUNCH_N / (now() - t0);
 }
 
+/* A chain of GRAPH_NODES empty kernels, instantiated. */
+static CUgraphExec chain_of_empty(struct driver *d, CUgraph *g)
+{
+	CUDA_KERNEL_NODE_PARAMS k = { .func = d->empty, .gridDimX = 1, .gridDimY = 1,
+				      .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
+				      .blockDimZ = 1 };
+	CUgraphNode prev = NULL, node;
+	CUgraphExec e;
+
+	CK(d, d->cuGraphCreate(g, 0));
+	for (int i = 0; i < GRAPH_NODES; i++) {
+		CK(d, d->cuGraphAddKernelNode(&node, *g, prev ? &prev : NULL, prev ? 1 : 0, &k));
+		prev = node;
+	}
+	CK(d, d->cuGraphInstantiate(&e, *g, 0));
+	return e;
+}
+
+static double run_graph_launches(struct driver *d, const struct opts *o, int iters)
+{
+	CUgraph g;
+	CUgraphExec e = chain_of_empty(d, &g);
+	double t0, rate;
+
+	(void)o;
+	(void)iters;
+	for (int i = 0; i < 100; i++) /* warm */
+		CK(d, d->cuGraphLaunch(e, d->stream));
+	CK(d, d->cuStreamSynchronize(d->stream));
+	t0 = now();
+	for (int i = 0; i < GRAPH_N; i++)
+		CK(d, d->cuGraphLaunch(e, d->stream));
+	CK(d, d->cuStreamSynchronize(d->stream));
+	rate = GRAPH_N / (now() - t0);
+	CK(d, d->cuGraphExecDestroy(e));
+	CK(d, d->cuGraphDestroy(g));
+	return rate;
+}
+
 static double run_ctx_sync(struct driver *d, const struct opts *o, int iters)
 {
 	double t0;
@@ -407,6 +452,7 @@ static const struct measure measures[] = {
 	{ "compute-bound launch", "ms", TIME_RATIO, 1.02, run_compute },
 	{ "launch throughput", "1/s", RATE_RATIO, 0.90, run_launches },
 	{ "cuLaunchKernelEx throughput", "1/s", RATE_RATIO, 0.90, run_launches_ex },
+	{ "graph launch throughput", "1/s", RATE_RATIO, 0.90, run_graph_launches },
 	{ "cuCtxSynchronize, idle", "us", TIME_DIFF, 2.0, run_ctx_sync },
 	{ "cuStreamQuery, idle stream", "us", TIME_DIFF, 2.0, run_stream_query },
 	{ "HtoD from cuMemAllocHost", "GB/s", RATE_RATIO, 0.90, run_pinned_h2d },

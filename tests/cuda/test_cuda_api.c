@@ -20,53 +20,9 @@
 
 #include "core/sc_settings.h"
 #include "selfckpt.h"
+#include "tests/cuda/cuda_api_harness.h"
 
-static char kernels[4096];
-
-static void use_software_device(void)
-{
-	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
-	char path[4096], real[4096];
-
-	snprintf(path, sizeof(path), "%s/tests/libsoftcuda.so.1", build);
-	cr_assert(realpath(path, real), "no software device at %s: run make test-progs", path);
-	setenv("SELFCKPT_LIBCUDA", real, 1);
-	snprintf(path, sizeof(path), "%s/bin/selfckpt-gpu-proxy", build);
-	cr_assert(realpath(path, real), "no GPU proxy at %s", path);
-	setenv("SELFCKPT_PROXY", real, 1);
-	sc_settings_reload(); /* the library in this process read them at its start */
-	snprintf(path, sizeof(path), "%s/tests/progs/libcuda-kernels.so", build);
-	cr_assert(realpath(path, kernels), "no kernel library at %s", path);
-}
-
-TestSuite(cuda_api, .init = use_software_device, .timeout = 60);
-
-#define OK(call) cr_assert_eq((call), CUDA_SUCCESS, "%s", #call)
-
-static CUcontext start(void)
-{
-	CUdevice dev;
-	CUcontext ctx;
-
-	OK(cuInit(0));
-	OK(cuDeviceGet(&dev, 0));
-	OK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	OK(cuCtxSetCurrent(ctx));
-	return ctx;
-}
-
-static CUmodule load(CUfunction *step)
-{
-	char text[1024];
-	CUmodule m;
-
-	snprintf(text, sizeof(text), ".version 8.0\n.target sm_90\n// softcuda library %s\n"
-		 ".entry step (8, 8, 8)\n.entry chase (8)\n// softcuda global counter 4\n",
-		 kernels);
-	OK(cuModuleLoadData(&m, text));
-	OK(cuModuleGetFunction(step, m, "step"));
-	return m;
-}
+TestSuite(cuda_api, .init = sc_test_use_software_device, .timeout = 60);
 
 Test(cuda_api, calls_before_cuinit_fail)
 {
@@ -81,15 +37,15 @@ Test(cuda_api, calls_before_cuinit_fail)
 Test(cuda_api, unsupported_calls_say_so)
 {
 	CUdriverProcAddressQueryResult st;
-	CUresult (*graph_launch)(void *, void *);
+	CUresult (*host_node)(void *, void *);
 	CUdeviceptr p;
 	void *fn;
 
-	start();
+	sc_test_start();
 	cr_assert_eq(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_SUPPORTED);
-	OK(cuGetProcAddress("cuGraphLaunch", (void **)&graph_launch, 13000, 0, &st));
+	OK(cuGetProcAddress("cuGraphAddHostNode", (void **)&host_node, 13000, 0, &st));
 	cr_assert_eq(st, CU_GET_PROC_ADDRESS_SUCCESS);
-	cr_assert_eq(graph_launch(NULL, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	cr_assert_eq(host_node(NULL, NULL), CUDA_ERROR_NOT_SUPPORTED);
 	OK(cuGetProcAddress("cuMemAlloc", &fn, 13000, 0, &st));
 	cr_assert_eq(fn, (void *)cuMemAlloc, "cuGetProcAddress must give the library's own");
 	cr_assert_eq(cuGetProcAddress("cuNoSuchCall", &fn, 13000, 0, &st), CUDA_ERROR_NOT_FOUND);
@@ -102,7 +58,7 @@ Test(cuda_api, device_pointers_come_from_the_arena)
 	size_t size;
 	unsigned type;
 
-	start();
+	sc_test_start();
 	OK(cuMemAlloc(&small, 100));
 	OK(cuMemAlloc(&big, 5u << 20));
 	cr_assert_eq(small % 256, 0, "cuMemAlloc alignment");
@@ -123,7 +79,7 @@ Test(cuda_api, pinned_and_pageable_copies)
 	uint8_t *pinned, *pageable = malloc(n), *back = malloc(n);
 	CUdeviceptr d;
 
-	start();
+	sc_test_start();
 	cr_assert(pageable && back);
 	OK(cuMemAllocHost((void **)&pinned, n));
 	for (size_t i = 0; i < n; i++)
@@ -164,7 +120,7 @@ static void *thread_work(void *arg)
 
 	if (cuCtxCreate(&ctx, NULL, 0, w->dev) != CUDA_SUCCESS)
 		return NULL;
-	m = load(&step);
+	m = sc_test_load(&step);
 	if (cuModuleGetGlobal(&counter, &csize, m, "counter") || cuStreamCreate(&s, 0) ||
 	    cuMemAlloc(&a, sizeof(host)))
 		return NULL;
@@ -189,7 +145,7 @@ Test(cuda_api, threads_with_contexts_of_their_own)
 	struct worker w[4];
 	pthread_t t[4];
 
-	start();
+	sc_test_start();
 	for (int i = 0; i < 4; i++) {
 		w[i] = (struct worker){ 0, i, 0 };
 		cr_assert_eq(pthread_create(&t[i], NULL, thread_work, &w[i]), 0);
@@ -295,8 +251,8 @@ Test(cuda_api, a_dead_proxy_fails_every_later_call)
 	CUresult r;
 
 	setenv("SOFTCUDA_CRASH", "cuLaunchKernel:2", 1);
-	start();
-	m = load(&step);
+	sc_test_start();
+	m = sc_test_load(&step);
 	OK(cuModuleGetGlobal(&counter, &cs, m, "counter"));
 	OK(cuMemAlloc(&a, 64));
 	OK(cuLaunchKernel(step, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
@@ -331,8 +287,8 @@ Test(cuda_api, occupancy_queries_and_the_programs_shared_memory_function)
 	int blocks, grid, block;
 	size_t dyn;
 
-	start();
-	load(&step);
+	sc_test_start();
+	sc_test_load(&step);
 	OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, step, 256, 0));
 	cr_assert_eq(blocks, 8);
 	OK(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, step, 256, 49152,
@@ -374,8 +330,8 @@ Test(cuda_api, cluster_occupancy_queries)
 	CUlaunchConfig c = { 64, 1, 1, 256, 1, 1, 0, NULL, &cluster, 1 };
 	int size, clusters, blocks, sms;
 
-	start();
-	load(&step);
+	sc_test_start();
+	sc_test_load(&step);
 	OK(cuOccupancyMaxPotentialClusterSize(&size, step, &c));
 	cr_assert_eq(size, 8);
 	OK(cuFuncSetAttribute(step, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
@@ -390,55 +346,6 @@ Test(cuda_api, cluster_occupancy_queries)
 	cr_assert_eq(cuOccupancyMaxActiveClusters(&clusters, step, &c),
 		     CUDA_ERROR_INVALID_CLUSTER_SIZE, "no cluster dimension anywhere");
 	cr_assert_eq(cuOccupancyMaxActiveClusters(NULL, step, &c), CUDA_ERROR_INVALID_VALUE);
-}
-
-/*
- * @fn(@image) in a child of the test (criterion's timer thread blocks every
- * signal, so its own process cannot be checkpointed); its exit status.
- */
-static int exit_of_child(int (*fn)(const char *), const char *image)
-{
-	int status;
-	pid_t child = fork();
-
-	cr_assert_geq(child, 0);
-	if (child == 0)
-		_exit(fn(image));
-	cr_assert_eq(waitpid(child, &status, 0), child);
-	cr_assert(WIFEXITED(status), "status %#x", status);
-	return WEXITSTATUS(status);
-}
-
-/*
- * @fn(image) in a child of the test, which must save and exit 0, then
- * selfckpt-restore of the image: the restored process's exit status. Its
- * output is in @dir/out; the caller removes @dir (remove_dir()) once it has
- * asserted what it wants.
- */
-static int exit_after_restore(int (*fn)(const char *), char *dir)
-{
-	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
-	char image[4096], cmd[8192];
-	int status;
-
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	status = exit_of_child(fn, image);
-	cr_assert_eq(status, 0, "exit %d before the restore", status);
-	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, image,
-		 dir);
-	status = system(cmd);
-	cr_assert(WIFEXITED(status), "the restore ended by a signal: %#x (see %s/out)", status,
-		  dir);
-	return WEXITSTATUS(status);
-}
-
-static void remove_dir(const char *dir)
-{
-	char cmd[4096];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 static volatile int init_started;
@@ -462,7 +369,7 @@ static void *slow_init(void *arg)
 }
 
 /*
- * In a child of the test (exit_of_child()): cuInit() on a thread, a
+ * In a child of the test (sc_test_exit_of_child()): cuInit() on a thread, a
  * checkpoint while it runs. Exit 0, 1 when the checkpoint failed, 2 when it did not
  * wait for cuInit(), 3 when cuInit() failed.
  */
@@ -506,7 +413,7 @@ Test(cuda_api, a_checkpoint_waits_for_the_proxy_that_cuinit_starts)
 	setenv("SOFTCUDA_INIT_MS", "600", 1); /* read by the proxy's software device */
 	cr_assert(mkdtemp(dir));
 	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	status = exit_of_child(save_during_cuinit, image);
+	status = sc_test_exit_of_child(save_during_cuinit, image);
 	cr_assert_neq(status, 2, "the checkpoint did not wait for cuInit()");
 	cr_assert_eq(status, 0, "exit %d", status);
 	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-inspect %s", build, image);
@@ -542,7 +449,7 @@ static int save_after_the_last_context(const char *image)
 	    cuMemAlloc(&p, 8 << 20) || cuMemFree(p) || cuMemAlloc(&small, 256) ||
 	    cuStreamCreate(&stream, 0))
 		return 1;
-	load(&step);
+	sc_test_load(&step);
 	if (cuCtxDestroy(ctx))
 		return 1;
 	r = selfckpt_save(image);
@@ -553,7 +460,7 @@ static int save_after_the_last_context(const char *image)
 	if (cuCtxCreate(&ctx, &params, 0, dev) || cuMemAlloc(&p, 8 << 20) ||
 	    cuMemsetD32(p, 0x5eed, 2 << 20) || cuMemcpyDtoH(&word, p + 4096, 4))
 		return 3;
-	load(&step);
+	sc_test_load(&step);
 	return word == 0x5eed ? 42 : 4;
 }
 
@@ -566,10 +473,10 @@ static int save_after_the_last_context(const char *image)
 Test(cuda_api, a_process_whose_last_context_is_destroyed_comes_back)
 {
 	char dir[] = "/tmp/sc-noctx-XXXXXX";
-	int status = exit_after_restore(save_after_the_last_context, dir);
+	int status = sc_test_exit_after_restore(save_after_the_last_context, dir);
 
 	cr_assert_eq(status, 42, "restored: exit %d (see %s/out)", status, dir);
-	remove_dir(dir);
+	sc_test_remove_dir(dir);
 }
 
 Test(cuda_api, start_up_queries_answer_as_the_device_does)
@@ -586,7 +493,7 @@ Test(cuda_api, start_up_queries_answer_as_the_device_does)
 	OK(cuInit(0));
 	cr_assert_eq(cuCtxResetPersistingL2Cache(), CUDA_ERROR_INVALID_CONTEXT,
 		     "it needs a current context");
-	ctx = start();
+	ctx = sc_test_start();
 	OK(cuDeviceGetPCIBusId(bus, sizeof(bus), 0));
 	cr_assert_str_eq(bus, "0000:01:00.0");
 	OK(cuDeviceGetByPCIBusId(&dev, bus));
@@ -629,8 +536,8 @@ Test(cuda_api, functions_and_kernels_tell_their_names_modules_and_libraries)
 	size_t offset, size;
 	int value;
 
-	start();
-	m = load(&step);
+	sc_test_start();
+	m = sc_test_load(&step);
 	OK(cuFuncGetName(&name, step));
 	cr_assert_str_eq(name, "step");
 	OK(cuFuncGetModule(&owner, step));
@@ -649,7 +556,7 @@ Test(cuda_api, functions_and_kernels_tell_their_names_modules_and_libraries)
 	cr_assert_eq(offset, 16, "the enumerated function is step, marshalled as it: %zu", offset);
 
 	snprintf(text, sizeof(text), ".version 8.0\n.target sm_90\n// softcuda library %s\n"
-		 ".entry step (8, 8, 8)\n.entry chase (8)\n", kernels);
+		 ".entry step (8, 8, 8)\n.entry chase (8)\n", sc_test_kernels);
 	OK(cuLibraryLoadData(&lib, text, NULL, NULL, 0, NULL, NULL, 0));
 	OK(cuLibraryGetKernelCount(&count, lib));
 	cr_assert_eq(count, 2);
@@ -686,9 +593,9 @@ static int save_with_settings(const char *image)
 	unsigned long long id, id_now;
 	int value, r;
 
-	start();
+	sc_test_start();
 	snprintf(text, sizeof(text), ".version 8.0\n.target sm_90\n// softcuda library %s\n"
-		 ".entry step (8, 8, 8)\n", kernels);
+		 ".entry step (8, 8, 8)\n", sc_test_kernels);
 	if (cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_L1) ||
 	    cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE) ||
 	    cuLibraryLoadData(&lib, text, NULL, NULL, 0, NULL, NULL, 0) ||
@@ -717,11 +624,11 @@ static int save_with_settings(const char *image)
 Test(cuda_api, settings_of_contexts_and_kernels_come_back_after_a_restart)
 {
 	char dir[] = "/tmp/sc-settings-XXXXXX";
-	int status = exit_after_restore(save_with_settings, dir);
+	int status = sc_test_exit_after_restore(save_with_settings, dir);
 
 	cr_assert_eq(status, 42, "restored: exit %d (3 to 6: a setting lost; see %s/out)", status,
 		     dir);
-	remove_dir(dir);
+	sc_test_remove_dir(dir);
 }
 
 /* A launch's error: from the call, or, posted, from the next synchronisation. */
@@ -750,8 +657,8 @@ Test(cuda_api, launches_with_attributes_and_cooperative_launches)
 	};
 	CUlaunchConfig c = { 4, 1, 1, 64, 1, 1, 0, NULL, attrs, 4 };
 
-	start();
-	load(&step);
+	sc_test_start();
+	sc_test_load(&step);
 	OK(cuEventCreate(&done, 0));
 	attrs[3].value.launchCompletionEvent.event = done;
 	OK(cuMemAlloc(&a, sizeof(words)));
@@ -814,7 +721,7 @@ static int save_with_mappings(const char *image)
 	size_t g, size;
 	int r;
 
-	start();
+	sc_test_start();
 	if (cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) ||
 	    cuMemAddressReserve(&va, 4 * g, 0, 0, 0) || cuMemCreate(&h1, g, &prop, 0) ||
 	    cuMemCreate(&h2, 2 * g, &prop, 0) || cuMemMap(va, g, 0, h1, 0) ||
@@ -853,12 +760,12 @@ static int save_with_mappings(const char *image)
 Test(cuda_api, virtual_memory_mappings_come_back_after_a_restart)
 {
 	char dir[] = "/tmp/sc-vmm-XXXXXX";
-	int status = exit_after_restore(save_with_mappings, dir);
+	int status = sc_test_exit_after_restore(save_with_mappings, dir);
 
 	cr_assert_eq(status, 42,
 		     "restored: exit %d (3: contents, 4: aliasing, 5: access, 6: handles, "
 		     "7: ranges, 8: unmapping; see %s/out)", status, dir);
-	remove_dir(dir);
+	sc_test_remove_dir(dir);
 }
 
 /* What the driver refuses is refused, and nothing is half done. */
@@ -873,7 +780,7 @@ Test(cuda_api, virtual_memory_calls_refuse_what_the_driver_refuses)
 
 	OK(cuInit(0));
 	cr_assert_eq(cuMemAddressReserve(&va, 2 << 20, 0, 0, 0), CUDA_ERROR_INVALID_CONTEXT);
-	start();
+	sc_test_start();
 	OK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
 	cr_assert_eq(g, 2u << 20);
 	OK(cuMemAddressReserve(&va, 2 * g, 2 * g, 0, 0));
@@ -920,7 +827,7 @@ Test(cuda_api, stream_ordered_allocation_and_pools)
 	CUstream s;
 	cuuint64_t threshold = 64 << 20, zero = 0, one = 1;
 
-	start();
+	sc_test_start();
 	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	OK(cuDeviceGetDefaultMemPool(&def, 0));
 	OK(cuDeviceGetMemPool(&cur, 0));
@@ -986,7 +893,7 @@ static int save_with_pool(const char *image)
 	cuuint64_t threshold = 32 << 20, v = 0;
 	int r;
 
-	start();
+	sc_test_start();
 	if (cuStreamCreate(&s, 0) || cuDeviceGetDefaultMemPool(&def, 0) ||
 	    cuMemAllocAsync(&a, 2 << 20, s) || cuMemAllocAsync(&b, 1 << 20, s) ||
 	    cuMemsetD32Async(a, 0xabcd, (2 << 20) / 4, s) || cuMemFreeAsync(b, s) ||
@@ -1013,12 +920,12 @@ static int save_with_pool(const char *image)
 Test(cuda_api, stream_ordered_memory_comes_back_after_a_restart)
 {
 	char dir[] = "/tmp/sc-pool-XXXXXX";
-	int status = exit_after_restore(save_with_pool, dir);
+	int status = sc_test_exit_after_restore(save_with_pool, dir);
 
 	cr_assert_eq(status, 42,
 		     "restored: exit %d (3: contents, 4: threshold, 5: figures, 6: the pool "
 		     "after; see %s/out)", status, dir);
-	remove_dir(dir);
+	sc_test_remove_dir(dir);
 }
 
 static uint32_t seen_by_host_fn;
@@ -1046,7 +953,7 @@ Test(cuda_api, host_functions_run_in_the_program_in_stream_order)
 	CUdeviceptr p;
 	uint32_t *pinned;
 
-	start();
+	sc_test_start();
 	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	OK(cuMemAlloc(&p, 4096));
 	OK(cuMemAllocHost((void **)&pinned, 4096));

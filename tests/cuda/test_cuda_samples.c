@@ -73,3 +73,9 @@ Test(cuda_samples, vmm)
 {
 	run_sample("vmm");
 }
+
+/* A graph built node by node, one captured from two streams, and an executable graph changed. */
+Test(cuda_samples, graph)
+{
+	run_sample("graph");
+}

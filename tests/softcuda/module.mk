@@ -11,6 +11,7 @@ SOFTCUDA_SRCS := \
 	tests/softcuda/softcuda_ctx.c \
 	tests/softcuda/softcuda_device.c \
 	tests/softcuda/softcuda_errors.c \
+	tests/softcuda/softcuda_graph.c \
 	tests/softcuda/softcuda_launch.c \
 	tests/softcuda/softcuda_mem.c \
 	tests/softcuda/softcuda_module.c \

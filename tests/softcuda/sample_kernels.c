@@ -102,6 +102,41 @@ SOFTK void softk_vmm_step(const struct softcuda_launch *l, void **params)
 	for_each_thread(l, params, vmm_step_thread);
 }
 
+/* graph.cu */
+
+static void graph_step_thread(const struct softcuda_launch *l, const struct thread_idx *t,
+			      void **params)
+{
+	const unsigned *x = param_ptr(params, 0);
+	unsigned *y = param_ptr(params, 1);
+	int n = param_int(params, 2), i = global_idx(l, t, 0);
+	unsigned salt = *(const unsigned *)params[3];
+
+	if (i < n)
+		y[i] = x[i] * 1664525u + x[(i + 1) % n] + salt;
+}
+
+SOFTK void softk_graph_step(const struct softcuda_launch *l, void **params)
+{
+	for_each_thread(l, params, graph_step_thread);
+}
+
+static void graph_mix_thread(const struct softcuda_launch *l, const struct thread_idx *t,
+			     void **params)
+{
+	const unsigned *x = param_ptr(params, 0), *y = param_ptr(params, 1);
+	unsigned *out = param_ptr(params, 2);
+	int n = param_int(params, 3), i = global_idx(l, t, 0);
+
+	if (i < n)
+		out[i] = x[i] ^ (y[i] * 2654435761u);
+}
+
+SOFTK void softk_graph_mix(const struct softcuda_launch *l, void **params)
+{
+	for_each_thread(l, params, graph_mix_thread);
+}
+
 /*
  * matmul.cu. The CUDA kernel sums over k tile by tile, in increasing k, and
  * adds exact zeros past the edge: a plain loop over k gives the same sums.

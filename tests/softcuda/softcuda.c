@@ -357,6 +357,15 @@ static const struct {
 	{ "cuEventElapsedTime_v2", 12080 },
 	{ "cuGetProcAddress_v2", 12050 },
 	{ "cuDeviceGetUuid_v2", 11040 },
+	{ "cuStreamBeginCapture_v2", 10010 },
+	{ "cuGraphAddKernelNode_v2", 12000 },
+	{ "cuGraphKernelNodeGetParams_v2", 12000 },
+	{ "cuGraphKernelNodeSetParams_v2", 12000 },
+	{ "cuGraphExecKernelNodeSetParams_v2", 12000 },
+	{ "cuGraphExecUpdate_v2", 12000 },
+	{ "cuGraphGetEdges_v2", 12030 },
+	{ "cuGraphAddDependencies_v2", 12030 },
+	{ "cuStreamGetCaptureInfo_v3", 12030 },
 };
 
 static int proc_version_ok(const char *symbol, int cuda_version)

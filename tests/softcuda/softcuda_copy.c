@@ -7,6 +7,10 @@
  * lie in memory the device knows (with read or write access enabled, for VMM
  * mappings); a host or unified side may be any memory of the process, and
  * is checked only when it falls in memory the device knows.
+ *
+ * An asynchronous copy or set into a capturing stream becomes a graph node
+ * (softcuda_graph.c) and does not run; the synchronous forms are refused while
+ * a capture forbids potentially unsafe calls.
  */
 #include <sys/mman.h>
 #include <string.h>
@@ -40,10 +44,58 @@ static CUresult copy_begin(CUstream stream)
 	return rc ? rc : sd_stream_check(stream);
 }
 
+/* The synchronous copies and sets: the legacy stream's, potentially unsafe during a capture. */
+static CUresult sync_enter(const char *func)
+{
+	CUresult rc = sd_enter(func);
+
+	if (rc == CUDA_SUCCESS && (rc = sd_capture_unsafe()) != CUDA_SUCCESS)
+		sd_leave(rc);
+	return rc;
+}
+
+/* A host side is unified memory when both sides may be host memory (cuMemcpyAsync). */
+static CUmemorytype side_type(enum sd_side side, enum sd_side other)
+{
+	if (side == SD_SIDE_DEVICE)
+		return CU_MEMORYTYPE_DEVICE;
+	return other == SD_SIDE_HOST ? CU_MEMORYTYPE_UNIFIED : CU_MEMORYTYPE_HOST;
+}
+
+static CUresult capture_linear(uintptr_t dst, enum sd_side dst_side, uintptr_t src,
+			       enum sd_side src_side, size_t bytes, CUstream stream)
+{
+	CUDA_MEMCPY3D c = {
+		.srcMemoryType = side_type(src_side, dst_side),
+		.srcHost = (const void *)src,
+		.srcDevice = src,
+		.dstMemoryType = side_type(dst_side, src_side),
+		.dstHost = (void *)dst,
+		.dstDevice = dst,
+		.WidthInBytes = bytes,
+		.Height = 1,
+		.Depth = 1,
+	};
+
+	if (c.srcMemoryType == CU_MEMORYTYPE_HOST)
+		c.srcDevice = 0;
+	else
+		c.srcHost = NULL;
+	if (c.dstMemoryType == CU_MEMORYTYPE_HOST)
+		c.dstDevice = 0;
+	else
+		c.dstHost = NULL;
+	return sd_capture_memcpy(stream, &c);
+}
+
 static CUresult copy_linear(uintptr_t dst, enum sd_side dst_side, uintptr_t src,
 			    enum sd_side src_side, size_t bytes, CUstream stream)
 {
-	CUresult rc = copy_begin(stream);
+	CUresult rc;
+
+	if (sd_capturing(stream))
+		return capture_linear(dst, dst_side, src, src_side, bytes, stream);
+	rc = copy_begin(stream);
 
 	if (rc == CUDA_SUCCESS)
 		rc = side_check(dst, bytes, dst_side, PROT_WRITE);
@@ -54,9 +106,9 @@ static CUresult copy_linear(uintptr_t dst, enum sd_side dst_side, uintptr_t src,
 	return rc;
 }
 
-#define SD_COPY(func, dst, dside, src, sside, bytes, stream)                             \
+#define SD_COPY(enter, dst, dside, src, sside, bytes, stream)                            \
 	do {                                                                               \
-		CUresult rc_ = sd_enter(func);                                             \
+		CUresult rc_ = enter(__func__);                                            \
 		return rc_ ? rc_ :                                                         \
 			     sd_leave(copy_linear((uintptr_t)(dst), dside, (uintptr_t)(src), \
 						  sside, bytes, stream));                  \
@@ -64,44 +116,44 @@ static CUresult copy_linear(uintptr_t dst, enum sd_side dst_side, uintptr_t src,
 
 CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
 {
-	SD_COPY(__func__, dst, SD_SIDE_HOST, src, SD_SIDE_HOST, bytes, NULL);
+	SD_COPY(sync_enter, dst, SD_SIDE_HOST, src, SD_SIDE_HOST, bytes, NULL);
 }
 
 CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
-	SD_COPY(__func__, dst, SD_SIDE_HOST, src, SD_SIDE_HOST, bytes, stream);
+	SD_COPY(sd_enter, dst, SD_SIDE_HOST, src, SD_SIDE_HOST, bytes, stream);
 }
 
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes)
 {
-	SD_COPY(__func__, dst, SD_SIDE_DEVICE, src, SD_SIDE_HOST, bytes, NULL);
+	SD_COPY(sync_enter, dst, SD_SIDE_DEVICE, src, SD_SIDE_HOST, bytes, NULL);
 }
 
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes,
 				   CUstream stream)
 {
-	SD_COPY(__func__, dst, SD_SIDE_DEVICE, src, SD_SIDE_HOST, bytes, stream);
+	SD_COPY(sd_enter, dst, SD_SIDE_DEVICE, src, SD_SIDE_HOST, bytes, stream);
 }
 
 CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes)
 {
-	SD_COPY(__func__, dst, SD_SIDE_HOST, src, SD_SIDE_DEVICE, bytes, NULL);
+	SD_COPY(sync_enter, dst, SD_SIDE_HOST, src, SD_SIDE_DEVICE, bytes, NULL);
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream stream)
 {
-	SD_COPY(__func__, dst, SD_SIDE_HOST, src, SD_SIDE_DEVICE, bytes, stream);
+	SD_COPY(sd_enter, dst, SD_SIDE_HOST, src, SD_SIDE_DEVICE, bytes, stream);
 }
 
 CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
 {
-	SD_COPY(__func__, dst, SD_SIDE_DEVICE, src, SD_SIDE_DEVICE, bytes, NULL);
+	SD_COPY(sync_enter, dst, SD_SIDE_DEVICE, src, SD_SIDE_DEVICE, bytes, NULL);
 }
 
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
 				   CUstream stream)
 {
-	SD_COPY(__func__, dst, SD_SIDE_DEVICE, src, SD_SIDE_DEVICE, bytes, stream);
+	SD_COPY(sd_enter, dst, SD_SIDE_DEVICE, src, SD_SIDE_DEVICE, bytes, stream);
 }
 
 /* An array seen as its bytes, row after row, for the copies to and from arrays. */
@@ -141,7 +193,7 @@ static CUresult copy_from_array(uintptr_t dst, enum sd_side dst_side, CUarray sr
 
 CUresult CUDAAPI cuMemcpyHtoA(CUarray dst, size_t offset, const void *src, size_t bytes)
 {
-	CUresult rc = sd_enter(__func__);
+	CUresult rc = sync_enter(__func__);
 
 	return rc ? rc :
 		    sd_leave(copy_to_array(dst, offset, (uintptr_t)src, SD_SIDE_HOST, bytes, NULL));
@@ -159,14 +211,14 @@ CUresult CUDAAPI cuMemcpyHtoAAsync(CUarray dst, size_t offset, const void *src, 
 
 CUresult CUDAAPI cuMemcpyDtoA(CUarray dst, size_t offset, CUdeviceptr src, size_t bytes)
 {
-	CUresult rc = sd_enter(__func__);
+	CUresult rc = sync_enter(__func__);
 
 	return rc ? rc : sd_leave(copy_to_array(dst, offset, src, SD_SIDE_DEVICE, bytes, NULL));
 }
 
 CUresult CUDAAPI cuMemcpyAtoH(void *dst, CUarray src, size_t offset, size_t bytes)
 {
-	CUresult rc = sd_enter(__func__);
+	CUresult rc = sync_enter(__func__);
 
 	return rc ? rc :
 		    sd_leave(copy_from_array((uintptr_t)dst, SD_SIDE_HOST, src, offset, bytes,
@@ -185,7 +237,7 @@ CUresult CUDAAPI cuMemcpyAtoHAsync(void *dst, CUarray src, size_t offset, size_t
 
 CUresult CUDAAPI cuMemcpyAtoD(CUdeviceptr dst, CUarray src, size_t offset, size_t bytes)
 {
-	CUresult rc = sd_enter(__func__);
+	CUresult rc = sync_enter(__func__);
 
 	return rc ? rc :
 		    sd_leave(copy_from_array(dst, SD_SIDE_DEVICE, src, offset, bytes, NULL));
@@ -195,7 +247,7 @@ CUresult CUDAAPI cuMemcpyAtoA(CUarray dst, size_t dst_offset, CUarray src, size_
 			      size_t bytes)
 {
 	uintptr_t p;
-	CUresult rc = sd_enter(__func__);
+	CUresult rc = sync_enter(__func__);
 
 	if (rc)
 		return rc;
@@ -292,14 +344,12 @@ static unsigned char *end_row(const struct sd_end *e, size_t row, size_t slice)
 	return e->base + (e->z + slice) * e->pitch * e->height + (e->y + row) * e->pitch + e->x;
 }
 
-static CUresult copy_3d(const CUDA_MEMCPY3D *c, CUstream stream)
+CUresult sd_memcpy3d(const CUDA_MEMCPY3D *c, int run)
 {
 	struct sd_end src, dst;
 	size_t row, slice;
-	CUresult rc = copy_begin(stream);
+	CUresult rc;
 
-	if (rc)
-		return rc;
 	if (!c || c->reserved0 || c->reserved1 || c->srcLOD || c->dstLOD)
 		return CUDA_ERROR_INVALID_VALUE;
 	src = (struct sd_end){ c->srcMemoryType, (uintptr_t)c->srcHost, c->srcDevice, c->srcArray,
@@ -311,13 +361,23 @@ static CUresult copy_3d(const CUDA_MEMCPY3D *c, CUstream stream)
 	rc = end_resolve(&src, c, PROT_READ);
 	if (rc == CUDA_SUCCESS)
 		rc = end_resolve(&dst, c, PROT_WRITE);
-	if (rc)
+	if (rc || !run)
 		return rc;
 	for (slice = 0; slice < c->Depth; slice++)
 		for (row = 0; row < c->Height; row++)
 			memmove(end_row(&dst, row, slice), end_row(&src, row, slice),
 				c->WidthInBytes);
 	return CUDA_SUCCESS;
+}
+
+static CUresult copy_3d(const CUDA_MEMCPY3D *c, CUstream stream)
+{
+	CUresult rc;
+
+	if (sd_capturing(stream))
+		return sd_capture_memcpy(stream, c);
+	rc = copy_begin(stream);
+	return rc ? rc : sd_memcpy3d(c, 1);
 }
 
 static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream stream)
@@ -348,14 +408,14 @@ static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream stream)
 
 CUresult CUDAAPI cuMemcpy2D(const CUDA_MEMCPY2D *copy)
 {
-	CUresult rc = sd_enter(__func__);
+	CUresult rc = sync_enter(__func__);
 
 	return rc ? rc : sd_leave(copy_2d(copy, NULL));
 }
 
 CUresult CUDAAPI cuMemcpy2DUnaligned(const CUDA_MEMCPY2D *copy)
 {
-	CUresult rc = sd_enter(__func__);
+	CUresult rc = sync_enter(__func__);
 
 	return rc ? rc : sd_leave(copy_2d(copy, NULL));
 }
@@ -369,7 +429,7 @@ CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D *copy, CUstream stream)
 
 CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D *copy)
 {
-	CUresult rc = sd_enter(__func__);
+	CUresult rc = sync_enter(__func__);
 
 	return rc ? rc : sd_leave(copy_3d(copy, NULL));
 }
@@ -397,102 +457,113 @@ static void fill_row(unsigned char *row, unsigned value, unsigned elem, size_t w
 	}
 }
 
+CUresult sd_memset2d(const CUDA_MEMSET_NODE_PARAMS *p, int run)
+{
+	size_t row_bytes, span, row;
+	unsigned elem = p->elementSize;
+	CUresult rc;
+
+	if ((elem != 1 && elem != 2 && elem != 4) || p->dst % elem)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!p->width || !p->height)
+		return CUDA_SUCCESS;
+	if (__builtin_mul_overflow(p->width, (size_t)elem, &row_bytes) ||
+	    (p->height > 1 && p->pitch < row_bytes) ||
+	    __builtin_mul_overflow(p->pitch, p->height - 1, &span) ||
+	    __builtin_add_overflow(span, row_bytes, &span))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = sd_range_check(p->dst, span, PROT_WRITE);
+	for (row = 0; run && rc == CUDA_SUCCESS && row < p->height; row++)
+		fill_row((unsigned char *)(uintptr_t)(p->dst + row * p->pitch), p->value, elem,
+			 p->width);
+	return rc;
+}
+
 /* width elements of elem bytes in each of height rows, pitch bytes apart. */
 static CUresult memset_2d(CUdeviceptr dst, size_t pitch, unsigned value, unsigned elem,
 			  size_t width, size_t height, CUstream stream)
 {
-	size_t row_bytes, span, row;
-	CUresult rc = copy_begin(stream);
+	CUDA_MEMSET_NODE_PARAMS p = { dst, pitch, value, elem, width, height };
+	CUresult rc;
 
-	if (rc)
-		return rc;
-	if (dst % elem)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!width || !height)
-		return CUDA_SUCCESS;
-	if (__builtin_mul_overflow(width, (size_t)elem, &row_bytes) ||
-	    (height > 1 && pitch < row_bytes) ||
-	    __builtin_mul_overflow(pitch, height - 1, &span) ||
-	    __builtin_add_overflow(span, row_bytes, &span))
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = sd_range_check(dst, span, PROT_WRITE);
-	for (row = 0; rc == CUDA_SUCCESS && row < height; row++)
-		fill_row((unsigned char *)(uintptr_t)(dst + row * pitch), value, elem, width);
-	return rc;
+	if (sd_capturing(stream))
+		return sd_capture_memset(stream, &p);
+	rc = copy_begin(stream);
+	return rc ? rc : sd_memset2d(&p, 1);
 }
 
-#define SD_MEMSET(dst, pitch, value, elem, width, height, stream)                        \
+#define SD_MEMSET(enter, dst, pitch, value, elem, width, height, stream)                 \
 	do {                                                                               \
-		CUresult rc_ = sd_enter(__func__);                                         \
+		CUresult rc_ = enter(__func__);                                            \
 		return rc_ ? rc_ :                                                         \
 			     sd_leave(memset_2d(dst, pitch, value, elem, width, height, stream)); \
 	} while (0)
 
 CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char value, size_t n)
 {
-	SD_MEMSET(dst, n, value, 1, n, 1, NULL);
+	SD_MEMSET(sync_enter, dst, n, value, 1, n, 1, NULL);
 }
 
 CUresult CUDAAPI cuMemsetD16(CUdeviceptr dst, unsigned short value, size_t n)
 {
-	SD_MEMSET(dst, 2 * n, value, 2, n, 1, NULL);
+	SD_MEMSET(sync_enter, dst, 2 * n, value, 2, n, 1, NULL);
 }
 
 CUresult CUDAAPI cuMemsetD32(CUdeviceptr dst, unsigned int value, size_t n)
 {
-	SD_MEMSET(dst, 4 * n, value, 4, n, 1, NULL);
+	SD_MEMSET(sync_enter, dst, 4 * n, value, 4, n, 1, NULL);
 }
 
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n,
 				 CUstream stream)
 {
-	SD_MEMSET(dst, n, value, 1, n, 1, stream);
+	SD_MEMSET(sd_enter, dst, n, value, 1, n, 1, stream);
 }
 
 CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t n,
 				  CUstream stream)
 {
-	SD_MEMSET(dst, 2 * n, value, 2, n, 1, stream);
+	SD_MEMSET(sd_enter, dst, 2 * n, value, 2, n, 1, stream);
 }
 
 CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n,
 				  CUstream stream)
 {
-	SD_MEMSET(dst, 4 * n, value, 4, n, 1, stream);
+	SD_MEMSET(sd_enter, dst, 4 * n, value, 4, n, 1, stream);
 }
 
 CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr dst, size_t pitch, unsigned char value, size_t width,
 			      size_t height)
 {
-	SD_MEMSET(dst, pitch, value, 1, width, height, NULL);
+	SD_MEMSET(sync_enter, dst, pitch, value, 1, width, height, NULL);
 }
 
 CUresult CUDAAPI cuMemsetD2D16(CUdeviceptr dst, size_t pitch, unsigned short value,
 			       size_t width, size_t height)
 {
-	SD_MEMSET(dst, pitch, value, 2, width, height, NULL);
+	SD_MEMSET(sync_enter, dst, pitch, value, 2, width, height, NULL);
 }
 
 CUresult CUDAAPI cuMemsetD2D32(CUdeviceptr dst, size_t pitch, unsigned int value, size_t width,
 			       size_t height)
 {
-	SD_MEMSET(dst, pitch, value, 4, width, height, NULL);
+	SD_MEMSET(sync_enter, dst, pitch, value, 4, width, height, NULL);
 }
 
 CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr dst, size_t pitch, unsigned char value,
 				   size_t width, size_t height, CUstream stream)
 {
-	SD_MEMSET(dst, pitch, value, 1, width, height, stream);
+	SD_MEMSET(sd_enter, dst, pitch, value, 1, width, height, stream);
 }
 
 CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr dst, size_t pitch, unsigned short value,
 				    size_t width, size_t height, CUstream stream)
 {
-	SD_MEMSET(dst, pitch, value, 2, width, height, stream);
+	SD_MEMSET(sd_enter, dst, pitch, value, 2, width, height, stream);
 }
 
 CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned int value,
 				    size_t width, size_t height, CUstream stream)
 {
-	SD_MEMSET(dst, pitch, value, 4, width, height, stream);
+	SD_MEMSET(sd_enter, dst, pitch, value, 4, width, height, stream);
 }

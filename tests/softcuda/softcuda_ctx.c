@@ -4,9 +4,10 @@
  * contexts, and each thread's stack of current contexts.
  *
  * A context owns its modules, streams, events, arrays, legacy allocations,
- * host registrations, textures and surfaces: destroying it (or releasing a
- * primary context for the last time, or resetting it) frees them, and their
- * handles become invalid. VMM allocations and libraries belong to no context.
+ * host registrations, textures, surfaces, graphs and executable graphs:
+ * destroying it (or releasing a primary context for the last time, or
+ * resetting it) frees them, and their handles become invalid. VMM allocations
+ * and libraries belong to no context.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,10 @@ CUresult sd_ctx_current(struct sd_ctx **ctx)
 	return CUDA_SUCCESS;
 }
 
-/* Order matters: textures and surfaces name arrays, functions live in modules. */
+/*
+ * Order matters: textures and surfaces name arrays, functions live in modules,
+ * a stream that goes ends the captures it began and their graphs with them.
+ */
 void sd_ctx_free_objects(struct sd_ctx *ctx)
 {
 	static const struct {
@@ -81,6 +85,7 @@ void sd_ctx_free_objects(struct sd_ctx *ctx)
 		{ SD_MODULE, sd_module_free },	 { SD_STREAM, sd_stream_free },
 		{ SD_EVENT, sd_event_free },	 { SD_ARRAY, sd_array_free },
 		{ SD_ALLOC, sd_alloc_free },	 { SD_HOSTREG, sd_hostreg_free },
+		{ SD_GRAPH_EXEC, sd_exec_free }, { SD_GRAPH, sd_graph_free },
 	};
 	struct sd_obj *obj, *next;
 	size_t i;
@@ -261,8 +266,7 @@ CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)
 	return sd_leave(rc);
 }
 
-/* @handle, or the current context when NULL. */
-static CUresult ctx_or_current(CUcontext handle, struct sd_ctx **ctx)
+CUresult sd_ctx_or_current(CUcontext handle, struct sd_ctx **ctx)
 {
 	if (!handle)
 		return sd_ctx_current(ctx);
@@ -279,7 +283,7 @@ CUresult CUDAAPI cuCtxGetId(CUcontext handle, unsigned long long *id)
 		return rc;
 	if (!id)
 		return sd_leave(CUDA_ERROR_INVALID_VALUE);
-	rc = ctx_or_current(handle, &ctx);
+	rc = sd_ctx_or_current(handle, &ctx);
 	if (rc == CUDA_SUCCESS)
 		*id = ctx->id;
 	return sd_leave(rc);
@@ -294,7 +298,7 @@ CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device, CUcontext handle)
 		return rc;
 	if (!device)
 		return sd_leave(CUDA_ERROR_INVALID_VALUE);
-	rc = ctx_or_current(handle, &ctx);
+	rc = sd_ctx_or_current(handle, &ctx);
 	if (rc == CUDA_SUCCESS)
 		*device = ctx->device;
 	return sd_leave(rc);
@@ -388,13 +392,16 @@ CUresult CUDAAPI cuCtxResetPersistingL2Cache(void)
 	return rc ? rc : sd_leave(sd_ctx_current(&ctx));
 }
 
-/* Every stream runs synchronously: there is never anything to wait for. */
+/* Every stream runs synchronously: nothing to wait for, but captured work would never end. */
 CUresult CUDAAPI cuCtxSynchronize(void)
 {
 	struct sd_ctx *ctx;
 	CUresult rc = sd_enter(__func__);
 
-	return rc ? rc : sd_leave(sd_ctx_current(&ctx));
+	if (rc)
+		return rc;
+	rc = sd_ctx_current(&ctx);
+	return sd_leave(rc ? rc : sd_capture_sync_ctx(ctx));
 }
 
 CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value)

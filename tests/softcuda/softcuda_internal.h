@@ -65,6 +65,8 @@ enum sd_kind {
 	SD_MAPPING,	/* cuMemMap */
 	SD_TEX,
 	SD_SURF,
+	SD_GRAPH,
+	SD_GRAPH_EXEC,
 	SD_KIND_N
 };
 
@@ -151,6 +153,8 @@ int sd_device_attr(CUdevice_attribute attr, CUdevice dev);
 
 /* softcuda_ctx.c */
 CUresult sd_ctx_current(struct sd_ctx **ctx);
+/* @handle if it is a usable context, or the current context when NULL */
+CUresult sd_ctx_or_current(CUcontext handle, struct sd_ctx **ctx);
 void sd_ctx_free_objects(struct sd_ctx *ctx);
 
 /* softcuda_mem.c: what the device knows about an address. */
@@ -222,9 +226,32 @@ struct sd_func *sd_func_find(CUfunction handle);
 struct sd_func *sd_kernel_find(CUkernel handle);
 /* softcuda_launch.c: a CUfunction, or a CUkernel passed where a CUfunction goes, as CUDA allows */
 struct sd_func *sd_func_or_kernel(CUfunction handle);
+/*
+ * softcuda_launch.c: the function a launch of @handle in the current context
+ * runs, and in @args (SD_MAX_PARAMS) a pointer to each of its parameters in
+ * @params or in @extra's buffer; checked as cuLaunchKernel checks them, but
+ * for the stream.
+ */
+CUresult sd_launch_args(CUfunction handle, const struct softcuda_launch *l, void **params,
+			void **extra, struct sd_func **f, void **args);
+/* softcuda_launch.c: attribute @a of a launch of @handle, checked as cuLaunchKernelEx does */
+CUresult sd_launch_attr_check(CUfunction handle, const struct softcuda_launch *l,
+			      const CUlaunchAttribute *a);
 
-/* softcuda_stream.c */
+/*
+ * softcuda_copy.c: a 3D copy, a 2D memset, checked as the asynchronous calls
+ * check them (the caller checks the context); done only if @run.
+ */
+CUresult sd_memcpy3d(const CUDA_MEMCPY3D *c, int run);
+CUresult sd_memset2d(const CUDA_MEMSET_NODE_PARAMS *p, int run);
+
+/*
+ * softcuda_stream.c: a stream whose work is about to run (refused where it
+ * would be captured or depend on a capture), its flags and priority (a default
+ * stream's: 0 and 0).
+ */
 CUresult sd_stream_check(CUstream stream);
+void sd_stream_info(CUstream stream, unsigned *flags, int *priority);
 void sd_stream_free(struct sd_obj *obj);
 void sd_event_free(struct sd_obj *obj);
 /* softcuda_stream.c: cuEventRecordWithFlags, for callers holding the device lock */
@@ -248,5 +275,39 @@ size_t sd_format_bytes(CUarray_format format);
 void sd_array_free(struct sd_obj *obj);
 void sd_tex_free(struct sd_obj *obj);
 void sd_surf_free(struct sd_obj *obj);
+
+/* softcuda_graph.c: graphs and executable graphs, freed with their context. */
+void sd_graph_free(struct sd_obj *obj);
+void sd_exec_free(struct sd_obj *obj);
+
+/*
+ * softcuda_graph.c: stream capture. Work posted to a stream for which
+ * sd_capturing() holds goes to the sd_capture_*() call of its kind instead
+ * of running; they fail with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED once the
+ * capture is. The others answer whether a call may go on: CUDA_SUCCESS, or
+ * the error a driver returns, the capture invalidated where CUDA does.
+ */
+int sd_capturing(CUstream stream);
+CUresult sd_capture_kernel(CUfunction handle, const struct softcuda_launch *l, void **params,
+			   void **extra, const CUlaunchAttribute *attrs, unsigned n_attrs);
+CUresult sd_capture_memcpy(CUstream stream, const CUDA_MEMCPY3D *c);
+CUresult sd_capture_memset(CUstream stream, const CUDA_MEMSET_NODE_PARAMS *p);
+CUresult sd_capture_event_record(CUstream stream, CUevent event, unsigned flags);
+/* a wait of @stream on @event (@recorded: outside a capture); it may join a capture */
+CUresult sd_capture_event_wait(CUstream stream, CUevent event, unsigned flags, int recorded);
+/* work of @stream that cannot be captured runs now */
+CUresult sd_capture_runs(CUstream stream);
+/* a synchronous call on the legacy stream */
+CUresult sd_capture_unsafe(void);
+/* cuStreamSynchronize, cuStreamQuery */
+CUresult sd_capture_sync_stream(CUstream stream);
+/* cuCtxSynchronize */
+CUresult sd_capture_sync_ctx(struct sd_ctx *ctx);
+/* cuEventQuery, cuEventSynchronize, cuEventElapsedTime */
+CUresult sd_capture_event_use(CUevent event);
+CUresult sd_capture_stream_destroy(CUstream stream);
+void sd_capture_stream_gone(CUstream stream);
+/* @event recorded outside a capture, or destroyed */
+void sd_capture_event_drop(CUevent event);
 
 #endif /* SOFTCUDA_INTERNAL_H */

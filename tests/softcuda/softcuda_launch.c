@@ -6,7 +6,8 @@
  * with the device lock held; it loops over the grid itself. Parameters reach
  * it as kernelParams does, one pointer per parameter; a launch through
  * `extra` gets pointers into the caller's buffer at the offsets the module
- * text implies.
+ * text implies. A launch into a capturing stream becomes a graph node instead
+ * (softcuda_graph.c).
  */
 #include <string.h>
 
@@ -343,27 +344,37 @@ static CUresult launch_func(CUfunction handle, struct sd_func **out)
 	return CUDA_SUCCESS;
 }
 
-static CUresult launch(CUfunction handle, const struct softcuda_launch *l, void **params,
-		       void **extra)
+CUresult sd_launch_args(CUfunction handle, const struct softcuda_launch *l, void **params,
+			void **extra, struct sd_func **out, void **args)
 {
-	void *args[SD_MAX_PARAMS];
 	struct sd_func *f;
 	CUresult rc = launch_func(handle, &f);
 
 	if (rc == CUDA_SUCCESS)
 		rc = check_dims(f, l);
-	if (rc == CUDA_SUCCESS)
-		rc = sd_stream_check((CUstream)l->stream);
 	if (rc)
 		return rc;
 	if ((params && extra) || (f->n_params && !params && !extra))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (extra) {
+	if (extra)
 		rc = extra_params(f, extra, args);
-		params = args;
-	}
+	for (unsigned i = 0; !extra && i < f->n_params; i++)
+		args[i] = params[i];
+	*out = f;
+	return rc;
+}
+
+static CUresult launch(CUfunction handle, const struct softcuda_launch *l, void **params,
+		       void **extra)
+{
+	void *args[SD_MAX_PARAMS];
+	struct sd_func *f;
+	CUresult rc = sd_launch_args(handle, l, params, extra, &f, args);
+
 	if (rc == CUDA_SUCCESS)
-		f->fn(l, params);
+		rc = sd_stream_check((CUstream)l->stream);
+	if (rc == CUDA_SUCCESS)
+		f->fn(l, args);
 	return rc;
 }
 
@@ -380,7 +391,11 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int 
 	};
 	CUresult rc = sd_enter(__func__);
 
-	return rc ? rc : sd_leave(launch(f, &l, params, extra));
+	if (rc)
+		return rc;
+	if (sd_capturing(stream))
+		return sd_leave(sd_capture_kernel(f, &l, params, extra, NULL, 0));
+	return sd_leave(launch(f, &l, params, extra));
 }
 
 /* A cluster divides the grid in every dimension and has at most 8 blocks. */
@@ -411,9 +426,42 @@ static CUresult check_cooperative(CUfunction handle, const struct softcuda_launc
 	return CUDA_SUCCESS;
 }
 
+static CUresult check_event(CUevent event)
+{
+	return sd_obj_find(SD_EVENT, event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* The attributes the software device knows, checked as CUDA checks them. */
+CUresult sd_launch_attr_check(CUfunction handle, const struct softcuda_launch *l,
+			      const CUlaunchAttribute *a)
+{
+	switch (a->id) {
+	case CU_LAUNCH_ATTRIBUTE_IGNORE:
+	case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+	case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+		return CUDA_SUCCESS;
+	case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+		return a->value.cooperative ? check_cooperative(handle, l) : CUDA_SUCCESS;
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+		return check_cluster(l, a);
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+		return a->value.sharedMemCarveout <= 100 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+		return check_event(a->value.programmaticEvent.event);
+	case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+		return check_event(a->value.launchCompletionEvent.event);
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
 /*
- * The attributes the software device knows, checked as CUDA checks them. The
- * events are recorded before the kernel runs: every launch is synchronous
+ * The events are recorded before the kernel runs: every launch is synchronous
  * here, so they complete with it all the same.
  */
 static CUresult apply_attributes(CUfunction handle, const CUlaunchConfig *c,
@@ -424,32 +472,11 @@ static CUresult apply_attributes(CUfunction handle, const CUlaunchConfig *c,
 	for (unsigned i = 0; rc == CUDA_SUCCESS && i < c->numAttrs; i++) {
 		const CUlaunchAttribute *a = &c->attrs[i];
 
-		switch (a->id) {
-		case CU_LAUNCH_ATTRIBUTE_IGNORE:
-		case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
-		case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-		case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
-		case CU_LAUNCH_ATTRIBUTE_PRIORITY:
-		case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
-		case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
-		case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
-			break;
-		case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-			if (a->value.cooperative)
-				rc = check_cooperative(handle, l);
-			break;
-		case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-			rc = check_cluster(l, a);
-			break;
-		case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+		rc = sd_launch_attr_check(handle, l, a);
+		if (rc == CUDA_SUCCESS && a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT)
 			rc = sd_event_record(a->value.programmaticEvent.event, c->hStream, 0);
-			break;
-		case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+		if (rc == CUDA_SUCCESS && a->id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
 			rc = sd_event_record(a->value.launchCompletionEvent.event, c->hStream, 0);
-			break;
-		default:
-			rc = CUDA_ERROR_INVALID_VALUE;
-		}
 	}
 	return rc;
 }
@@ -470,6 +497,8 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **
 		.shared_bytes = c->sharedMemBytes,
 		.stream = c->hStream,
 	};
+	if (sd_capturing(c->hStream))
+		return sd_leave(sd_capture_kernel(f, &l, params, extra, c->attrs, c->numAttrs));
 	rc = apply_attributes(f, c, &l);
 	return sd_leave(rc ? rc : launch(f, &l, params, extra));
 }

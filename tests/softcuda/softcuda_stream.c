@@ -6,6 +6,9 @@
  * recorded event always complete: synchronising never waits, and queries
  * never answer CUDA_ERROR_NOT_READY. Events still keep the time they were
  * recorded (CLOCK_MONOTONIC) for cuEventElapsedTime().
+ *
+ * Streams that take part in a stream capture, and events recorded in one, are
+ * softcuda_graph.c's: the calls here ask it before they run anything.
  */
 #include <stdlib.h>
 
@@ -49,8 +52,17 @@ static struct sd_event *event_find(CUevent handle)
 /* Callers hold a current context: the default streams are its own. */
 CUresult sd_stream_check(CUstream stream)
 {
-	return default_stream(stream) || stream_find(stream) ? CUDA_SUCCESS :
-							      CUDA_ERROR_INVALID_HANDLE;
+	if (!default_stream(stream) && !stream_find(stream))
+		return CUDA_ERROR_INVALID_HANDLE;
+	return sd_capture_runs(stream);
+}
+
+void sd_stream_info(CUstream stream, unsigned *flags, int *priority)
+{
+	struct sd_stream *s = stream_find(stream);
+
+	*flags = s ? s->flags : CU_STREAM_DEFAULT;
+	*priority = s ? s->priority : 0;
 }
 
 /* For calls that take only a stream: the default streams need a current context. */
@@ -112,6 +124,7 @@ CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *pstream, unsigned int flag
 
 void sd_stream_free(struct sd_obj *obj)
 {
+	sd_capture_stream_gone((CUstream)sd_container(obj, struct sd_stream, obj));
 	sd_obj_del(obj);
 	free(sd_container(obj, struct sd_stream, obj));
 }
@@ -126,6 +139,8 @@ CUresult CUDAAPI cuStreamDestroy(CUstream stream)
 	s = stream_find(stream);
 	if (!s)
 		return sd_leave(CUDA_ERROR_INVALID_HANDLE);
+	if ((rc = sd_capture_stream_destroy(stream)) != CUDA_SUCCESS)
+		return sd_leave(rc);
 	sd_stream_free(&s->obj);
 	return sd_leave(CUDA_SUCCESS);
 }
@@ -135,7 +150,7 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream stream)
 	struct sd_stream *s;
 	CUresult rc = stream_enter(__func__, stream, &s);
 
-	return rc ? rc : sd_leave(CUDA_SUCCESS);
+	return rc ? rc : sd_leave(sd_capture_sync_stream(stream));
 }
 
 CUresult CUDAAPI cuStreamQuery(CUstream stream)
@@ -143,7 +158,7 @@ CUresult CUDAAPI cuStreamQuery(CUstream stream)
 	struct sd_stream *s;
 	CUresult rc = stream_enter(__func__, stream, &s);
 
-	return rc ? rc : sd_leave(CUDA_SUCCESS);
+	return rc ? rc : sd_leave(sd_capture_sync_stream(stream));
 }
 
 CUresult CUDAAPI cuStreamGetPriority(CUstream stream, int *priority)
@@ -175,13 +190,16 @@ CUresult CUDAAPI cuStreamGetFlags(CUstream stream, unsigned int *flags)
 CUresult CUDAAPI cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
 {
 	struct sd_stream *s;
+	struct sd_event *e;
 	CUresult rc = stream_enter(__func__, stream, &s);
 
 	if (rc)
 		return rc;
 	if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
 		return sd_leave(CUDA_ERROR_INVALID_VALUE);
-	return sd_leave(event_find(event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE);
+	if (!(e = event_find(event)))
+		return sd_leave(CUDA_ERROR_INVALID_HANDLE);
+	return sd_leave(sd_capture_event_wait(stream, event, flags, e->recorded));
 }
 
 static CUresult event_create(CUevent *pevent, unsigned flags)
@@ -215,6 +233,7 @@ CUresult CUDAAPI cuEventCreate(CUevent *pevent, unsigned int flags)
 
 void sd_event_free(struct sd_obj *obj)
 {
+	sd_capture_event_drop((CUevent)sd_container(obj, struct sd_event, obj));
 	sd_obj_del(obj);
 	free(sd_container(obj, struct sd_event, obj));
 }
@@ -243,9 +262,16 @@ CUresult sd_event_record(CUevent event, CUstream stream, unsigned flags)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = default_stream(stream) ? sd_ctx_current(&ctx) : sd_stream_check(stream);
-	if (rc)
+	if (default_stream(stream) && (rc = sd_ctx_current(&ctx)) != CUDA_SUCCESS)
 		return rc;
+	if (sd_capturing(stream))
+		return sd_capture_event_record(stream, event, flags);
+	if ((rc = sd_stream_check(stream)) != CUDA_SUCCESS)
+		return rc;
+	/* an external record exists only in a capture, in CUDA as here */
+	if (flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	sd_capture_event_drop(event);
 	clock_gettime(CLOCK_MONOTONIC, &e->when);
 	e->recorded = 1;
 	return CUDA_SUCCESS;
@@ -265,28 +291,42 @@ CUresult CUDAAPI cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned
 	return rc ? rc : sd_leave(sd_event_record(event, stream, flags));
 }
 
-/* An event never recorded has no work to wait for: success, as in CUDA. */
+/*
+ * An event never recorded has no work to wait for: success, as in CUDA. The
+ * work of one recorded in a capture never runs.
+ */
+static CUresult event_wait(CUevent event)
+{
+	return event_find(event) ? sd_capture_event_use(event) : CUDA_ERROR_INVALID_HANDLE;
+}
+
 CUresult CUDAAPI cuEventQuery(CUevent event)
 {
 	CUresult rc = sd_enter(__func__);
 
-	return rc ? rc : sd_leave(event_find(event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE);
+	return rc ? rc : sd_leave(event_wait(event));
 }
 
 CUresult CUDAAPI cuEventSynchronize(CUevent event)
 {
 	CUresult rc = sd_enter(__func__);
 
-	return rc ? rc : sd_leave(event_find(event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE);
+	return rc ? rc : sd_leave(event_wait(event));
 }
 
 static CUresult elapsed(float *ms, CUevent start, CUevent end)
 {
 	struct sd_event *a = event_find(start), *b = event_find(end);
+	CUresult rc;
 
 	if (!ms)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!a || !b || !a->recorded || !b->recorded || (a->flags & CU_EVENT_DISABLE_TIMING) ||
+	if (!a || !b)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = sd_capture_event_use(start)) != CUDA_SUCCESS ||
+	    (rc = sd_capture_event_use(end)) != CUDA_SUCCESS)
+		return rc;
+	if (!a->recorded || !b->recorded || (a->flags & CU_EVENT_DISABLE_TIMING) ||
 	    (b->flags & CU_EVENT_DISABLE_TIMING))
 		return CUDA_ERROR_INVALID_HANDLE;
 	*ms = (float)((double)(b->when.tv_sec - a->when.tv_sec) * 1e3 +

@@ -38,6 +38,18 @@ void softk_add_to(const struct softcuda_launch *l, void **params)
 	*counter += (unsigned)threads(l) * amount;
 }
 
+/* kernel add_n 8 4 4: x[i] += amount for i < n */
+void softk_add_n(const struct softcuda_launch *l, void **params)
+{
+	unsigned *x = *(unsigned **)params[0];
+	unsigned amount = *(unsigned *)params[1];
+	int n = *(int *)params[2];
+	unsigned long long i;
+
+	for (i = 0; i < threads(l) && i < (unsigned long long)n; i++)
+		x[i] += amount;
+}
+
 /* kernel mixed 1 8 4 2 8: parameters of every alignment, echoed to out[0..3] */
 void softk_mixed(const struct softcuda_launch *l, void **params)
 {

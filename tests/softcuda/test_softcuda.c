@@ -4,7 +4,7 @@
  * the GPU proxy loads it: device queries, contexts, VMM and legacy memory,
  * copies and sets, modules and libraries, launches through kernelParams and
  * extra, deterministic module globals, arrays, textures and surfaces,
- * streams and events, refusals, and fault injection.
+ * streams and events, graphs and stream capture, refusals, and fault injection.
  *
  * The device and the kernels come from the plain build (SELFCKPT_BUILD),
  * also under SAN=1. Each test runs in its own process, so a test may set the
@@ -68,11 +68,23 @@
 	X(cuLibraryLoadFromFile) X(cuLibraryUnload) X(cuLibraryGetKernel)                  \
 	X(cuLibraryGetModule) X(cuLibraryGetGlobal) X(cuKernelGetFunction)                 \
 	X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuFuncSetCacheConfig)                \
-	X(cuFuncGetParamInfo) X(cuFuncGetName) X(cuLaunchKernel)                           \
+	X(cuFuncGetParamInfo) X(cuFuncGetName) X(cuLaunchKernel) X(cuLaunchKernelEx)       \
 	X(cuStreamCreate) X(cuStreamCreateWithPriority) X(cuStreamDestroy)                 \
 	X(cuStreamSynchronize) X(cuStreamQuery) X(cuStreamWaitEvent) X(cuStreamGetPriority) \
 	X(cuStreamGetFlags) X(cuEventCreate) X(cuEventRecord) X(cuEventRecordWithFlags)    \
 	X(cuEventSynchronize) X(cuEventQuery) X(cuEventElapsedTime) X(cuEventDestroy)      \
+	X(cuGraphCreate) X(cuGraphDestroy) X(cuGraphClone) X(cuGraphAddKernelNode)         \
+	X(cuGraphAddMemcpyNode) X(cuGraphAddMemsetNode) X(cuGraphAddEmptyNode)             \
+	X(cuGraphAddEventRecordNode) X(cuGraphAddEventWaitNode) X(cuGraphAddDependencies)  \
+	X(cuGraphGetNodes) X(cuGraphGetRootNodes) X(cuGraphGetEdges) X(cuGraphNodeGetType) \
+	X(cuGraphDestroyNode) X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeSetParams)  \
+	X(cuGraphKernelNodeGetAttribute) X(cuGraphKernelNodeSetAttribute)                  \
+	X(cuGraphMemcpyNodeGetParams) X(cuGraphMemsetNodeGetParams)                        \
+	X(cuGraphEventRecordNodeGetEvent) X(cuGraphEventWaitNodeGetEvent)                  \
+	X(cuGraphInstantiate) X(cuGraphLaunch) X(cuGraphUpload) X(cuGraphExecDestroy)      \
+	X(cuGraphExecGetFlags) X(cuGraphExecKernelNodeSetParams) X(cuGraphExecUpdate)      \
+	X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamIsCapturing)               \
+	X(cuStreamGetCaptureInfo)                                                          \
 	X(cuGetErrorName) X(cuGetErrorString) X(cuGetProcAddress)                          \
 	X(softcuda_tex2d_read) X(softcuda_surf2d_write)
 
@@ -169,6 +181,7 @@ static CUcontext start(void)
 	".entry add_to (8, 4)\n"                                                           \
 	".entry mixed (1, 8, 4, 2, 8)\n"                                                   \
 	".entry tex_to_surf (8, 8, 4, 4)\n"                                                \
+	".entry add_n (8, 4, 4)\n"                                                         \
 	"// softcuda global counter 4\n"
 
 /* A module text naming the test kernel library, then body. */
@@ -1261,6 +1274,659 @@ Test(softcuda, events_and_elapsed_time)
 	CU_ERR(cu.cuEventDestroy(a), CUDA_ERROR_INVALID_HANDLE);
 }
 
+/* Graphs: memset -> add_n -> copy to host, over a buffer of GN counters. */
+enum { GN = 64 };
+
+static CUfunction add_n_func(void)
+{
+	CUfunction f;
+
+	CU_OK(cu.cuModuleGetFunction(&f, load_module(TEST_KERNELS), "add_n"));
+	return f;
+}
+
+static CUDA_KERNEL_NODE_PARAMS add_n_params(CUfunction f, void **args)
+{
+	return (CUDA_KERNEL_NODE_PARAMS){ .func = f, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+					  .blockDimX = GN, .blockDimY = 1, .blockDimZ = 1,
+					  .kernelParams = args };
+}
+
+static CUDA_MEMCPY3D copy_to_host(void *dst, CUdeviceptr src)
+{
+	return (CUDA_MEMCPY3D){ .srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = src,
+				.dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = dst,
+				.WidthInBytes = GN * sizeof(unsigned), .Height = 1, .Depth = 1 };
+}
+
+/* A chain of three nodes; the kernel's arguments live only during the call. */
+static void add_chain(CUgraph g, CUfunction f, CUdeviceptr buf, unsigned value, unsigned amount,
+		      unsigned *host, CUgraphNode node[3])
+{
+	CUDA_MEMSET_NODE_PARAMS set = { .dst = buf, .value = value, .elementSize = 4,
+					.width = GN, .height = 1 };
+	CUDA_MEMCPY3D copy = copy_to_host(host, buf);
+	int n = GN;
+	void *args[] = { &buf, &amount, &n };
+	CUDA_KERNEL_NODE_PARAMS kp = add_n_params(f, args);
+
+	CU_OK(cu.cuGraphAddMemsetNode(&node[0], g, NULL, 0, &set, NULL));
+	CU_OK(cu.cuGraphAddKernelNode(&node[1], g, &node[0], 1, &kp));
+	CU_OK(cu.cuGraphAddMemcpyNode(&node[2], g, &node[1], 1, &copy, NULL));
+}
+
+static void expect_all(const unsigned *v, unsigned want)
+{
+	for (int i = 0; i < GN; i++)
+		cr_assert_eq(v[i], want, "[%d] = %u, expected %u", i, v[i], want);
+}
+
+/* Launches @exec with the host buffer and the device buffer scribbled over first. */
+static void launch_expect(CUgraphExec exec, CUstream s, CUdeviceptr buf, unsigned *host,
+			  unsigned want)
+{
+	memset(host, 0xee, GN * sizeof(*host));
+	CU_OK(cu.cuMemsetD32(buf, 0xdddddddd, GN));
+	CU_OK(cu.cuGraphLaunch(exec, s));
+	expect_all(host, want);
+}
+
+Test(softcuda, graph_built_node_by_node_runs_at_each_launch)
+{
+	unsigned host[GN];
+	CUDA_MEMSET_NODE_PARAMS set;
+	CUDA_KERNEL_NODE_PARAMS kp;
+	CUgraphNodeType type;
+	CUDA_MEMCPY3D copy;
+	CUgraphNode node[3];
+	CUgraphExec exec;
+	cuuint64_t flags;
+	CUdeviceptr buf;
+	CUfunction f;
+	CUstream s;
+	CUgraph g;
+
+	start();
+	f = add_n_func();
+	CU_OK(cu.cuMemAlloc(&buf, GN * sizeof(unsigned)));
+	CU_OK(cu.cuStreamCreate(&s, 0));
+	CU_ERR(cu.cuGraphCreate(&g, 1), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cu.cuGraphCreate(&g, 0));
+	add_chain(g, f, buf, 7, 3, host, node);
+	CU_OK(cu.cuGraphNodeGetType(node[1], &type));
+	cr_assert_eq(type, CU_GRAPH_NODE_TYPE_KERNEL);
+	CU_OK(cu.cuGraphMemsetNodeGetParams(node[0], &set));
+	cr_assert(set.dst == buf && set.value == 7 && set.width == GN);
+	CU_OK(cu.cuGraphMemcpyNodeGetParams(node[2], &copy));
+	cr_assert(copy.dstHost == host && copy.srcDevice == buf);
+	/* The node keeps the values, not the caller's pointers to them. */
+	CU_OK(cu.cuGraphKernelNodeGetParams(node[1], &kp));
+	cr_assert(kp.func == f && !kp.kern && !kp.ctx && !kp.extra && kp.blockDimX == GN);
+	cr_assert_eq(*(CUdeviceptr *)kp.kernelParams[0], buf);
+	cr_assert_eq(*(unsigned *)kp.kernelParams[1], 3);
+	CU_ERR(cu.cuGraphMemsetNodeGetParams(node[1], &set), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuGraphInstantiate(&exec, g, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD),
+	       CUDA_ERROR_INVALID_VALUE);
+	flags = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+		CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
+	CU_ERR(cu.cuGraphInstantiate(&exec, g, flags), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cu.cuGraphInstantiate(&exec, g, CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY));
+	CU_OK(cu.cuGraphExecGetFlags(exec, &flags));
+	cr_assert_eq(flags, CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY);
+	/* The executable graph is a copy: the graph may go. */
+	CU_OK(cu.cuGraphDestroy(g));
+	CU_ERR(cu.cuGraphDestroy(g), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuGraphNodeGetType(node[1], &type), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cu.cuGraphUpload(exec, s));
+	launch_expect(exec, s, buf, host, 10);
+	launch_expect(exec, NULL, buf, host, 10);
+	CU_ERR(cu.cuGraphLaunch(exec, (CUstream)&s), CUDA_ERROR_INVALID_HANDLE);
+	CU_OK(cu.cuGraphExecDestroy(exec));
+	CU_ERR(cu.cuGraphLaunch(exec, s), CUDA_ERROR_INVALID_VALUE);
+}
+
+Test(softcuda, exec_kernel_node_set_params_changes_only_the_exec)
+{
+	unsigned host[GN], amount = 5;
+	int n = GN;
+	void *args[] = { NULL, &amount, &n };
+	CUDA_KERNEL_NODE_PARAMS kp;
+	CUgraphNode node[3], other[3];
+	CUgraphExec e1, e2;
+	CUdeviceptr buf;
+	CUfunction f;
+	CUgraph g, g2;
+
+	start();
+	f = add_n_func();
+	CU_OK(cu.cuMemAlloc(&buf, GN * sizeof(unsigned)));
+	args[0] = &buf;
+	CU_OK(cu.cuGraphCreate(&g, 0));
+	add_chain(g, f, buf, 7, 3, host, node);
+	CU_OK(cu.cuGraphInstantiate(&e1, g, 0));
+	kp = add_n_params(f, args);
+	CU_OK(cu.cuGraphExecKernelNodeSetParams(e1, node[1], &kp));
+	launch_expect(e1, NULL, buf, host, 12);
+	CU_OK(cu.cuGraphKernelNodeGetParams(node[1], &kp));
+	cr_assert_eq(*(unsigned *)kp.kernelParams[1], 3);
+	CU_OK(cu.cuGraphInstantiate(&e2, g, 0));
+	launch_expect(e2, NULL, buf, host, 10);
+	/* The other way round: the graph's node changes, the executable graphs do not. */
+	amount = 4;
+	kp = add_n_params(f, args);
+	CU_OK(cu.cuGraphKernelNodeSetParams(node[1], &kp));
+	launch_expect(e1, NULL, buf, host, 12);
+	launch_expect(e2, NULL, buf, host, 10);
+	CU_ERR(cu.cuGraphExecKernelNodeSetParams(e1, node[0], &kp), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cu.cuGraphCreate(&g2, 0));
+	add_chain(g2, f, buf, 7, 3, host, other);
+	CU_ERR(cu.cuGraphExecKernelNodeSetParams(e1, other[1], &kp), CUDA_ERROR_INVALID_VALUE);
+	kp.blockDimX = 2048;
+	CU_ERR(cu.cuGraphExecKernelNodeSetParams(e1, node[1], &kp), CUDA_ERROR_INVALID_VALUE);
+	launch_expect(e1, NULL, buf, host, 12);
+}
+
+Test(softcuda, exec_update_needs_the_same_topology)
+{
+	CUgraphExecUpdateResultInfo info;
+	CUgraphNode node[3], more[3], extra;
+	CUDA_MEMCPY3D copy;
+	unsigned host[GN];
+	CUgraphExec exec;
+	CUdeviceptr buf;
+	CUfunction f;
+	CUgraph g, same, bigger, loose, retyped;
+
+	start();
+	f = add_n_func();
+	CU_OK(cu.cuMemAlloc(&buf, GN * sizeof(unsigned)));
+	CU_OK(cu.cuGraphCreate(&g, 0));
+	add_chain(g, f, buf, 7, 3, host, node);
+	CU_OK(cu.cuGraphInstantiate(&exec, g, 0));
+	CU_OK(cu.cuGraphCreate(&same, 0));
+	add_chain(same, f, buf, 1, 8, host, more);
+	CU_OK(cu.cuGraphExecUpdate(exec, same, &info));
+	cr_assert_eq(info.result, CU_GRAPH_EXEC_UPDATE_SUCCESS);
+	launch_expect(exec, NULL, buf, host, 9);
+	CU_OK(cu.cuGraphDestroy(same));
+	launch_expect(exec, NULL, buf, host, 9);
+	/* One node more: the counts differ, no node to blame. */
+	CU_OK(cu.cuGraphCreate(&bigger, 0));
+	add_chain(bigger, f, buf, 7, 3, host, more);
+	CU_OK(cu.cuGraphAddEmptyNode(&extra, bigger, &more[2], 1));
+	CU_ERR(cu.cuGraphExecUpdate(exec, bigger, &info), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+	cr_assert(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED && !info.errorNode);
+	/* The copy depends on the memset, not on the kernel: that edge is to blame. */
+	CU_OK(cu.cuGraphClone(&loose, g));
+	CU_OK(cu.cuGraphGetNodes(loose, more, &(size_t){ 3 }));
+	CU_OK(cu.cuGraphDestroyNode(more[2]));
+	copy = copy_to_host(host, buf);
+	CU_OK(cu.cuGraphAddMemcpyNode(&more[2], loose, &more[0], 1, &copy, NULL));
+	CU_ERR(cu.cuGraphExecUpdate(exec, loose, &info), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+	cr_assert_eq(info.result, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+	cr_assert(info.errorNode == more[2] && info.errorFromNode == more[0]);
+	/* An empty node where the copy was. */
+	CU_OK(cu.cuGraphCreate(&retyped, 0));
+	add_chain(retyped, f, buf, 7, 3, host, more);
+	CU_OK(cu.cuGraphDestroyNode(more[2]));
+	CU_OK(cu.cuGraphAddEmptyNode(&more[2], retyped, &more[1], 1));
+	CU_ERR(cu.cuGraphExecUpdate(exec, retyped, &info), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+	cr_assert(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED &&
+		  info.errorNode == more[2]);
+	CU_ERR(cu.cuGraphExecUpdate(exec, retyped, NULL), CUDA_ERROR_INVALID_VALUE);
+	launch_expect(exec, NULL, buf, host, 9);
+}
+
+Test(softcuda, clone_is_deep_and_destroy_node_takes_its_edges)
+{
+	CUgraphNode node[3], cloned[4], from[2], to[2];
+	CUgraphNodeType type;
+	unsigned host[GN];
+	CUgraphExec exec;
+	CUdeviceptr buf;
+	size_t n;
+	CUgraph g, clone;
+
+	start();
+	CU_OK(cu.cuMemAlloc(&buf, GN * sizeof(unsigned)));
+	CU_OK(cu.cuGraphCreate(&g, 0));
+	add_chain(g, add_n_func(), buf, 7, 3, host, node);
+	CU_OK(cu.cuGraphClone(&clone, g));
+	n = 4;
+	CU_OK(cu.cuGraphGetNodes(clone, cloned, &n));
+	cr_assert_eq(n, 3);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_neq(cloned[i], node[i]);
+		CU_OK(cu.cuGraphNodeGetType(cloned[i], &type));
+		cr_assert_eq(type, i == 0 ? CU_GRAPH_NODE_TYPE_MEMSET :
+			     i == 1 ? CU_GRAPH_NODE_TYPE_KERNEL : CU_GRAPH_NODE_TYPE_MEMCPY);
+	}
+	CU_OK(cu.cuGraphDestroyNode(cloned[1]));
+	CU_ERR(cu.cuGraphDestroyNode(cloned[1]), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuGraphNodeGetType(cloned[1], &type), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cu.cuGraphGetNodes(clone, NULL, &n));
+	cr_assert_eq(n, 2);
+	CU_OK(cu.cuGraphGetEdges(clone, NULL, NULL, NULL, &n));
+	cr_assert_eq(n, 0);
+	/* The original is untouched. */
+	n = 2;
+	CU_OK(cu.cuGraphGetEdges(g, from, to, NULL, &n));
+	cr_assert(n == 2 && from[0] == node[0] && to[0] == node[1] && from[1] == node[1] &&
+		  to[1] == node[2]);
+	CU_OK(cu.cuGraphDestroy(g));
+	/* Without the kernel: the memset, then the copy, in the order they were added. */
+	CU_OK(cu.cuGraphInstantiate(&exec, clone, 0));
+	launch_expect(exec, NULL, buf, host, 7);
+}
+
+Test(softcuda, graph_nodes_edges_and_roots_in_order)
+{
+	CUgraphNode a, b, c, d, e, w, got[7], from[6], to[6];
+	CUgraphEdgeData data[6], programmatic = { .type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC };
+	CUDA_MEMSET_NODE_PARAMS set = { .value = 1, .elementSize = 1, .width = 16, .height = 1 };
+	CUgraphExec exec;
+	CUdeviceptr buf;
+	CUevent ev, got_ev;
+	size_t n;
+	CUgraph g, other;
+
+	start();
+	CU_OK(cu.cuMemAlloc(&buf, 16));
+	set.dst = buf;
+	CU_OK(cu.cuEventCreate(&ev, 0));
+	CU_OK(cu.cuGraphCreate(&g, 0));
+	CU_OK(cu.cuGraphAddEmptyNode(&a, g, NULL, 0));
+	CU_OK(cu.cuGraphAddEmptyNode(&b, g, &a, 1));
+	CU_OK(cu.cuGraphAddMemsetNode(&c, g, &a, 1, &set, NULL));
+	CU_OK(cu.cuGraphAddEmptyNode(&d, g, (CUgraphNode[]){ b, c }, 2));
+	CU_OK(cu.cuGraphAddEventRecordNode(&e, g, NULL, 0, ev));
+	CU_OK(cu.cuGraphAddEventWaitNode(&w, g, NULL, 0, ev));
+	CU_OK(cu.cuGraphAddDependencies(g, &e, &d, NULL, 1));
+	CU_OK(cu.cuGraphEventRecordNodeGetEvent(e, &got_ev));
+	cr_assert_eq(got_ev, ev);
+	CU_OK(cu.cuGraphEventWaitNodeGetEvent(w, &got_ev));
+	cr_assert_eq(got_ev, ev);
+	CU_ERR(cu.cuGraphEventWaitNodeGetEvent(e, &got_ev), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cu.cuGraphGetNodes(g, NULL, &n));
+	cr_assert_eq(n, 6);
+	n = 7;
+	CU_OK(cu.cuGraphGetNodes(g, got, &n));
+	cr_assert(n == 6 && got[0] == a && got[1] == b && got[2] == c && got[3] == d &&
+		  got[4] == e && got[5] == w && got[6] == NULL);
+	n = 2;
+	CU_OK(cu.cuGraphGetNodes(g, got, &n));
+	cr_assert(n == 2 && got[0] == a && got[1] == b);
+	n = 4;
+	CU_OK(cu.cuGraphGetRootNodes(g, got, &n));
+	cr_assert(n == 3 && got[0] == a && got[1] == e && got[2] == w && got[3] == NULL);
+	n = 6;
+	CU_OK(cu.cuGraphGetEdges(g, from, to, data, &n));
+	cr_assert_eq(n, 5);
+	cr_assert(from[0] == a && to[0] == b && from[1] == a && to[1] == c && from[2] == b &&
+		  to[2] == d && from[3] == c && to[3] == d && from[4] == e && to[4] == d &&
+		  from[5] == NULL && to[5] == NULL);
+	cr_assert(!data[0].type && !data[4].from_port);
+	CU_ERR(cu.cuGraphGetEdges(g, from, NULL, NULL, &n), CUDA_ERROR_INVALID_VALUE);
+	/* Refusals leave the graph as it was. */
+	CU_ERR(cu.cuGraphAddDependencies(g, &a, &b, NULL, 1), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuGraphAddDependencies(g, &a, &a, NULL, 1), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuGraphAddDependencies(g, (CUgraphNode[]){ w, w }, (CUgraphNode[]){ d, d }, NULL,
+					 2), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuGraphAddDependencies(g, &w, &d, &programmatic, 1), CUDA_ERROR_NOT_SUPPORTED);
+	CU_ERR(cu.cuGraphAddEmptyNode(got, g, (CUgraphNode[]){ a, a }, 2),
+	       CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cu.cuGraphCreate(&other, 0));
+	CU_ERR(cu.cuGraphAddEmptyNode(got, other, &a, 1), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuGraphAddDependencies(other, &a, &b, NULL, 1), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuGraphAddEventRecordNode(got, g, NULL, 0, (CUevent)&ev),
+	       CUDA_ERROR_INVALID_HANDLE);
+	CU_OK(cu.cuGraphGetEdges(g, NULL, NULL, NULL, &n));
+	cr_assert_eq(n, 5);
+	CU_OK(cu.cuGraphInstantiate(&exec, g, 0));
+	CU_OK(cu.cuGraphLaunch(exec, NULL));
+	cr_assert_eq(*(unsigned char *)(uintptr_t)buf, 1);
+	CU_OK(cu.cuEventQuery(ev));
+	/* A cycle is refused when the graph is instantiated. */
+	CU_OK(cu.cuGraphAddDependencies(g, &d, &a, NULL, 1));
+	CU_ERR(cu.cuGraphInstantiate(&exec, g, 0), CUDA_ERROR_INVALID_VALUE);
+}
+
+Test(softcuda, kernel_node_attributes_round_trip)
+{
+	CUkernelNodeAttrValue v = { 0 };
+	CUgraphNode node[3], cloned[3];
+	unsigned host[GN];
+	CUgraphExec exec;
+	CUdeviceptr buf;
+	CUgraph g, clone;
+
+	start();
+	CU_OK(cu.cuMemAlloc(&buf, GN * sizeof(unsigned)));
+	CU_OK(cu.cuGraphCreate(&g, 0));
+	add_chain(g, add_n_func(), buf, 7, 3, host, node);
+	CU_OK(cu.cuGraphKernelNodeGetAttribute(node[1], CU_KERNEL_NODE_ATTRIBUTE_PRIORITY, &v));
+	cr_assert_eq(v.priority, 0);
+	v.priority = -3;
+	CU_OK(cu.cuGraphKernelNodeSetAttribute(node[1], CU_KERNEL_NODE_ATTRIBUTE_PRIORITY, &v));
+	v = (CUkernelNodeAttrValue){ .cooperative = 1 };
+	CU_OK(cu.cuGraphKernelNodeSetAttribute(node[1], CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE, &v));
+	v = (CUkernelNodeAttrValue){ .clusterDim = { 1, 1, 1 } };
+	CU_OK(cu.cuGraphKernelNodeSetAttribute(node[1], CU_KERNEL_NODE_ATTRIBUTE_CLUSTER_DIMENSION,
+					       &v));
+	CU_OK(cu.cuGraphKernelNodeGetAttribute(node[1], CU_KERNEL_NODE_ATTRIBUTE_PRIORITY, &v));
+	cr_assert_eq(v.priority, -3);
+	CU_OK(cu.cuGraphKernelNodeGetAttribute(node[1], CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE, &v));
+	cr_assert_eq(v.cooperative, 1);
+	CU_OK(cu.cuGraphKernelNodeGetAttribute(node[1], CU_KERNEL_NODE_ATTRIBUTE_MEM_SYNC_DOMAIN,
+					       &v));
+	cr_assert_eq(v.memSyncDomain, 0);
+	v = (CUkernelNodeAttrValue){ .sharedMemCarveout = 50 };
+	CU_OK(cu.cuGraphKernelNodeSetAttribute(
+		node[1], CU_KERNEL_NODE_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, &v));
+	v.sharedMemCarveout = 0;
+	CU_OK(cu.cuGraphKernelNodeGetAttribute(
+		node[1], CU_KERNEL_NODE_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, &v));
+	cr_assert_eq(v.sharedMemCarveout, 50);
+	CU_ERR(cu.cuGraphKernelNodeGetAttribute(node[1], CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT,
+						&v), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuGraphKernelNodeGetAttribute(node[0], CU_KERNEL_NODE_ATTRIBUTE_PRIORITY, &v),
+	       CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cu.cuGraphClone(&clone, g));
+	CU_OK(cu.cuGraphGetNodes(clone, cloned, &(size_t){ 3 }));
+	CU_OK(cu.cuGraphKernelNodeGetAttribute(cloned[1],
+					       CU_KERNEL_NODE_ATTRIBUTE_CLUSTER_DIMENSION, &v));
+	cr_assert(v.clusterDim.x == 1 && v.clusterDim.y == 1 && v.clusterDim.z == 1);
+	CU_OK(cu.cuGraphInstantiate(&exec, g, 0));
+	launch_expect(exec, NULL, buf, host, 10);
+	/* Checked against the grid when instantiated: 2 blocks do not divide 1. */
+	v = (CUkernelNodeAttrValue){ .clusterDim = { 2, 1, 1 } };
+	CU_OK(cu.cuGraphKernelNodeSetAttribute(node[1], CU_KERNEL_NODE_ATTRIBUTE_CLUSTER_DIMENSION,
+					       &v));
+	CU_ERR(cu.cuGraphInstantiate(&exec, g, 0), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+}
+
+/*
+ * Stream capture. The fork/join of CUDA's samples: s1 sets a, s2 (forked)
+ * sets b, each adds to its own, s1 joins s2 and copies both to the host.
+ */
+Test(softcuda, capture_of_a_fork_and_join_builds_the_graph)
+{
+	unsigned host[2 * GN], amount1 = 10, amount2 = 20;
+	int n = GN;
+	CUdeviceptr a, b;
+	void *args1[] = { &a, &amount1, &n }, *args2[] = { &b, &amount2, &n };
+	CUlaunchAttribute prio = { .id = CU_LAUNCH_ATTRIBUTE_PRIORITY, .value.priority = -2 };
+	CUlaunchConfig cfg = { 1, 1, 1, GN, 1, 1, 0, NULL, &prio, 1 };
+	CUstreamCaptureStatus status;
+	CUkernelNodeAttrValue v;
+	const CUgraphNode *deps;
+	CUgraphNodeType type;
+	CUgraphNode node[6], from[6], to[6];
+	cuuint64_t id, id2;
+	CUgraphExec exec;
+	CUgraph g, building;
+	CUevent e1, e2;
+	CUstream s1, s2;
+	CUfunction f;
+	size_t count;
+
+	start();
+	f = add_n_func();
+	CU_OK(cu.cuMemAlloc(&a, GN * sizeof(unsigned)));
+	CU_OK(cu.cuMemAlloc(&b, GN * sizeof(unsigned)));
+	CU_OK(cu.cuMemsetD32(a, 0xdead, GN));
+	CU_OK(cu.cuMemsetD32(b, 0xdead, GN));
+	memset(host, 0xee, sizeof(host));
+	CU_OK(cu.cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+	CU_OK(cu.cuStreamCreateWithPriority(&s2, CU_STREAM_NON_BLOCKING, -1));
+	CU_OK(cu.cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING));
+	CU_OK(cu.cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
+	cfg.hStream = s2;
+	CU_OK(cu.cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CU_OK(cu.cuMemsetD32Async(a, 1, GN, s1));
+	CU_OK(cu.cuEventRecord(e1, s1));
+	CU_OK(cu.cuStreamWaitEvent(s2, e1, 0));
+	CU_OK(cu.cuMemsetD32Async(b, 2, GN, s2));
+	CU_OK(cu.cuLaunchKernel(f, 1, 1, 1, GN, 1, 1, 0, s1, args1, NULL));
+	CU_OK(cu.cuLaunchKernelEx(&cfg, f, args2, NULL));
+	CU_OK(cu.cuEventRecord(e2, s2));
+	CU_OK(cu.cuStreamWaitEvent(s1, e2, 0));
+	CU_OK(cu.cuStreamIsCapturing(s2, &status));
+	cr_assert_eq(status, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+	CU_OK(cu.cuStreamGetCaptureInfo(s1, &status, &id, &building, &deps, NULL, &count));
+	cr_assert(status == CU_STREAM_CAPTURE_STATUS_ACTIVE && count == 2 && building);
+	CU_OK(cu.cuStreamGetCaptureInfo(s2, &status, &id2, NULL, NULL, NULL, NULL));
+	cr_assert_eq(id, id2);
+	CU_OK(cu.cuMemcpyDtoHAsync(host, a, GN * sizeof(unsigned), s1));
+	CU_OK(cu.cuMemcpyDtoHAsync(host + GN, b, GN * sizeof(unsigned), s1));
+	/* Nothing ran. */
+	cr_assert_eq(((unsigned *)(uintptr_t)a)[0], 0xdead);
+	cr_assert_eq(((unsigned *)(uintptr_t)b)[5], 0xdead);
+	cr_assert_eq(host[0], 0xeeeeeeee);
+	CU_OK(cu.cuStreamEndCapture(s1, &g));
+	cr_assert_eq(g, building);
+	CU_OK(cu.cuStreamIsCapturing(s2, &status));
+	cr_assert_eq(status, CU_STREAM_CAPTURE_STATUS_NONE);
+	count = 6;
+	CU_OK(cu.cuGraphGetNodes(g, node, &count));
+	cr_assert_eq(count, 6);
+	for (int i = 0; i < 6; i++) {
+		CU_OK(cu.cuGraphNodeGetType(node[i], &type));
+		cr_assert_eq(type, i < 2 ? CU_GRAPH_NODE_TYPE_MEMSET :
+			     i < 4 ? CU_GRAPH_NODE_TYPE_KERNEL : CU_GRAPH_NODE_TYPE_MEMCPY);
+	}
+	count = 6;
+	CU_OK(cu.cuGraphGetEdges(g, from, to, NULL, &count));
+	cr_assert_eq(count, 6);
+	cr_assert(from[0] == node[0] && to[0] == node[1]);	/* the fork */
+	cr_assert(from[1] == node[0] && to[1] == node[2]);
+	cr_assert(from[2] == node[1] && to[2] == node[3]);
+	cr_assert(from[3] == node[2] && to[3] == node[4]);	/* the join */
+	cr_assert(from[4] == node[3] && to[4] == node[4]);
+	cr_assert(from[5] == node[4] && to[5] == node[5]);
+	/* The launch's attributes, over the stream's priority. */
+	CU_OK(cu.cuGraphKernelNodeGetAttribute(node[3], CU_KERNEL_NODE_ATTRIBUTE_PRIORITY, &v));
+	cr_assert_eq(v.priority, -2);
+	CU_OK(cu.cuGraphInstantiate(&exec, g, 0));
+	CU_OK(cu.cuGraphLaunch(exec, s1));
+	for (int i = 0; i < GN; i++)
+		cr_assert(host[i] == 11 && host[GN + i] == 22, "%u %u", host[i], host[GN + i]);
+	CU_OK(cu.cuMemsetD32Async(a, 5, GN, s1));
+	cr_assert_eq(((unsigned *)(uintptr_t)a)[0], 5);
+}
+
+Test(softcuda, capture_of_external_event_nodes)
+{
+	CUgraphNode node[3];
+	CUgraphNodeType type;
+	CUgraphExec exec;
+	CUevent e, w;
+	CUstream s;
+	size_t n = 3;
+	CUgraph g;
+
+	start();
+	CU_OK(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CU_OK(cu.cuEventCreate(&e, 0));
+	CU_OK(cu.cuEventCreate(&w, 0));
+	CU_ERR(cu.cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuStreamWaitEvent(s, w, CU_EVENT_WAIT_EXTERNAL), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+	CU_OK(cu.cuStreamWaitEvent(s, w, CU_EVENT_WAIT_EXTERNAL));
+	CU_OK(cu.cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL));
+	CU_OK(cu.cuStreamEndCapture(s, &g));
+	CU_OK(cu.cuGraphGetNodes(g, node, &n));
+	cr_assert_eq(n, 2);
+	CU_OK(cu.cuGraphNodeGetType(node[0], &type));
+	cr_assert_eq(type, CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+	CU_OK(cu.cuGraphNodeGetType(node[1], &type));
+	cr_assert_eq(type, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+	CU_OK(cu.cuGraphInstantiate(&exec, g, 0));
+	CU_OK(cu.cuEventRecord(w, s));
+	CU_OK(cu.cuGraphLaunch(exec, s));
+	CU_OK(cu.cuEventElapsedTime(&(float){ 0 }, w, e));
+}
+
+Test(softcuda, synchronising_during_capture_invalidates_it)
+{
+	CUstreamCaptureStatus status;
+	CUdeviceptr p;
+	CUstream s;
+	CUevent e;
+	CUgraph g;
+
+	start();
+	CU_OK(cu.cuMemAlloc(&p, 64));
+	CU_OK(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CU_OK(cu.cuEventCreate(&e, 0));
+	CU_OK(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CU_OK(cu.cuMemsetD8Async(p, 1, 64, s));
+	CU_ERR(cu.cuStreamSynchronize(s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CU_OK(cu.cuStreamIsCapturing(s, &status));
+	cr_assert_eq(status, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+	CU_ERR(cu.cuMemsetD8Async(p, 2, 64, s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	g = (CUgraph)&g;
+	CU_ERR(cu.cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	cr_assert_null(g);
+	CU_OK(cu.cuStreamIsCapturing(s, &status));
+	cr_assert_eq(status, CU_STREAM_CAPTURE_STATUS_NONE);
+	CU_OK(cu.cuMemsetD8Async(p, 3, 64, s));
+	cr_assert_eq(*(unsigned char *)(uintptr_t)p, 3);
+	/* An event recorded in the capture: not while it runs, nor after it. */
+	CU_OK(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+	CU_OK(cu.cuEventRecord(e, s));
+	CU_ERR(cu.cuEventQuery(e), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CU_ERR(cu.cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	CU_ERR(cu.cuEventSynchronize(e), CUDA_ERROR_CAPTURED_EVENT);
+	CU_OK(cu.cuEventRecord(e, s));
+	CU_OK(cu.cuEventSynchronize(e));
+	/* The context, and synchronous copies while a global capture runs. */
+	CU_OK(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+	CU_ERR(cu.cuCtxSynchronize(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CU_ERR(cu.cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	CU_OK(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+	CU_OK(cu.cuMemcpyHtoD(p, "relaxed", 8));
+	CU_OK(cu.cuStreamEndCapture(s, &g));
+	CU_OK(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CU_ERR(cu.cuMemcpyHtoD(p, "global", 7), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CU_ERR(cu.cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	cr_assert_str_eq((char *)(uintptr_t)p, "relaxed");
+}
+
+Test(softcuda, capture_with_an_unjoined_fork_fails)
+{
+	CUstreamCaptureStatus status;
+	CUdeviceptr p;
+	CUstream s1, s2;
+	CUevent e;
+	CUgraph g;
+
+	start();
+	CU_OK(cu.cuMemAlloc(&p, 64));
+	CU_OK(cu.cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+	CU_OK(cu.cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+	CU_OK(cu.cuEventCreate(&e, 0));
+	CU_OK(cu.cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CU_OK(cu.cuMemsetD8Async(p, 1, 32, s1));
+	CU_OK(cu.cuEventRecord(e, s1));
+	CU_OK(cu.cuStreamWaitEvent(s2, e, 0));
+	CU_OK(cu.cuMemsetD8Async(p + 32, 2, 32, s2));
+	CU_ERR(cu.cuStreamEndCapture(s2, &g), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+	CU_ERR(cu.cuStreamDestroy(s2), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CU_OK(cu.cuStreamIsCapturing(s1, &status));
+	cr_assert_eq(status, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+	CU_ERR(cu.cuStreamEndCapture(s1, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	/* Again, the stream left alone this time. */
+	CU_OK(cu.cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CU_OK(cu.cuMemsetD8Async(p, 1, 32, s1));
+	CU_OK(cu.cuEventRecord(e, s1));
+	CU_OK(cu.cuStreamWaitEvent(s2, e, 0));
+	CU_OK(cu.cuMemsetD8Async(p + 32, 2, 32, s2));
+	CU_ERR(cu.cuStreamEndCapture(s1, &g), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+	cr_assert_null(g);
+	CU_OK(cu.cuStreamIsCapturing(s2, &status));
+	cr_assert_eq(status, CU_STREAM_CAPTURE_STATUS_NONE);
+	CU_OK(cu.cuStreamDestroy(s2));
+}
+
+Test(softcuda, destroying_a_context_ends_its_captures_and_graphs)
+{
+	CUcontext primary = start(), c;
+	CUstreamCaptureStatus status;
+	CUgraph g, building;
+	CUgraphExec exec;
+	CUdeviceptr p;
+	CUstream s;
+	CUevent e;
+
+	CU_OK(cu.cuCtxCreate(&c, NULL, 0, 0));
+	CU_OK(cu.cuMemAlloc(&p, 64));
+	CU_OK(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CU_OK(cu.cuEventCreate(&e, 0));
+	CU_OK(cu.cuGraphCreate(&g, 0));
+	CU_OK(cu.cuGraphInstantiate(&exec, g, 0));
+	CU_OK(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CU_OK(cu.cuMemsetD8Async(p, 1, 64, s));
+	CU_OK(cu.cuEventRecord(e, s));
+	CU_OK(cu.cuStreamGetCaptureInfo(s, &status, NULL, &building, NULL, NULL, NULL));
+	CU_ERR(cu.cuGraphDestroy(building), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cu.cuCtxDestroy(c));
+	CU_OK(cu.cuCtxSetCurrent(primary));
+	CU_ERR(cu.cuStreamIsCapturing(s, &status), CUDA_ERROR_INVALID_HANDLE);
+	CU_ERR(cu.cuGraphDestroy(building), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuGraphDestroy(g), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuGraphLaunch(exec, NULL), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuEventQuery(e), CUDA_ERROR_INVALID_HANDLE);
+	CU_OK(cu.cuCtxSynchronize());
+	CU_ERR(cu.cuMemsetD8(p, 0, 1), CUDA_ERROR_INVALID_VALUE);
+}
+
+Test(softcuda, capture_refusals)
+{
+	CUstreamCaptureStatus status;
+	const CUgraphEdgeData *edges;
+	CUgraphExec exec;
+	CUstream s, blocking;
+	CUdeviceptr p;
+	CUevent e;
+	CUgraph g;
+
+	start();
+	CU_OK(cu.cuMemAlloc(&p, 64));
+	CU_OK(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CU_OK(cu.cuStreamCreate(&blocking, 0));
+	CU_OK(cu.cuEventCreate(&e, 0));
+	CU_ERR(cu.cuStreamBeginCapture(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CU_ERR(cu.cuStreamBeginCapture(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CU_ERR(cu.cuStreamBeginCapture(s, (CUstreamCaptureMode)7), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuStreamEndCapture(s, &g), CUDA_ERROR_ILLEGAL_STATE);
+	CU_OK(cu.cuGraphCreate(&g, 0));
+	CU_OK(cu.cuGraphInstantiate(&exec, g, 0));
+	CU_OK(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CU_ERR(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_ILLEGAL_STATE);
+	CU_ERR(cu.cuStreamGetCaptureInfo(s, &status, NULL, NULL, NULL, &edges, NULL),
+	       CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuGraphLaunch(exec, s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CU_ERR(cu.cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	/* Dependencies on work outside the capture. */
+	CU_OK(cu.cuEventRecord(e, NULL));
+	CU_OK(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CU_ERR(cu.cuStreamWaitEvent(s, e, 0), CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+	CU_ERR(cu.cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	/* The legacy stream would wait for a blocking stream that captures. */
+	CU_OK(cu.cuStreamBeginCapture(blocking, CU_STREAM_CAPTURE_MODE_RELAXED));
+	CU_ERR(cu.cuStreamIsCapturing(NULL, &status), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+	CU_OK(cu.cuStreamIsCapturing(blocking, &status));
+	cr_assert_eq(status, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+	CU_ERR(cu.cuMemsetD8Async(p, 1, 8, NULL), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+	CU_ERR(cu.cuStreamEndCapture(blocking, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	CU_OK(cu.cuMemsetD8Async(p, 1, 8, NULL));
+	CU_OK(cu.cuStreamIsCapturing(NULL, &status));
+	cr_assert_eq(status, CU_STREAM_CAPTURE_STATUS_NONE);
+}
+
 static CUresult load_text(const char *text)
 {
 	CUmodule m;
@@ -1396,6 +2062,11 @@ Test(softcuda, get_proc_address)
 	cr_assert_eq(fn, (void *)cu.cuInit);
 	CU_ERR(cu.cuGetProcAddress("cuCtxCreate", &fn, 12000, 0, &status), CUDA_ERROR_NOT_FOUND);
 	cr_assert(fn == NULL && status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+	CU_OK(cu.cuGetProcAddress("cuGraphAddKernelNode", &fn, 12000, 0, &status));
+	cr_assert_eq(fn, (void *)cu.cuGraphAddKernelNode);
+	CU_ERR(cu.cuGetProcAddress("cuStreamGetCaptureInfo", &fn, 12020, 0, &status),
+	       CUDA_ERROR_NOT_FOUND);
+	cr_assert_eq(status, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 	CU_ERR(cu.cuGetProcAddress("cuNoSuchCall", &fn, 13000, 0, &status), CUDA_ERROR_NOT_FOUND);
 	cr_assert_eq(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
 	CU_ERR(cu.cuGetProcAddress("sd_enter", &fn, 13000, 0, &status), CUDA_ERROR_NOT_FOUND);
