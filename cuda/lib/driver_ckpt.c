@@ -311,10 +311,8 @@ int sc_cu_driver_restored(void)
 	double t0 = sc_log_seconds();
 
 	in_image = false; /* that was the image's checkpoint, not the next one's */
-	if (!held) {
-		sc_threads_release_held();
-		return 0;
-	}
+	if (!held)
+		return 0; /* the threads held, if any, are the proxy's restart's to release */
 	held = false;
 	/*
 	 * Measured (H100, driver 580): restored with new ids, the driver's restore

@@ -127,10 +127,29 @@ static int prepare(void)
 	return err;
 }
 
-/* Raw: every other thread is stopped, possibly inside malloc. */
+/* Raw code, as frozen(). */
+static int every_thread(int tid)
+{
+	(void)tid;
+	return 1;
+}
+
+/*
+ * Raw: every other thread is stopped, possibly inside malloc.
+ *
+ * With the proxy started, the program's threads are held at a restart until
+ * the GPU state is back: the channel, and the pinned host memory in it, is
+ * not part of the image, and its addresses are unmapped until the restart
+ * has made it again. Measured (H200): a thread that was reading pinned
+ * memory when the checkpoint stopped it went on reading, and crashed the
+ * restored process, while another thread was still restarting the proxy.
+ * None of them is in a CUDA call, whose lock the checkpoint holds.
+ */
 static void frozen(void)
 {
 	sc_cu_driver_frozen();
+	if (ck.locked && sc_cu.started)
+		sc_threads_hold_at_restart(every_thread);
 	if (ck.host_copy)
 		memcpy(ck.host_copy, (char *)sc_cu.base + SC_CH_HEAP_OFF, ck.host_len);
 }
@@ -510,7 +529,10 @@ static int restored(const char *image)
 {
 	int err = sc_cu_driver_restored();
 
-	return err < 0 ? err : sc_cuda_restored(image);
+	if (err >= 0)
+		err = sc_cuda_restored(image);
+	sc_threads_release_held(); /* the GPU, and pinned memory, are the program's again */
+	return err;
 }
 
 void sc_cuda_hooks_install(void)

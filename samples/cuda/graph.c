@@ -4,7 +4,7 @@
  * cheaply: one graph built node by node, one captured from two streams.
  *
  *   built:     step(a -> b, salt) -> step(b -> a, 0) -> copy a to pinned memory
- *   captured:  s1: step(a -> b) | fork | s2: step(b -> c) | s1: step(b -> d)
+ *   captured:  s1: step(a -> b) | fork | s2: step(b -> c) | s1: step(a -> d)
  *              | join | s1: mix(c, d -> a) -> copy a to pinned memory
  *
  * Each iteration launches both executable graphs and hashes what the last
@@ -74,9 +74,9 @@ static void launch(CUfunction fn, void **params, CUstream s)
 static CUgraph capture(CUfunction step, CUfunction mix, struct bufs *m, CUstream s1,
 		       CUstream s2)
 {
-	unsigned s_ab = 3, s_bc = 5, s_bd = 7;
+	unsigned s_ab = 3, s_bc = 5, s_ad = 7;
 	void *ab[] = { &m->a, &m->b, &m->n, &s_ab }, *bc[] = { &m->b, &m->c, &m->n, &s_bc };
-	void *bd[] = { &m->b, &m->d, &m->n, &s_bd }, *cda[] = { &m->c, &m->d, &m->a, &m->n };
+	void *ad[] = { &m->a, &m->d, &m->n, &s_ad }, *cda[] = { &m->c, &m->d, &m->a, &m->n };
 	CUevent fork, join;
 	CUgraph g;
 
@@ -87,7 +87,7 @@ static CUgraph capture(CUfunction step, CUfunction mix, struct bufs *m, CUstream
 	CHECK(cuEventRecord(fork, s1));
 	CHECK(cuStreamWaitEvent(s2, fork, 0));
 	launch(step, bc, s2);
-	launch(step, bd, s1);
+	launch(step, ad, s1);
 	CHECK(cuEventRecord(join, s2));
 	CHECK(cuStreamWaitEvent(s1, join, 0));
 	launch(mix, cda, s1);
