@@ -479,6 +479,71 @@ Test(cuda_api, a_process_whose_last_context_is_destroyed_comes_back)
 	sc_test_remove_dir(dir);
 }
 
+#define PINNED_WORDS (1u << 18)
+
+static volatile uint32_t *reader_pinned;
+static volatile int reader_stop;
+static volatile unsigned long reader_rounds, reader_bad;
+
+/* A thread of the program that reads pinned memory without any CUDA call, all the time. */
+static void *read_pinned_forever(void *arg)
+{
+	(void)arg;
+	while (!reader_stop) {
+		for (uint32_t i = 0; i < PINNED_WORDS; i++)
+			reader_bad += reader_pinned[i] != i * 2654435761u;
+		reader_rounds++;
+	}
+	return NULL;
+}
+
+/*
+ * In a child of the test: a thread reading pinned memory while another
+ * checkpoints. Exit 0 after the save; restored, 42 when the reader went on
+ * reading the same words, and never ran while the pinned memory was not
+ * back (it would crash); 3 and up otherwise.
+ */
+static int save_while_pinned_memory_is_read(const char *image)
+{
+	pthread_t reader;
+	uint32_t *pinned;
+	unsigned long rounds;
+	int r;
+
+	sc_test_start();
+	if (cuMemAllocHost((void **)&pinned, PINNED_WORDS * 4))
+		return 1;
+	for (uint32_t i = 0; i < PINNED_WORDS; i++)
+		pinned[i] = i * 2654435761u;
+	reader_pinned = pinned;
+	if (pthread_create(&reader, NULL, read_pinned_forever, NULL))
+		return 1;
+	while (reader_rounds < 2)
+		usleep(1000);
+	r = selfckpt_save(image);
+	if (r == SELFCKPT_SAVED)
+		return 0;
+	if (r != SELFCKPT_RESTORED)
+		return 2;
+	rounds = reader_rounds;
+	while (reader_rounds < rounds + 2)
+		usleep(1000);
+	reader_stop = 1;
+	pthread_join(reader, NULL);
+	return reader_bad ? 3 : 42;
+}
+
+/* The restart holds the program's threads until the pinned memory they may touch is back. */
+Test(cuda_api, threads_reading_pinned_memory_wait_for_the_restart)
+{
+	char dir[] = "/tmp/sc-pinned-XXXXXX";
+	int status = sc_test_exit_after_restore(save_while_pinned_memory_is_read, dir);
+
+	cr_assert_eq(status, 42, "restored: exit %d (3: words changed; 128+: a crash; see %s/out)",
+		     status, dir);
+	sc_test_remove_dir(dir);
+}
+
 Test(cuda_api, start_up_queries_answer_as_the_device_does)
 {
 	char bus[32];
