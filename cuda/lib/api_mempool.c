@@ -50,6 +50,7 @@ struct pool_alloc {
 static struct sc_cu_mempool *default_pool[MAX_DEVICES], *current_pool[MAX_DEVICES];
 static struct pool_alloc *allocs;
 static size_t allocs_n, allocs_cap;
+static uint64_t kept_total; /* bytes freed and kept, on every stream */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct sc_cu_mempool *pool_of(CUmemoryPool h)
@@ -382,6 +383,7 @@ static void free_kept(CUstream stream, const struct sc_cu_ctx *ctx, bool whole_c
 			continue;
 		}
 		allocs[i] = allocs[--allocs_n];
+		kept_total -= a.size;
 		count_in(a.pool, 0, a.size, false);
 		if (sc_arena_free(a.p) != CUDA_SUCCESS)
 			sc_log(SC_LOG_WARN, "device memory at 0x%llx freed by cuMemFreeAsync could "
@@ -419,8 +421,6 @@ SC_CU_API CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 	struct pool_alloc *a = NULL;
 	CUresult res;
 
-	uint64_t kept = 0;
-
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	if ((res = sc_stream_target(stream, &real, &ctx)) == CUDA_SUCCESS &&
@@ -431,12 +431,9 @@ SC_CU_API CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 		return res;
 	}
 	pthread_mutex_lock(&pool_lock);
-	for (size_t i = 0; i < allocs_n; i++) { /* the allocation, and what the stream keeps */
+	for (size_t i = allocs_n; i-- > 0 && !a;) /* from the newest: what was just taken, most often */
 		if (allocs[i].p == dptr)
 			a = &allocs[i];
-		else if (allocs[i].freeing && allocs[i].stream == stream)
-			kept += allocs[i].size;
-	}
 	if (!a)
 		a = adopt(dptr);
 	if (!a || a->freeing) { /* not device memory, or freed already */
@@ -447,8 +444,11 @@ SC_CU_API CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 
 		a->freeing = true;
 		a->stream = stream;
+		kept_total += a->size;
 		count_in(a->pool, a->size, 0, false); /* no longer used; still reserved */
-		if (kept + a->size > FREES_KEPT_BYTES && (res = sc_cu_call(&r)) == CUDA_SUCCESS)
+		/* one stream's share is added up only when all of them could pass the bound */
+		if (kept_total > FREES_KEPT_BYTES && kept_on(stream) > FREES_KEPT_BYTES &&
+		    (res = sc_cu_call(&r)) == CUDA_SUCCESS)
 			free_kept(stream, in, false);
 	}
 	pthread_mutex_unlock(&pool_lock);
@@ -482,6 +482,7 @@ void sc_mempool_forget_context(const struct sc_cu_ctx *c)
 		if (allocs[i].ctx == c) {
 			count_in(allocs[i].pool, allocs[i].freeing ? 0 : allocs[i].size,
 				 allocs[i].size, false);
+			kept_total -= allocs[i].freeing ? allocs[i].size : 0;
 			allocs[i] = allocs[--allocs_n];
 		} else {
 			i++;

@@ -7,6 +7,7 @@ CUDA_INCLUDE ?= /usr/local/cuda/include
 SOFTCUDA_SRCS := \
 	tests/softcuda/softcuda.c \
 	tests/softcuda/softcuda_array.c \
+	tests/softcuda/softcuda_capture.c \
 	tests/softcuda/softcuda_copy.c \
 	tests/softcuda/softcuda_ctx.c \
 	tests/softcuda/softcuda_device.c \

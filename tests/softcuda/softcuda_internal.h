@@ -281,7 +281,41 @@ void sd_graph_free(struct sd_obj *obj);
 void sd_exec_free(struct sd_obj *obj);
 
 /*
- * softcuda_graph.c: stream capture. Work posted to a stream for which
+ * softcuda_graph.c: what a stream capture builds its graph with. A node made
+ * is its maker's to append, or to free.
+ */
+struct sd_graph;
+struct sd_node;
+struct sd_capture;
+/* @v with room for @want elements of @elem bytes (*@size updated), or NULL, @v untouched */
+void *sd_grow(void *v, size_t *size, size_t want, size_t elem);
+/* a new graph of @ctx, with no nodes */
+struct sd_graph *sd_graph_new(struct sd_ctx *ctx);
+/* sd_graph_free() of @g */
+void sd_graph_destroy(struct sd_graph *g);
+/* @cap builds @g (NULL: none): until then @g cannot go, lose nodes, be instantiated or update */
+void sd_graph_set_capture(struct sd_graph *g, struct sd_capture *cap);
+/* @node joins @g after @deps (@n nodes of @g), an edge from each; on failure it is not taken */
+CUresult sd_graph_append(struct sd_graph *g, struct sd_node *node, const CUgraphNode *deps,
+			 size_t n);
+/* each of @from is one of @to or a node one of them depends on, however far back */
+int sd_graph_leads_into(struct sd_graph *g, const CUgraphNode *from, size_t n_from,
+			const CUgraphNode *to, size_t n_to);
+/* a captured launch's kernel node: @p, @priority and the attributes of @attrs nodes keep */
+CUresult sd_node_launch(struct sd_node **out, const CUDA_KERNEL_NODE_PARAMS *p, int priority,
+			const CUlaunchAttribute *attrs, unsigned n_attrs);
+/* a memcpy node of @c in context @handle (NULL: the current), checked as its launch will be */
+CUresult sd_node_memcpy(struct sd_node **out, const CUDA_MEMCPY3D *c, CUcontext handle);
+/* a memset node of @p in context @handle (NULL: the current), checked as its launch will be */
+CUresult sd_node_memset(struct sd_node **out, const CUDA_MEMSET_NODE_PARAMS *p,
+			CUcontext handle);
+/* an event record or wait node (@type) of @event */
+CUresult sd_node_event(struct sd_node **out, CUgraphNodeType type, CUevent event);
+/* a node no graph took */
+void sd_node_free(struct sd_node *node);
+
+/*
+ * softcuda_capture.c: stream capture. Work posted to a stream for which
  * sd_capturing() holds goes to the sd_capture_*() call of its kind instead
  * of running; they fail with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED once the
  * capture is. The others answer whether a call may go on: CUDA_SUCCESS, or
@@ -309,5 +343,7 @@ CUresult sd_capture_stream_destroy(CUstream stream);
 void sd_capture_stream_gone(CUstream stream);
 /* @event recorded outside a capture, or destroyed */
 void sd_capture_event_drop(CUevent event);
+/* the graph @cap builds was freed with its context: the capture is invalidated */
+void sd_capture_graph_gone(struct sd_capture *cap);
 
 #endif /* SOFTCUDA_INTERNAL_H */
