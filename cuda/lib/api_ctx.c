@@ -209,6 +209,7 @@ SC_CU_API CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
 		return res;
 	sc_vmm_forget_context(c); /* the program's mappings of the context's allocations */
 	sc_mempool_forget_context(c);
+	sc_peer_forget_context(c);
 	sc_arena_release_context(c); /* while the context can still be made current */
 	res = simple(SC_OP_CTX_DESTROY, 0, c->o.real, 0, NULL, NULL);
 	if (res == CUDA_SUCCESS) {

@@ -179,7 +179,7 @@ static CUresult map_block(struct sc_cu_ctx *c, CUdeviceptr va, size_t size, uint
 			  struct sc_cu_memhandle *vmm, struct sc_cu_block **out)
 {
 	struct sc_req r = { .op = SC_OP_VMM_MAP, .ctx = c->o.real,
-			    .a = { va, size, (uint64_t)c->dev },
+			    .a = { va, size, (uint64_t)c->dev, sc_peer_mask(c->dev) },
 			    .in = vmm ? &vmm->prop : NULL,
 			    .in_len = vmm ? (uint32_t)sizeof(vmm->prop) : 0 };
 	struct sc_cu_block b = { .addr = va, .size = size, .dev = c->dev, .ctx = c,
@@ -468,6 +468,46 @@ CUresult sc_arena_unmap_home(struct sc_cu_memhandle *h)
 	pthread_mutex_lock(&arena_lock);
 	if ((b = find_locked(h->home)) && b->vmm == h)
 		res = unmap_block(b); /* its addresses go back to the arena too */
+	pthread_mutex_unlock(&arena_lock);
+	return res;
+}
+
+/* Read and write for the owner and the devices of @mask; none for @revoked (-1: no one). */
+static size_t access_descs(CUdevice owner, uint64_t mask, int revoked, CUmemAccessDesc *out)
+{
+	size_t n = 0;
+
+	for (int d = 0; d < 64; d++) {
+		unsigned long long flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+
+		if (d == revoked && !(mask >> d & 1))
+			flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+		else if (d != owner && !(mask >> d & 1))
+			continue;
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		out[n].location.id = d;
+		out[n++].flags = flags;
+	}
+	return n;
+}
+
+CUresult sc_arena_peer_access(CUdevice dev, int revoked)
+{
+	CUmemAccessDesc descs[64];
+	CUresult res = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&arena_lock);
+	size_t n = access_descs(dev, sc_peer_mask(dev), revoked, descs);
+
+	for (size_t i = 0; i < blocks_n && res == CUDA_SUCCESS; i++) {
+		struct sc_req r = { .op = SC_OP_MEM_SET_ACCESS, .ctx = blocks[i].ctx->o.real,
+				    .a = { blocks[i].addr, blocks[i].size, n }, .in = descs,
+				    .in_len = (uint32_t)(n * sizeof(descs[0])) };
+
+		if (blocks[i].dev == dev)
+			res = sc_cu_call(&r);
+	}
 	pthread_mutex_unlock(&arena_lock);
 	return res;
 }

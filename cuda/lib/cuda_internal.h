@@ -386,6 +386,21 @@ void sc_vmm_forget_context(struct sc_cu_ctx *c);
 /** sc_vmm_replay() - at a restart, once the arena is back: the program's mappings and access. */
 CUresult sc_vmm_replay(void);
 
+/**
+ * sc_arena_peer_access() - give every block of device @dev read and write
+ * access for its own device and the devices of sc_peer_mask(@dev), and none
+ * for device @revoked (-1: no device), whose peer access went.
+ */
+CUresult sc_arena_peer_access(CUdevice dev, int revoked);
+
+/* api_peer.c */
+/** sc_peer_mask() - bit d: a context of device d has peer access to a context of @dev. */
+uint64_t sc_peer_mask(CUdevice dev);
+/** sc_peer_forget_context() - @c is destroyed: the peer access from and to it goes. */
+void sc_peer_forget_context(const struct sc_cu_ctx *c);
+/** sc_peer_replay() - at a restart, once the contexts are back: their peer access again. */
+CUresult sc_peer_replay(void);
+
 /** sc_arena_give_va() - the addresses sc_arena_take_va() gave, back to device @dev's arena. */
 void sc_arena_give_va(CUdevice dev, CUdeviceptr va, size_t size);
 /** sc_arena_granularity() - the allocation granularity of @c's device (0: none yet). */

@@ -155,7 +155,8 @@ static int replay_arena(void)
 
 		/* the program's cuMemCreate comes back with its properties */
 		struct sc_req m = { .op = SC_OP_VMM_MAP, .ctx = b[i].ctx->o.real,
-				    .a = { b[i].addr, b[i].size, (uint64_t)b[i].dev },
+				    .a = { b[i].addr, b[i].size, (uint64_t)b[i].dev,
+					   sc_peer_mask(b[i].dev) },
 				    .in = b[i].vmm ? &b[i].vmm->prop : NULL,
 				    .in_len = b[i].vmm ? (uint32_t)sizeof(b[i].vmm->prop) : 0 };
 
@@ -342,9 +343,13 @@ static int replay_contexts(void)
 	int err = 0;
 
 	first_context = NULL;
+	CUresult res;
+
 	for (struct sc_cu_obj *o = sc_obj_first(); o && !err; o = o->next)
 		if (o->kind == SC_K_CTX)
 			err = replay_context((struct sc_cu_ctx *)o);
+	if (!err && (res = sc_peer_replay()) != CUDA_SUCCESS)
+		err = cuda_failed("enabling peer access between contexts", res);
 	return err;
 }
 

@@ -57,7 +57,9 @@
 	X(cuGraphGetNodes) X(cuGraphGetRootNodes) X(cuGraphGetEdges) X(cuGraphAddDependencies) \
 	X(cuGraphInstantiate) X(cuGraphExecDestroy) X(cuGraphExecUpdate) X(cuGraphLaunch) \
 	X(cuGraphUpload) X(cuGraphExecKernelNodeSetParams) X(cuStreamBeginCapture) \
-	X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuStreamGetCaptureInfo)
+	X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuStreamGetCaptureInfo) \
+	X(cuCtxEnablePeerAccess) X(cuCtxDisablePeerAccess) X(cuDeviceGetP2PAttribute) \
+	X(cuMemcpyPeerAsync)
 
 #define SC_DRIVER_FIELD(name) __typeof__(&name) name;
 

@@ -239,6 +239,26 @@ static CUresult op_flush_rdma(struct sc_ch_slot *s)
 						 (CUflushGPUDirectRDMAWritesScope)s->a[1]);
 }
 
+static CUresult op_device_p2p_attr(struct sc_ch_slot *s)
+{
+	int v = 0;
+	CUresult r = sc_drv.cuDeviceGetP2PAttribute(&v, (CUdevice_P2PAttribute)s->a[0],
+						   (CUdevice)s->a[1], (CUdevice)s->a[2]);
+
+	s->a[0] = (uint64_t)(int64_t)v;
+	return r;
+}
+
+static CUresult op_ctx_peer_enable(struct sc_ch_slot *s)
+{
+	return sc_drv.cuCtxEnablePeerAccess(CTX(s->a[0]), (unsigned)s->a[1]);
+}
+
+static CUresult op_ctx_peer_disable(struct sc_ch_slot *s)
+{
+	return sc_drv.cuCtxDisablePeerAccess(CTX(s->a[0]));
+}
+
 static CUresult op_ctx_set_flags(struct sc_ch_slot *s)
 {
 	return sc_drv.cuCtxSetFlags((unsigned)s->a[0]);
@@ -315,6 +335,9 @@ void sc_proxy_ops_device(sc_proxy_op_fn *t)
 	t[SC_OP_DEVICE_AFFINITY] = op_device_affinity;
 	t[SC_OP_FLUSH_RDMA] = op_flush_rdma;
 	t[SC_OP_DEVICE_CAN_PEER] = op_device_can_peer;
+	t[SC_OP_DEVICE_P2P_ATTR] = op_device_p2p_attr;
+	t[SC_OP_CTX_PEER_ENABLE] = op_ctx_peer_enable;
+	t[SC_OP_CTX_PEER_DISABLE] = op_ctx_peer_disable;
 	t[SC_OP_CTX_SET_FLAGS] = op_ctx_set_flags;
 	t[SC_OP_CTX_SET_CACHE] = op_ctx_set_cache;
 	t[SC_OP_CTX_GET_CACHE] = op_ctx_get_cache;

@@ -8,6 +8,7 @@
 #include "cuda/proxy/proxy_internal.h"
 
 #define STREAM(v) ((CUstream)(uintptr_t)(v))
+#define CTX(v) ((CUcontext)(uintptr_t)(v))
 
 static CUmemAllocationProp device_prop(CUdevice dev)
 {
@@ -41,12 +42,32 @@ static CUresult op_vmm_reserve(struct sc_ch_slot *s)
 }
 
 /* Physical memory, mapped at the address the library chose, readable and writable. */
+/* Read and write for @owner, and for each device of @peers (bit d: device d). */
+static size_t access_list(CUmemLocation owner, uint64_t peers, CUmemAccessDesc *out)
+{
+	size_t n = 0;
+
+	memset(out, 0, sizeof(*out));
+	out[n].location = owner;
+	out[n++].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	for (int d = 0; d < 64; d++) {
+		if (!(peers >> d & 1) || d == owner.id)
+			continue;
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		out[n].location.id = d;
+		out[n++].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	}
+	return n;
+}
+
 static CUresult op_vmm_map(struct sc_ch_slot *s)
 {
 	CUdeviceptr at = (CUdeviceptr)s->a[0];
 	size_t size = (size_t)s->a[1];
 	CUmemAllocationProp p = device_prop((CUdevice)s->a[2]);
-	CUmemAccessDesc access;
+	CUmemAccessDesc access[1 + 64];
+	size_t n;
 
 	if (s->len == sizeof(p))
 		memcpy(&p, s->data, sizeof(p)); /* the program's properties */
@@ -62,10 +83,8 @@ static CUresult op_vmm_map(struct sc_ch_slot *s)
 		sc_drv.cuMemRelease(h);
 		return r;
 	}
-	memset(&access, 0, sizeof(access));
-	access.location = p.location;
-	access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-	if ((r = sc_drv.cuMemSetAccess(at, size, &access, 1)) != CUDA_SUCCESS) {
+	n = access_list(p.location, s->a[3], access);
+	if ((r = sc_drv.cuMemSetAccess(at, size, access, n)) != CUDA_SUCCESS) {
 		sc_drv.cuMemUnmap(at, size);
 		sc_drv.cuMemRelease(h);
 		return r;
@@ -176,6 +195,16 @@ static CUresult issue_copy(struct sc_ch_slot *s)
 static CUresult op_copy(struct sc_ch_slot *s)
 {
 	return finish(s, issue_copy(s), STREAM(s->a[4]));
+}
+
+static CUresult op_copy_peer(struct sc_ch_slot *s)
+{
+	CUstream st = STREAM(s->a[5]);
+	CUresult r = sc_drv.cuMemcpyPeerAsync((CUdeviceptr)s->a[0], CTX(s->a[1]),
+					      (CUdeviceptr)s->a[2], CTX(s->a[3]), (size_t)s->a[4],
+					      st);
+
+	return finish(s, r, st);
 }
 
 static CUresult op_copy_2d(struct sc_ch_slot *s)
@@ -315,6 +344,7 @@ void sc_proxy_ops_memory(sc_proxy_op_fn *t)
 	t[SC_OP_HOST_DEVPTR] = op_host_devptr;
 	t[SC_OP_COPY] = op_copy;
 	t[SC_OP_COPY_2D] = op_copy_2d;
+	t[SC_OP_COPY_PEER] = op_copy_peer;
 	t[SC_OP_COPY_3D] = op_copy_3d;
 	t[SC_OP_MEMSET] = op_memset;
 	t[SC_OP_ARRAY_CREATE] = op_array_create;

@@ -28,6 +28,7 @@ enum sc_op {
 	SC_OP_DEVICE_AFFINITY,  /* in a0 CUexecAffinityType, a1 dev; out a0 supported */
 	SC_OP_FLUSH_RDMA,       /* in a0 target, a1 scope */
 	SC_OP_DEVICE_CAN_PEER,  /* in a0 dev, a1 peer; out a0 can access */
+	SC_OP_DEVICE_P2P_ATTR,  /* in a0 CUdevice_P2PAttribute, a1 src, a2 dst; out a0 value */
 	/* contexts (the slot's ctx is made current first where one is given) */
 	SC_OP_PCTX_RETAIN,      /* in a0 dev; out a0 ctx */
 	SC_OP_PCTX_RELEASE,     /* in a0 dev */
@@ -46,6 +47,8 @@ enum sc_op {
 	SC_OP_CTX_SET_SHMEM,    /* in a0 CUsharedconfig */
 	SC_OP_CTX_GET_SHMEM,    /* out a0 CUsharedconfig */
 	SC_OP_CTX_RESET_L2,     /* the persisting lines of the L2 cache */
+	SC_OP_CTX_PEER_ENABLE,  /* in a0 peer context, a1 flags: from the slot's context */
+	SC_OP_CTX_PEER_DISABLE, /* in a0 peer context */
 	SC_OP_MEM_GET_INFO,     /* out a0 free, a1 total */
 	/* code */
 	SC_OP_MODULE_LOAD,      /* in a0 image address (channel), a1 length, a2 SC_IMG_*;
@@ -89,9 +92,10 @@ enum sc_op {
 	/* device memory: the library's arena over VMM reservations */
 	SC_OP_VMM_GRANULARITY,  /* in a0 dev; out a0 bytes */
 	SC_OP_VMM_RESERVE,      /* in a0 size, a1 wanted address; out a0 address */
-	SC_OP_VMM_MAP,          /* in a0 address, a1 size, a2 dev, data the CUmemAllocationProp
-				 * of the program's cuMemCreate (none: plain device memory);
-				 * out a0 allocation handle */
+	SC_OP_VMM_MAP,          /* in a0 address, a1 size, a2 dev, a3 bitmask of the other
+				 * devices that may read and write it too (peer access), data
+				 * the CUmemAllocationProp of the program's cuMemCreate (none:
+				 * plain device memory); out a0 allocation handle */
 	SC_OP_VMM_UNMAP,        /* in a0 address, a1 size, a2 allocation handle */
 	/* the program's own mappings of its allocations (api_vmm.c) */
 	SC_OP_MEM_GRANULARITY,  /* in a0 option, data CUmemAllocationProp; out a0 bytes */
@@ -106,6 +110,8 @@ enum sc_op {
 	SC_OP_COPY,             /* in a0 dst, a1 src, a2 bytes, a3 SC_COPY_*, a4 stream */
 	SC_OP_COPY_2D,          /* in a0 stream; data CUDA_MEMCPY2D */
 	SC_OP_COPY_3D,          /* in a0 stream; data CUDA_MEMCPY3D */
+	SC_OP_COPY_PEER,        /* in a0 dst, a1 dst context, a2 src, a3 src context, a4 bytes,
+				 * a5 stream */
 	SC_OP_MEMSET,           /* in a0 dst, a1 value, a2 element bytes, a3 width (elements),
 				 * a4 stream, a5 pitch, a6 height (0: one dimension) */
 	/* arrays, textures, surfaces */

@@ -60,9 +60,9 @@ limit=${GPU_TEST_TIMEOUT:-60}
 save_at=$((iters * 2 / 5))
 signal_after=5 # iterations before a signal; one more is needed after a restore
 if [ $soft = 1 ]; then
-	samples=${GPU_TEST_SAMPLES:-vecadd matmul texrotate solver loader vmm graph}
+	samples=${GPU_TEST_SAMPLES:-vecadd matmul texrotate solver loader vmm graph peer}
 else
-	samples=${GPU_TEST_SAMPLES:-vecadd matmul matmul-embedded texrotate solver loader vmm graph}
+	samples=${GPU_TEST_SAMPLES:-vecadd matmul matmul-embedded texrotate solver loader vmm graph peer}
 fi
 gpus=1
 if [ $soft = 0 ] && [ -z "${CUDA_VISIBLE_DEVICES+set}" ]; then
@@ -329,8 +329,9 @@ restore_saved() {
 }
 
 # case_other_gpu: the --save-at image restored on the second GPU, when there is one
+# (not peer's: it uses every GPU there is, and a restart needs as many)
 case_other_gpu() {
-	[ "$gpus" -ge 2 ] || return 0
+	[ "$gpus" -ge 2 ] && [ "$prog" != peer ] || return 0
 	CUDA_VISIBLE_DEVICES=1
 	export CUDA_VISIBLE_DEVICES
 	restore_saved other-gpu

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static void run_sample(const char *name)
+/* gpu-test.sh --soft of sample @name, with @env (VAR=value ..., or "") set for it. */
+static void run_sample_in(const char *name, const char *env)
 {
 	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
 	char prog[4096], cmd[8192];
@@ -26,8 +27,8 @@ static void run_sample(const char *name)
 	cr_assert_eq(access("samples/cuda/gpu-test.sh", R_OK), 0,
 		     "samples/cuda/gpu-test.sh not found: run the tests from the source tree "
 		     "(make test does)");
-	snprintf(cmd, sizeof(cmd), "GPU_TEST_SAMPLES=%s sh samples/cuda/gpu-test.sh %s --soft 2>&1",
-		 name, build);
+	snprintf(cmd, sizeof(cmd), "%s GPU_TEST_SAMPLES=%s sh samples/cuda/gpu-test.sh %s --soft 2>&1",
+		 env, name, build);
 	p = popen(cmd, "r");
 	cr_assert(p, "cannot run %s", cmd);
 	{
@@ -38,6 +39,11 @@ static void run_sample(const char *name)
 		status = pclose(p);
 		cr_assert_eq(status, 0, "gpu-test.sh --soft for %s failed:\n%s", name, out);
 	}
+}
+
+static void run_sample(const char *name)
+{
+	run_sample_in(name, "");
 }
 
 TestSuite(cuda_samples, .timeout = 300);
@@ -78,4 +84,10 @@ Test(cuda_samples, vmm)
 Test(cuda_samples, graph)
 {
 	run_sample("graph");
+}
+
+/* Two devices of the software device, peer access both ways, kernels and copies across them. */
+Test(cuda_samples, peer)
+{
+	run_sample_in("peer", "SOFTCUDA_DEVICES=2");
 }

@@ -137,6 +137,24 @@ SOFTK void softk_graph_mix(const struct softcuda_launch *l, void **params)
 	for_each_thread(l, params, graph_mix_thread);
 }
 
+/* peer.cu */
+
+static void peer_mix_thread(const struct softcuda_launch *l, const struct thread_idx *t,
+			    void **params)
+{
+	unsigned *x = param_ptr(params, 0);
+	const unsigned *y = param_ptr(params, 1);
+	int n = param_int(params, 2), i = global_idx(l, t, 0);
+
+	if (i < n)
+		x[i] = x[i] * 1664525u + y[(i + 7) % n];
+}
+
+SOFTK void softk_peer_mix(const struct softcuda_launch *l, void **params)
+{
+	for_each_thread(l, params, peer_mix_thread);
+}
+
 /*
  * matmul.cu. The CUDA kernel sums over k tile by tile, in increasing k, and
  * adds exact zeros past the edge: a plain loop over k gives the same sums.

@@ -156,6 +156,75 @@ CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t byte
 	SD_COPY(sd_enter, dst, SD_SIDE_DEVICE, src, SD_SIDE_DEVICE, bytes, stream);
 }
 
+/*
+ * A side of a peer copy: device memory of the device of @handle, a context
+ * the caller names (NULL is none).
+ */
+static CUresult peer_side_check(uintptr_t p, size_t bytes, CUcontext handle, int prot)
+{
+	uintptr_t end = p + bytes;
+	struct sd_region r;
+	struct sd_ctx *ctx;
+	CUresult rc;
+
+	if (!handle)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if ((rc = sd_ctx_or_current(handle, &ctx)) ||
+	    (rc = side_check(p, bytes, SD_SIDE_DEVICE, prot)))
+		return rc;
+	/* side_check() found one region after another up to the end. */
+	for (; p < end; p = r.base + r.size) {
+		sd_region_find(p, &r);
+		if (r.type != CU_MEMORYTYPE_DEVICE || r.device != ctx->device) {
+			sd_log("address 0x%lx is not device memory of device %d",
+			       (unsigned long)p, ctx->device);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Neither side needs the current context: each names its own. A copy into
+ * a capturing stream becomes a node as cuMemcpyDtoDAsync's does.
+ */
+static CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+			  CUcontext src_ctx, size_t bytes, CUstream stream)
+{
+	CUresult rc;
+
+	if ((rc = peer_side_check(dst, bytes, dst_ctx, PROT_WRITE)) ||
+	    (rc = peer_side_check(src, bytes, src_ctx, PROT_READ)))
+		return rc;
+	if (sd_capturing(stream))
+		return capture_linear(dst, SD_SIDE_DEVICE, src, SD_SIDE_DEVICE, bytes, stream);
+	rc = sd_stream_check(stream);
+	if (rc == CUDA_SUCCESS && bytes)
+		memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+	return rc;
+}
+
+CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+			      CUcontext srcContext, size_t ByteCount)
+{
+	CUresult rc = sync_enter(__func__);
+
+	return rc ? rc :
+		    sd_leave(copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount,
+				       NULL));
+}
+
+CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
+				   CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount,
+				   CUstream hStream)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc :
+		    sd_leave(copy_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount,
+				       hStream));
+}
+
 /* An array seen as its bytes, row after row, for the copies to and from arrays. */
 static CUresult array_bytes(CUarray handle, size_t offset, size_t bytes, uintptr_t *p)
 {

@@ -8,6 +8,10 @@
  * destroying it (or releasing a primary context for the last time, or
  * resetting it) frees them, and their handles become invalid. VMM allocations
  * and libraries belong to no context.
+ *
+ * Peer access is a set of (context, peer context) pairs: enabled from the
+ * current context, it goes when either context of a pair does (destroyed, its
+ * last retain released, or reset).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,14 @@
 
 static __thread struct sd_ctx *ctx_stack[SD_CTX_STACK_MAX];
 static __thread int ctx_depth;
+
+/* cuCtxEnablePeerAccess: @ctx reaches the memory of @peer. */
+struct sd_peer {
+	struct sd_peer *next;
+	const struct sd_ctx *ctx, *peer;
+};
+
+static struct sd_peer *peers;
 
 static const size_t limit_defaults[CU_LIMIT_MAX] = {
 	[CU_LIMIT_STACK_SIZE] = 1024,
@@ -99,6 +111,21 @@ void sd_ctx_free_objects(struct sd_ctx *ctx)
 	}
 }
 
+/* The peer access of @ctx, and to it, goes with it. */
+static void ctx_peers_drop(const struct sd_ctx *ctx)
+{
+	struct sd_peer **pp = &peers, *p;
+
+	while ((p = *pp)) {
+		if (p->ctx == ctx || p->peer == ctx) {
+			*pp = p->next;
+			free(p);
+		} else {
+			pp = &p->next;
+		}
+	}
+}
+
 static CUresult ctx_push(struct sd_ctx *ctx)
 {
 	if (ctx_depth == SD_CTX_STACK_MAX)
@@ -165,6 +192,7 @@ static CUresult ctx_destroy(struct sd_ctx *ctx)
 	if (!sd_obj_find(SD_CTX, ctx))
 		return CUDA_ERROR_INVALID_CONTEXT;
 	sd_ctx_free_objects(ctx);
+	ctx_peers_drop(ctx);
 	sd_obj_del(&ctx->obj);
 	sd_obj_add(&ctx->obj, SD_DEAD_CTX, NULL);
 	if (ctx_depth && ctx_stack[ctx_depth - 1] == ctx)
@@ -508,8 +536,10 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
 	ctx = &sd.devices[dev].primary;
 	if (!ctx->refcount)
 		return sd_leave(CUDA_ERROR_INVALID_CONTEXT);
-	if (!--ctx->refcount)
+	if (!--ctx->refcount) {
 		sd_ctx_free_objects(ctx);
+		ctx_peers_drop(ctx);
+	}
 	return sd_leave(CUDA_SUCCESS);
 }
 
@@ -530,6 +560,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
 		return sd_leave(rc);
 	ctx = &sd.devices[dev].primary;
 	sd_ctx_free_objects(ctx);
+	ctx_peers_drop(ctx);
 	ctx_init(ctx, dev, 0, 1);
 	return sd_leave(CUDA_SUCCESS);
 }
@@ -562,4 +593,85 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, i
 		*active = sd.devices[dev].primary.refcount > 0;
 	}
 	return sd_leave(rc);
+}
+
+static struct sd_peer **peer_find(const struct sd_ctx *ctx, const struct sd_ctx *peer)
+{
+	struct sd_peer **pp;
+
+	for (pp = &peers; *pp; pp = &(*pp)->next)
+		if ((*pp)->ctx == ctx && (*pp)->peer == peer)
+			return pp;
+	return NULL;
+}
+
+/* The current context and @handle, a valid context, as both peer calls need. */
+static CUresult peer_pair(CUcontext handle, struct sd_ctx **ctx, struct sd_ctx **peer)
+{
+	CUresult rc = sd_ctx_current(ctx);
+
+	*peer = (struct sd_ctx *)handle;
+	if (rc)
+		return rc;
+	if (!ctx_valid(*peer)) {
+		sd_log("peer context %p is not a valid context", (void *)handle);
+		return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult peer_enable(CUcontext handle, unsigned flags)
+{
+	struct sd_ctx *ctx, *peer;
+	struct sd_peer *p;
+	CUresult rc = peer_pair(handle, &ctx, &peer);
+
+	if (rc)
+		return rc;
+	if (peer == ctx)	/* as cuda.h documents it */
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ctx->device == peer->device) {
+		sd_log("peer context %p is on the current context's device %d", (void *)handle,
+		       ctx->device);
+		return CUDA_ERROR_INVALID_DEVICE;
+	}
+	if (!sd_device_can_access_peer(ctx->device, peer->device))
+		return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+	if (peer_find(ctx, peer))
+		return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+	if (!(p = malloc(sizeof(*p))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	p->ctx = ctx;
+	p->peer = peer;
+	p->next = peers;
+	peers = p;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(peer_enable(peerContext, Flags));
+}
+
+CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext peerContext)
+{
+	struct sd_ctx *ctx, *peer;
+	struct sd_peer **pp, *p;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	rc = peer_pair(peerContext, &ctx, &peer);
+	if (rc)
+		return sd_leave(rc);
+	if (!(pp = peer_find(ctx, peer)))
+		return sd_leave(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+	p = *pp;
+	*pp = p->next;
+	free(p);
+	return sd_leave(CUDA_SUCCESS);
 }

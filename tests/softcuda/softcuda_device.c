@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * softcuda_device.c - device queries: count, name, UUID, attributes, memory.
+ * softcuda_device.c - device queries: count, name, UUID, attributes, memory,
+ * peer access capability and the attributes of links between devices.
  *
  * The figures are those of a small Hopper-like part (4 multiprocessors) so
  * that code sizing its launches from them gets plausible answers; the compute
@@ -177,6 +178,11 @@ CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type
 }
 
 /* The devices share the host's memory: each reaches every other, none itself. */
+int sd_device_can_access_peer(CUdevice dev, CUdevice peer)
+{
+	return dev != peer;
+}
+
 CUresult CUDAAPI cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
 {
 	CUresult rc = sd_enter(__func__);
@@ -187,8 +193,46 @@ CUresult CUDAAPI cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
 		return sd_leave(CUDA_ERROR_INVALID_VALUE);
 	if ((rc = sd_device_check(dev)) == CUDA_SUCCESS && (rc = sd_device_check(peer)) ==
 	    CUDA_SUCCESS)
-		*can = dev != peer;
+		*can = sd_device_can_access_peer(dev, peer);
 	return sd_leave(rc);
+}
+
+/*
+ * Every link is as good as another (rank 0). Over it a device that may reach
+ * its peer reaches all of it: arrays, and every atomic (so never only some).
+ */
+static CUresult p2p_attr(int *value, CUdevice_P2PAttribute attr, int access)
+{
+	switch (attr) {
+	case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK:
+	case CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED:
+		*value = 0;
+		return CUDA_SUCCESS;
+	case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+	case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
+	case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED:
+		*value = access;
+		return CUDA_SUCCESS;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+CUresult CUDAAPI cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib,
+					 CUdevice srcDevice, CUdevice dstDevice)
+{
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!value)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	if ((rc = sd_device_check(srcDevice)) || (rc = sd_device_check(dstDevice)))
+		return sd_leave(rc);
+	if (srcDevice == dstDevice)
+		return sd_leave(CUDA_ERROR_INVALID_DEVICE);
+	return sd_leave(p2p_attr(value, attrib,
+				 sd_device_can_access_peer(srcDevice, dstDevice)));
 }
 
 /* Nothing writes to it from outside: a flush has nothing to order. */

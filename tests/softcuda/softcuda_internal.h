@@ -150,6 +150,8 @@ void sd_mem_uncharge(int device, size_t bytes);
 
 /* softcuda_device.c: attribute @attr of device @dev (checked), without the lock */
 int sd_device_attr(CUdevice_attribute attr, CUdevice dev);
+/* softcuda_device.c: @dev may reach @peer's memory (both checked), as cuDeviceCanAccessPeer says */
+int sd_device_can_access_peer(CUdevice dev, CUdevice peer);
 
 /* softcuda_ctx.c */
 CUresult sd_ctx_current(struct sd_ctx **ctx);

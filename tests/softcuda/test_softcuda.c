@@ -38,13 +38,13 @@
 #define SD_API(X)                                                                          \
 	X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet)                 \
 	X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDeviceGetUuid)  \
-	X(cuDeviceGetPCIBusId)                                                             \
+	X(cuDeviceGetPCIBusId) X(cuDeviceCanAccessPeer) X(cuDeviceGetP2PAttribute)         \
 	X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuDevicePrimaryCtxReset) \
 	X(cuDevicePrimaryCtxSetFlags) X(cuDevicePrimaryCtxGetState) X(cuCtxCreate)         \
 	X(cuCtxDestroy) X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuCtxPushCurrent)          \
 	X(cuCtxPopCurrent) X(cuCtxGetDevice) X(cuCtxSynchronize) X(cuCtxSetLimit)          \
 	X(cuCtxGetLimit) X(cuCtxGetFlags) X(cuCtxGetApiVersion)                            \
-	X(cuCtxGetStreamPriorityRange)                                                     \
+	X(cuCtxGetStreamPriorityRange) X(cuCtxEnablePeerAccess) X(cuCtxDisablePeerAccess)  \
 	X(cuMemGetAllocationGranularity) X(cuMemAddressReserve) X(cuMemAddressFree)        \
 	X(cuMemCreate) X(cuMemRelease) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess)         \
 	X(cuMemGetAllocationPropertiesFromHandle)                                          \
@@ -55,7 +55,8 @@
 	X(cuMemcpy) X(cuMemcpyAsync) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD)       \
 	X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemcpy2D)       \
 	X(cuMemcpy2DUnaligned) X(cuMemcpy2DAsync) X(cuMemcpy3D) X(cuMemcpy3DAsync)         \
-	X(cuMemcpyHtoA) X(cuMemcpyAtoH) X(cuMemcpyDtoA) X(cuMemcpyAtoD)                    \
+	X(cuMemcpyHtoA) X(cuMemcpyAtoH) X(cuMemcpyDtoA) X(cuMemcpyAtoD) X(cuMemcpyPeer)    \
+	X(cuMemcpyPeerAsync)                                                               \
 	X(cuMemsetD8) X(cuMemsetD16) X(cuMemsetD32) X(cuMemsetD8Async) X(cuMemsetD16Async) \
 	X(cuMemsetD32Async) X(cuMemsetD2D8) X(cuMemsetD2D16) X(cuMemsetD2D32)              \
 	X(cuMemsetD2D8Async) X(cuMemsetD2D16Async) X(cuMemsetD2D32Async)                   \
@@ -170,6 +171,14 @@ static CUcontext start(void)
 	CU_OK(cu.cuDevicePrimaryCtxRetain(&ctx, dev));
 	CU_OK(cu.cuCtxSetCurrent(ctx));
 	return ctx;
+}
+
+/* Two devices, the primary context of device 0 current (*@a), that of device 1 retained (*@b). */
+static void start_two(CUcontext *a, CUcontext *b)
+{
+	setenv("SOFTCUDA_DEVICES", "2", 1);
+	*a = start();
+	CU_OK(cu.cuDevicePrimaryCtxRetain(b, 1));
 }
 
 /* The first lines of every module: PTX, for the device's 9.0 unless a test says otherwise. */
@@ -309,6 +318,52 @@ Test(softcuda, bad_environment_refuses_init)
 	CU_ERR(cu.cuDeviceGetCount(&(int){ 0 }), CUDA_ERROR_NOT_INITIALIZED);
 }
 
+Test(softcuda, p2p_attributes_of_two_devices)
+{
+	static const struct {
+		CUdevice_P2PAttribute attr;
+		int value;
+	} want[] = {
+		{ CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, 0 },
+		{ CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 1 },
+		{ CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, 1 },
+		{ CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED, 1 },
+		{ CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED, 0 },
+	};
+	int v, can;
+
+	setenv("SOFTCUDA_DEVICES", "2", 1);
+	load();
+	CU_ERR(cu.cuDeviceGetP2PAttribute(&v, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 1),
+	       CUDA_ERROR_NOT_INITIALIZED);
+	CU_OK(cu.cuInit(0));
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		for (CUdevice src = 0; src < 2; src++) {
+			v = -1;
+			CU_OK(cu.cuDeviceGetP2PAttribute(&v, want[i].attr, src, 1 - src));
+			cr_assert_eq(v, want[i].value, "attribute %d from %d: %d", want[i].attr,
+				     src, v);
+		}
+	}
+	/* Access as cuDeviceCanAccessPeer answers it. */
+	CU_OK(cu.cuDeviceCanAccessPeer(&can, 0, 1));
+	cr_assert_eq(can, 1);
+	CU_OK(cu.cuDeviceCanAccessPeer(&can, 1, 1));
+	cr_assert_eq(can, 0);
+	CU_ERR(cu.cuDeviceGetP2PAttribute(&v, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 1, 1),
+	       CUDA_ERROR_INVALID_DEVICE);
+	CU_ERR(cu.cuDeviceGetP2PAttribute(&v, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 2),
+	       CUDA_ERROR_INVALID_DEVICE);
+	CU_ERR(cu.cuDeviceGetP2PAttribute(&v, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, -1, 0),
+	       CUDA_ERROR_INVALID_DEVICE);
+	CU_ERR(cu.cuDeviceGetP2PAttribute(&v, (CUdevice_P2PAttribute)0, 0, 1),
+	       CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuDeviceGetP2PAttribute(&v, (CUdevice_P2PAttribute)6, 0, 1),
+	       CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuDeviceGetP2PAttribute(NULL, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 1),
+	       CUDA_ERROR_INVALID_VALUE);
+}
+
 Test(softcuda, primary_context_lifecycle)
 {
 	CUcontext a, b, cur;
@@ -410,6 +465,81 @@ Test(softcuda, destroying_a_context_frees_what_it_owns)
 	cr_assert_eq(mem_free(), before);
 	CU_ERR(cu.cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE);
 	CU_ERR(cu.cuMemFree(p), CUDA_ERROR_INVALID_VALUE);
+}
+
+Test(softcuda, peer_access_enable_disable_and_refusals)
+{
+	CUcontext a, b, c, cur;
+	int junk;
+
+	setenv("SOFTCUDA_DEVICES", "2", 1);
+	load();
+	CU_OK(cu.cuInit(0));
+	CU_OK(cu.cuDevicePrimaryCtxRetain(&a, 0));
+	CU_OK(cu.cuDevicePrimaryCtxRetain(&b, 1));
+	CU_ERR(cu.cuCtxEnablePeerAccess(b, 0), CUDA_ERROR_INVALID_CONTEXT);
+	CU_ERR(cu.cuCtxDisablePeerAccess(b), CUDA_ERROR_INVALID_CONTEXT);
+	CU_OK(cu.cuCtxSetCurrent(a));
+	CU_ERR(cu.cuCtxEnablePeerAccess(NULL, 0), CUDA_ERROR_INVALID_CONTEXT);
+	CU_ERR(cu.cuCtxEnablePeerAccess((CUcontext)&junk, 0), CUDA_ERROR_INVALID_CONTEXT);
+	CU_ERR(cu.cuCtxEnablePeerAccess(a, 0), CUDA_ERROR_INVALID_CONTEXT);
+	CU_ERR(cu.cuCtxEnablePeerAccess(b, 1), CUDA_ERROR_INVALID_VALUE);
+	/* Another context of the current context's device. */
+	CU_OK(cu.cuCtxCreate(&c, NULL, 0, 0));
+	CU_OK(cu.cuCtxPopCurrent(&cur));
+	cr_assert_eq(cur, c);
+	CU_ERR(cu.cuCtxEnablePeerAccess(c, 0), CUDA_ERROR_INVALID_DEVICE);
+	CU_ERR(cu.cuCtxDisablePeerAccess(b), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+	CU_OK(cu.cuCtxEnablePeerAccess(b, 0));
+	CU_ERR(cu.cuCtxEnablePeerAccess(b, 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+	/* One way only: b reaches a only once it asks. */
+	CU_OK(cu.cuCtxSetCurrent(b));
+	CU_ERR(cu.cuCtxDisablePeerAccess(a), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+	CU_ERR(cu.cuCtxDisablePeerAccess(b), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+	CU_OK(cu.cuCtxEnablePeerAccess(a, 0));
+	CU_OK(cu.cuCtxDisablePeerAccess(a));
+	CU_OK(cu.cuCtxSetCurrent(a));
+	CU_OK(cu.cuCtxDisablePeerAccess(b));
+	CU_ERR(cu.cuCtxDisablePeerAccess(b), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+	CU_ERR(cu.cuCtxDisablePeerAccess(NULL), CUDA_ERROR_INVALID_CONTEXT);
+	CU_ERR(cu.cuCtxDisablePeerAccess((CUcontext)&junk), CUDA_ERROR_INVALID_CONTEXT);
+	CU_OK(cu.cuCtxEnablePeerAccess(b, 0));
+}
+
+/* Access goes with either context of a pair: destroyed, released for the last time, reset. */
+Test(softcuda, peer_access_goes_with_its_contexts)
+{
+	CUcontext a, c, d;
+
+	setenv("SOFTCUDA_DEVICES", "2", 1);
+	a = start();
+	CU_OK(cu.cuCtxCreate(&c, NULL, 0, 1));
+	CU_OK(cu.cuCtxEnablePeerAccess(a, 0));
+	CU_OK(cu.cuCtxPopCurrent(NULL));
+	CU_OK(cu.cuCtxEnablePeerAccess(c, 0));
+	CU_OK(cu.cuCtxDestroy(c));
+	CU_ERR(cu.cuCtxDisablePeerAccess(c), CUDA_ERROR_INVALID_CONTEXT);
+	CU_OK(cu.cuCtxCreate(&d, NULL, 0, 1));
+	cr_assert_neq(d, c);
+	CU_ERR(cu.cuCtxDisablePeerAccess(a), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+	CU_OK(cu.cuCtxEnablePeerAccess(a, 0));
+	/* The primary context keeps its handle, but not its peers, past its last release. */
+	CU_OK(cu.cuDevicePrimaryCtxRelease(0));
+	CU_ERR(cu.cuCtxEnablePeerAccess(a, 0), CUDA_ERROR_INVALID_CONTEXT);
+	CU_OK(cu.cuDevicePrimaryCtxRetain(&c, 0));
+	cr_assert_eq(c, a);
+	CU_ERR(cu.cuCtxDisablePeerAccess(a), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+	CU_OK(cu.cuCtxEnablePeerAccess(a, 0));
+	CU_OK(cu.cuDevicePrimaryCtxReset(0));
+	CU_ERR(cu.cuCtxDisablePeerAccess(a), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+	/* And from the primary context to a created one that goes. */
+	CU_OK(cu.cuCtxEnablePeerAccess(a, 0));
+	CU_OK(cu.cuCtxSetCurrent(a));
+	CU_OK(cu.cuCtxEnablePeerAccess(d, 0));
+	CU_OK(cu.cuCtxDestroy(d));
+	CU_OK(cu.cuCtxCreate(&c, NULL, 0, 1));
+	CU_OK(cu.cuCtxPopCurrent(NULL));
+	CU_ERR(cu.cuCtxDisablePeerAccess(c), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
 }
 
 Test(softcuda, limits_priorities_and_api_version)
@@ -659,6 +789,59 @@ Test(softcuda, linear_copies)
 	CU_ERR(cu.cuMemcpyHtoDAsync(a, in, 8, (CUstream)&s), CUDA_ERROR_INVALID_HANDLE);
 	CU_OK(cu.cuStreamDestroy(s));
 	CU_ERR(cu.cuMemcpyHtoDAsync(a, in, 8, s), CUDA_ERROR_INVALID_HANDLE);
+}
+
+Test(softcuda, peer_copies_between_two_devices)
+{
+	char in[64] = "from device 0 to device 1", out[64] = { 0 }, host[64];
+	CUdeviceptr x, y, z, pinned;
+	CUcontext a, b, c;
+	CUstream s;
+	void *p;
+
+	start_two(&a, &b);
+	CU_OK(cu.cuMemAlloc(&x, 64));
+	CU_OK(cu.cuMemAllocHost(&p, 64));
+	pinned = (CUdeviceptr)(uintptr_t)p;
+	CU_OK(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CU_OK(cu.cuCtxSetCurrent(b));
+	CU_OK(cu.cuMemAlloc(&y, 64));
+	CU_OK(cu.cuCtxSetCurrent(a));
+	CU_OK(cu.cuMemcpyHtoD(x, in, sizeof(in)));
+	/* Without peer access, as the real driver copies. */
+	CU_OK(cu.cuMemcpyPeer(y, b, x, a, sizeof(in)));
+	cr_assert_str_eq((const char *)(uintptr_t)y, in);
+	CU_OK(cu.cuMemcpyHtoD(x, "stream", 7));
+	CU_OK(cu.cuMemcpyPeerAsync(y, b, x, a, 7, s));
+	cr_assert_str_eq((const char *)(uintptr_t)y, "stream");
+	CU_OK(cu.cuMemcpyPeerAsync(x + 8, a, y, b, 7, NULL));
+	CU_OK(cu.cuMemcpyDtoH(out, x + 8, 7));
+	cr_assert_str_eq(out, "stream");
+	CU_OK(cu.cuMemcpyPeer(y, b, x, a, 0));
+	/* Contexts: each named, valid. */
+	CU_ERR(cu.cuMemcpyPeer(y, NULL, x, a, 8), CUDA_ERROR_INVALID_CONTEXT);
+	CU_ERR(cu.cuMemcpyPeer(y, b, x, (CUcontext)&s, 8), CUDA_ERROR_INVALID_CONTEXT);
+	CU_ERR(cu.cuMemcpyPeerAsync(y, b, x, NULL, 8, s), CUDA_ERROR_INVALID_CONTEXT);
+	/* Each side device memory of its context's device, within one allocation. */
+	CU_ERR(cu.cuMemcpyPeer(y, a, x, a, 8), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuMemcpyPeer(y, b, x, b, 8), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuMemcpyPeer((CUdeviceptr)(uintptr_t)host, b, x, a, 8),
+	       CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuMemcpyPeer(y, b, pinned, a, 8), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuMemcpyPeer(y, b, 0, a, 8), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuMemcpyPeer(y + 1, b, x, a, 64), CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cu.cuMemcpyPeerAsync(y, b, x + 60, a, 8, s), CUDA_ERROR_INVALID_VALUE);
+	/* The stream, as the other asynchronous copies check it. */
+	CU_ERR(cu.cuMemcpyPeerAsync(y, b, x, a, 8, (CUstream)&s), CUDA_ERROR_INVALID_HANDLE);
+	CU_OK(cu.cuStreamDestroy(s));
+	CU_ERR(cu.cuMemcpyPeerAsync(y, b, x, a, 8, s), CUDA_ERROR_INVALID_HANDLE);
+	/* A destroyed context, and its memory with it. */
+	CU_OK(cu.cuCtxCreate(&c, NULL, 0, 1));
+	CU_OK(cu.cuMemAlloc(&z, 64));
+	CU_OK(cu.cuMemcpyPeer(z, c, x, a, 8));
+	CU_OK(cu.cuCtxDestroy(c));
+	CU_ERR(cu.cuMemcpyPeer(z, c, x, a, 8), CUDA_ERROR_INVALID_CONTEXT);
+	CU_ERR(cu.cuMemcpyPeer(z, b, x, a, 8), CUDA_ERROR_INVALID_VALUE);
 }
 
 enum { W = 10, H = 6, D = 3 };
@@ -1765,6 +1948,48 @@ Test(softcuda, capture_of_external_event_nodes)
 	CU_OK(cu.cuEventRecord(w, s));
 	CU_OK(cu.cuGraphLaunch(exec, s));
 	CU_OK(cu.cuEventElapsedTime(&(float){ 0 }, w, e));
+}
+
+Test(softcuda, captured_peer_copy_becomes_a_memcpy_node)
+{
+	static const char in[] = "captured";
+	CUDA_MEMCPY3D c;
+	CUgraphNodeType type;
+	CUgraphExec exec;
+	CUdeviceptr x, y;
+	CUcontext a, b;
+	CUgraphNode node;
+	CUgraph g;
+	CUstream s;
+	size_t count = 1;
+
+	start_two(&a, &b);
+	CU_OK(cu.cuMemAlloc(&x, 64));
+	CU_OK(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CU_OK(cu.cuCtxSetCurrent(b));
+	CU_OK(cu.cuMemAlloc(&y, 64));
+	CU_OK(cu.cuMemsetD8(y, 0, 64));
+	CU_OK(cu.cuCtxSetCurrent(a));
+	CU_OK(cu.cuMemcpyHtoD(x, in, sizeof(in)));
+	CU_OK(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CU_OK(cu.cuMemcpyPeerAsync(y, b, x, a, sizeof(in), s));
+	cr_assert_eq(((const char *)(uintptr_t)y)[0], 0);	/* nothing ran */
+	CU_OK(cu.cuStreamEndCapture(s, &g));
+	CU_OK(cu.cuGraphGetNodes(g, &node, &count));
+	cr_assert_eq(count, 1);
+	CU_OK(cu.cuGraphNodeGetType(node, &type));
+	cr_assert_eq(type, CU_GRAPH_NODE_TYPE_MEMCPY);
+	CU_OK(cu.cuGraphMemcpyNodeGetParams(node, &c));
+	cr_assert(c.srcMemoryType == CU_MEMORYTYPE_DEVICE && c.srcDevice == x);
+	cr_assert(c.dstMemoryType == CU_MEMORYTYPE_DEVICE && c.dstDevice == y);
+	cr_assert(c.WidthInBytes == sizeof(in) && c.Height == 1 && c.Depth == 1);
+	CU_OK(cu.cuGraphInstantiate(&exec, g, 0));
+	CU_OK(cu.cuGraphLaunch(exec, s));
+	cr_assert_str_eq((const char *)(uintptr_t)y, in);
+	/* The synchronous form is refused during a global capture, which it invalidates. */
+	CU_OK(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CU_ERR(cu.cuMemcpyPeer(y, b, x, a, 8), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CU_ERR(cu.cuStreamEndCapture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
 }
 
 Test(softcuda, synchronising_during_capture_invalidates_it)
