@@ -167,14 +167,27 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, bool sync
 	return res;
 }
 
+/*
+ * Between two devices' memory, a peer copy, which the driver makes with or
+ * without peer access: the arena's memory is reached from another device
+ * only where access was given, so a plain copy from the current device could
+ * not read or write the other one's.
+ */
 static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, bool sync)
 {
 	CUresult res;
 	uint64_t st = sc_stream_real(s, &res);
+	struct sc_cu_block *d = sc_devptr_find(dst, NULL, NULL), *f = sc_devptr_find(src, NULL, NULL);
+	struct sc_req r = { .op = SC_OP_COPY_PEER, .ctx = sc_ctx_real(),
+			    .flags = sync ? SC_MSG_SYNC_STREAM : 0, .a = { dst, 0, src, 0, n, st } };
 
 	if (res != CUDA_SUCCESS || !n)
 		return res;
-	return copy_request(dst, src, n, SC_COPY_DTOD, st, sync);
+	if (!d || !f || d->dev == f->dev)
+		return copy_request(dst, src, n, SC_COPY_DTOD, st, sync);
+	r.a[1] = d->ctx->o.real;
+	r.a[3] = f->ctx->o.real;
+	return sync ? sc_cu_call(&r) : sc_cu_post(&r);
 }
 
 /* The shape of every copy entry point: sync point, lock, copy, sticky error. */

@@ -7,7 +7,8 @@
  * Each iteration, on device 0: x0 = x0 * 1664525 + x1 (read from device 1),
  * then on device 1: x1 = x1 * 1664525 + x0 (read from device 0); then the
  * first quarter of x0 is copied into the last quarter of x1 (cuMemcpyPeerAsync
- * on a stream of device 1, or cuMemcpyPeer, in turns), and both are hashed. With one GPU the two
+ * on a stream of device 1, cuMemcpyPeer, or cuMemcpyDtoD from device 0's
+ * context, in turns), and both are hashed. With one GPU the two
  * buffers share it (no peer access to enable), so the sample runs anywhere;
  * a restart needs as many GPUs as the run had. A restored run must get the
  * same hashes: both devices' memory, and the access each has to the other's.
@@ -92,13 +93,16 @@ int main(int argc, char **argv)
 
 		mix(&d[0], &d[1]);
 		mix(&d[1], &d[0]);
-		if (it % 2) {
+		if (it % 3 == 1) {
 			CHECK(cuMemcpyPeerAsync(d[1].x + bytes - quarter, d[1].ctx, d[0].x,
 						d[0].ctx, quarter, d[1].stream));
 			CHECK(cuStreamSynchronize(d[1].stream));
-		} else {
+		} else if (it % 3 == 2) {
 			CHECK(cuMemcpyPeer(d[1].x + bytes - quarter, d[1].ctx, d[0].x, d[0].ctx,
 					   quarter));
+		} else { /* unified addressing: the pointers say which devices */
+			CHECK(cuCtxSetCurrent(d[0].ctx));
+			CHECK(cuMemcpyDtoD(d[1].x + bytes - quarter, d[0].x, quarter));
 		}
 		CHECK(cuCtxSetCurrent(d[0].ctx));
 		CHECK(cuMemcpyDtoH(host, d[0].x, bytes));

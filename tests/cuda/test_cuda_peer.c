@@ -88,6 +88,9 @@ Test(cuda_peer, peer_access_and_copies_between_devices)
 	OK(cuStreamSynchronize(s));
 	cr_assert(holds(ctx[0], a, 7000), "device 1 to device 0, on a stream");
 	cr_assert_eq(cuMemcpyPeer(a, (CUcontext)&v, b, ctx[1], 4), CUDA_ERROR_INVALID_CONTEXT);
+	cr_assert_eq(fill(ctx[1], b, 123), 0);
+	OK(cuMemcpyDtoD(a, b, WORDS * 4)); /* from device 1's context: the pointers say where */
+	cr_assert(holds(ctx[0], a, 123), "unified addressing across devices");
 
 	OK(cuCtxSetCurrent(ctx[0]));
 	OK(cuCtxDisablePeerAccess(ctx[1]));
