@@ -265,8 +265,10 @@ static CUresult kernel_step(const CUDA_KERNEL_NODE_PARAMS *p, const uint8_t *att
 				      .len = (uint32_t)(head + f->params_bytes) };
 	if (!(st->data = malloc(st->len ? st->len : 1)))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	memcpy(st->data, attrs, attrs_len);
-	memcpy(st->data + attrs_len, f->layout, f->params_n * 8ull);
+	if (attrs_len) /* none for a new node */
+		memcpy(st->data, attrs, attrs_len);
+	if (f->params_n)
+		memcpy(st->data + attrs_len, f->layout, f->params_n * 8ull);
 	res = sc_cu_pack_args(f, p->kernelParams, p->extra, st->data + head, f->params_bytes);
 	if (res != CUDA_SUCCESS) {
 		free(st->data);

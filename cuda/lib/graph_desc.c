@@ -143,7 +143,8 @@ CUresult sc_graph_step_send(const struct sc_graph_step *st, struct sc_cu_ctx *ct
 	if (st->len > SC_CH_INLINE - head)
 		return CUDA_ERROR_INVALID_VALUE;
 	memcpy(&r->a[3], st->a, sizeof(st->a));
-	memcpy(buf + head, st->data, st->len);
+	if (st->len) /* empty and event nodes have no data */
+		memcpy(buf + head, st->data, st->len);
 	r->in = buf;
 	r->in_len = head + st->len;
 	switch (st->type) {
