@@ -85,7 +85,7 @@ static CUresult end(CUstream h, CUgraph *phGraph)
 	}
 	c = s && s->o.ctx ? s->o.ctx : sc_ctx_current();
 	if (res == CUDA_SUCCESS)
-		res = sc_graph_adopt(r.a[0], c, phGraph);
+		res = sc_graph_adopt(r.a[0], 0, c, phGraph);
 	sc_cu_leave();
 	return res;
 }

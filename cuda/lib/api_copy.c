@@ -178,16 +178,12 @@ static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, boo
 	CUresult res;
 	uint64_t st = sc_stream_real(s, &res);
 	struct sc_cu_block *d = sc_devptr_find(dst, NULL, NULL), *f = sc_devptr_find(src, NULL, NULL);
-	struct sc_req r = { .op = SC_OP_COPY_PEER, .ctx = sc_ctx_real(),
-			    .flags = sync ? SC_MSG_SYNC_STREAM : 0, .a = { dst, 0, src, 0, n, st } };
 
 	if (res != CUDA_SUCCESS || !n)
 		return res;
 	if (!d || !f || d->dev == f->dev)
 		return copy_request(dst, src, n, SC_COPY_DTOD, st, sync);
-	r.a[1] = d->ctx->o.real;
-	r.a[3] = f->ctx->o.real;
-	return sync ? sc_cu_call(&r) : sc_cu_post(&r);
+	return sc_cu_copy_peer(dst, d->ctx->o.real, src, f->ctx->o.real, n, st, sync);
 }
 
 /* The shape of every copy entry point: sync point, lock, copy, sticky error. */

@@ -120,8 +120,7 @@ static struct sc_cu_graph *graph_new(uint64_t real, unsigned flags, struct sc_cu
 	return g;
 }
 
-/* The proxy's new graph @real as the program's, or destroyed when there is no memory. */
-static CUresult graph_adopt(uint64_t real, unsigned flags, struct sc_cu_ctx *ctx, CUgraph *out)
+CUresult sc_graph_adopt(uint64_t real, unsigned flags, struct sc_cu_ctx *ctx, CUgraph *out)
 {
 	struct sc_cu_graph *g = graph_new(real, flags, ctx);
 
@@ -131,11 +130,6 @@ static CUresult graph_adopt(uint64_t real, unsigned flags, struct sc_cu_ctx *ctx
 	}
 	*out = (CUgraph)g;
 	return CUDA_SUCCESS;
-}
-
-CUresult sc_graph_adopt(uint64_t real, struct sc_cu_ctx *ctx, CUgraph *out)
-{
-	return graph_adopt(real, 0, ctx, out);
 }
 
 SC_CU_API CUresult CUDAAPI cuGraphCreate(CUgraph *phGraph, unsigned int flags)
@@ -151,7 +145,7 @@ SC_CU_API CUresult CUDAAPI cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 		res = sc_ctx_missing();
 	else if ((res = simple(SC_OP_GRAPH_CREATE, sc_ctx_real(), flags, 0, &real)) ==
 		 CUDA_SUCCESS)
-		res = graph_adopt(real, flags, sc_ctx_current(), phGraph);
+		res = sc_graph_adopt(real, flags, sc_ctx_current(), phGraph);
 	sc_cu_leave();
 	return res;
 }
@@ -168,7 +162,7 @@ SC_CU_API CUresult CUDAAPI cuGraphClone(CUgraph *phGraphClone, CUgraph originalG
 		return res;
 	if ((res = simple(SC_OP_GRAPH_CLONE, sc_obj_ctx_real(&g->o), g->o.real, 0, &real)) ==
 	    CUDA_SUCCESS)
-		res = graph_adopt(real, g->flags, g->o.ctx, phGraphClone);
+		res = sc_graph_adopt(real, g->flags, g->o.ctx, phGraphClone);
 	sc_cu_leave();
 	return res;
 }

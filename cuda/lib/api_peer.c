@@ -157,12 +157,22 @@ SC_CU_API CUresult CUDAAPI cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttri
 
 /* ---- copies between devices ---- */
 
+CUresult sc_cu_copy_peer(CUdeviceptr dst, uint64_t dst_ctx, CUdeviceptr src, uint64_t src_ctx,
+			 size_t n, uint64_t stream, bool sync)
+{
+	struct sc_req r = { .op = SC_OP_COPY_PEER, .ctx = sc_ctx_real(),
+			    .flags = sync ? SC_MSG_SYNC_STREAM : 0,
+			    .a = { dst, dst_ctx, src, src_ctx, n, stream } };
+
+	return sync ? sc_cu_call(&r) : sc_cu_post(&r);
+}
+
 static CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
 			  CUcontext src_ctx, size_t n, CUstream stream, bool sync)
 {
 	struct sc_cu_ctx *dc = sc_obj_get(dst_ctx, SC_K_CTX), *scx = sc_obj_get(src_ctx, SC_K_CTX);
-	struct sc_req r = { .op = SC_OP_COPY_PEER, .flags = sync ? SC_MSG_SYNC_STREAM : 0 };
 	CUresult res, sticky = CUDA_SUCCESS;
+	uint64_t st = 0;
 
 	if (sync)
 		sc_cu_sync_point();
@@ -170,18 +180,12 @@ static CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	r.ctx = sc_ctx_real();
-	r.a[0] = dst;
-	r.a[1] = dc->o.real;
-	r.a[2] = src;
-	r.a[3] = scx->o.real;
-	r.a[4] = n;
-	if (!r.ctx)
+	if (!sc_ctx_real())
 		res = sc_ctx_missing();
 	else if (n)
-		r.a[5] = sc_stream_real(stream, &res);
+		st = sc_stream_real(stream, &res);
 	if (res == CUDA_SUCCESS && n)
-		res = sync ? sc_cu_call(&r) : sc_cu_post(&r);
+		res = sc_cu_copy_peer(dst, dc->o.real, src, scx->o.real, n, st, sync);
 	if (sync)
 		sticky = sc_cu_take_sticky();
 	sc_cu_leave();

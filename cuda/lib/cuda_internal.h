@@ -398,6 +398,13 @@ CUresult sc_arena_peer_access(CUdevice dev, int revoked);
 uint64_t sc_peer_mask(CUdevice dev);
 /** sc_peer_forget_context() - @c is destroyed: the peer access from and to it goes. */
 void sc_peer_forget_context(const struct sc_cu_ctx *c);
+/**
+ * sc_cu_copy_peer() - send a copy of @n bytes from @src (of the proxy's
+ * context @src_ctx) to @dst (of @dst_ctx) on the proxy's @stream, waited for
+ * with @sync. Lock held.
+ */
+CUresult sc_cu_copy_peer(CUdeviceptr dst, uint64_t dst_ctx, CUdeviceptr src, uint64_t src_ctx,
+			 size_t n, uint64_t stream, bool sync);
 /** sc_peer_replay() - at a restart, once the contexts are back: their peer access again. */
 CUresult sc_peer_replay(void);
 

@@ -107,8 +107,11 @@ int sc_graphs_replay(void);
 /* api_graph.c */
 /** sc_graph_node_wrap() - the program's handle of @g's node @real, made when it has none. */
 struct sc_cu_gnode *sc_graph_node_wrap(struct sc_cu_graph *g, uint64_t real);
-/** sc_graph_adopt() - graph @real, which the proxy made (a capture), as the program's, in @ctx. */
-CUresult sc_graph_adopt(uint64_t real, struct sc_cu_ctx *ctx, CUgraph *out);
+/**
+ * sc_graph_adopt() - the proxy's new graph @real (made, cloned or captured)
+ * as the program's, in @ctx; destroyed in the proxy when there is no memory.
+ */
+CUresult sc_graph_adopt(uint64_t real, unsigned flags, struct sc_cu_ctx *ctx, CUgraph *out);
 /** sc_graph_forget() - free @o (a graph, with its nodes, or an executable graph). */
 void sc_graph_forget(struct sc_cu_obj *o);
 
