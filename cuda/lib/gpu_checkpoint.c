@@ -531,7 +531,10 @@ static int restored(const char *image)
 
 	if (err >= 0)
 		err = sc_cuda_restored(image);
-	sc_threads_release_held(); /* the GPU, and pinned memory, are the program's again */
+	/* the GPU, and pinned memory, are the program's again; after a failure the
+	 * process ends with the held threads still held, none of them touching either */
+	if (err >= 0)
+		sc_threads_release_held();
 	return err;
 }
 
