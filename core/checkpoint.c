@@ -312,8 +312,9 @@ static int write_fds(struct sc_writer *w, const struct sc_frozen *fz, struct sc_
 	struct sc_fd *fds;
 	size_t n;
 	struct sc_lock *locks = NULL;
-	size_t n_locks = 0;
-	int err = sc_fds_collect(&fz->fds, fz->child, NULL, 0, &fds, &n);
+	size_t n_locks = 0, n_own;
+	const int *own = sc_fds_own(&n_own);
+	int err = sc_fds_collect(&fz->fds, fz->child, own, n_own, &fds, &n);
 
 	for (size_t i = 0; !err && i < n; i++)
 		err = sc_fd_write_record(w, &fds[i]);

@@ -767,6 +767,27 @@ static void report_stand_ins(const struct sc_fd *fds, size_t n)
 		       "it is", list, len >= sizeof(list) ? "..." : "");
 }
 
+/*
+ * The library's own descriptors, which no image holds: the CUDA support's
+ * write watch (a userfaultfd and /proc/self/pagemap) is opened again at a
+ * restart, by whoever needs it.
+ */
+#define OWN_FDS_MAX 8
+static int own_fds[OWN_FDS_MAX];
+static size_t own_fds_n;
+
+void sc_fds_own_add(int fd)
+{
+	if (own_fds_n < OWN_FDS_MAX && !sc_fds_in_list(fd, own_fds, own_fds_n))
+		own_fds[own_fds_n++] = fd;
+}
+
+const int *sc_fds_own(size_t *n)
+{
+	*n = own_fds_n;
+	return own_fds;
+}
+
 bool sc_fds_in_list(int fd, const int *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

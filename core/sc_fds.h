@@ -126,6 +126,14 @@ void sc_fds_restarted(const struct sc_fds_frozen *z);
 /** sc_fds_in_list() - is @fd one of the @n numbers of @list? */
 bool sc_fds_in_list(int fd, const int *list, size_t n);
 
+/**
+ * sc_fds_own_add() - @fd is the library's own: no checkpoint records it, and
+ * a restart leaves its number free (whoever opened it opens another).
+ */
+void sc_fds_own_add(int fd);
+/** sc_fds_own() - the descriptors sc_fds_own_add() named, @n of them. */
+const int *sc_fds_own(size_t *n);
+
 /** sc_fds_free() - free an array from sc_fds_capture() or sc_fd_read_record(). */
 void sc_fds_free(struct sc_fd *fds, size_t n);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/managed.h"
 
 /* The proxy's stream for an application stream; default streams pass as they are. */
 uint64_t sc_stream_real(CUstream s, CUresult *res)
@@ -66,7 +67,8 @@ static CUresult channel_copy(uint64_t dst, uint64_t src, size_t n, unsigned kind
 	return res;
 }
 
-static CUresult stage_to_device(CUdeviceptr dst, const char *src, size_t n, uint64_t st)
+static CUresult stage_to_device(uint64_t ctx, CUdeviceptr dst, const char *src, size_t n,
+				uint64_t st)
 {
 	uint32_t ticket[SC_CH_STAGING_BUFS];
 	bool busy[SC_CH_STAGING_BUFS] = { false };
@@ -76,8 +78,7 @@ static CUresult stage_to_device(CUdeviceptr dst, const char *src, size_t n, uint
 	for (size_t off = 0; off < n && res == CUDA_SUCCESS; off += SC_CH_STAGING_BUF) {
 		size_t len = n - off < SC_CH_STAGING_BUF ? n - off : SC_CH_STAGING_BUF;
 		char *buf = sc_ch_staging(sc_cu.base, k);
-		struct sc_req r = { .op = SC_OP_COPY, .ctx = sc_ctx_real(),
-				    .flags = SC_MSG_SYNC_STREAM,
+		struct sc_req r = { .op = SC_OP_COPY, .ctx = ctx, .flags = SC_MSG_SYNC_STREAM,
 				    .a = { dst + off, (uint64_t)(uintptr_t)buf, len, SC_COPY_HTOD,
 					   st } };
 
@@ -95,7 +96,8 @@ static CUresult stage_to_device(CUdeviceptr dst, const char *src, size_t n, uint
 	return res != CUDA_SUCCESS ? res : sc_cu_take_sticky();
 }
 
-static CUresult stage_from_device(char *dst, CUdeviceptr src, size_t n, uint64_t st)
+static CUresult stage_from_device(uint64_t ctx, char *dst, CUdeviceptr src, size_t n,
+				  uint64_t st)
 {
 	size_t pieces = (n + SC_CH_STAGING_BUF - 1) / SC_CH_STAGING_BUF, issued = 0;
 	uint32_t ticket[SC_CH_STAGING_BUFS];
@@ -108,7 +110,7 @@ static CUresult stage_from_device(char *dst, CUdeviceptr src, size_t n, uint64_t
 			size_t off = issued * SC_CH_STAGING_BUF;
 			size_t len = n - off < SC_CH_STAGING_BUF ? n - off : SC_CH_STAGING_BUF;
 			char *buf = sc_ch_staging(sc_cu.base, issued % SC_CH_STAGING_BUFS);
-			struct sc_req r = { .op = SC_OP_COPY, .ctx = sc_ctx_real(),
+			struct sc_req r = { .op = SC_OP_COPY, .ctx = ctx,
 					    .flags = SC_MSG_SYNC_STREAM,
 					    .a = { (uint64_t)(uintptr_t)buf, src + off, len,
 						   SC_COPY_DTOH, st } };
@@ -129,6 +131,26 @@ static CUresult stage_from_device(char *dst, CUdeviceptr src, size_t n, uint64_t
 	return res;
 }
 
+CUresult sc_cu_stage_in(uint64_t ctx, CUdeviceptr dst, const void *src, size_t n)
+{
+	CUresult res;
+
+	pthread_mutex_lock(&sc_cu.staging_lock);
+	res = stage_to_device(ctx, dst, src, n, 0);
+	pthread_mutex_unlock(&sc_cu.staging_lock);
+	return res;
+}
+
+CUresult sc_cu_stage_out(uint64_t ctx, void *dst, CUdeviceptr src, size_t n)
+{
+	CUresult res;
+
+	pthread_mutex_lock(&sc_cu.staging_lock);
+	res = stage_from_device(ctx, dst, src, n, 0);
+	pthread_mutex_unlock(&sc_cu.staging_lock);
+	return res;
+}
+
 static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, bool sync)
 {
 	CUresult res;
@@ -143,7 +165,7 @@ static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, boo
 	if (sc_cu_in_channel(src, n))
 		return channel_copy(dst, (uint64_t)(uintptr_t)src, n, SC_COPY_HTOD, st, sync);
 	pthread_mutex_lock(&sc_cu.staging_lock);
-	res = stage_to_device(dst, src, n, st);
+	res = stage_to_device(sc_ctx_real(), dst, src, n, st);
 	pthread_mutex_unlock(&sc_cu.staging_lock);
 	return res;
 }
@@ -162,7 +184,7 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, bool sync
 	if (sc_cu_in_channel(dst, n))
 		return channel_copy((uint64_t)(uintptr_t)dst, src, n, SC_COPY_DTOH, st, sync);
 	pthread_mutex_lock(&sc_cu.staging_lock);
-	res = stage_from_device(dst, src, n, st);
+	res = stage_from_device(sc_ctx_real(), dst, src, n, st);
 	pthread_mutex_unlock(&sc_cu.staging_lock);
 	return res;
 }
@@ -186,15 +208,45 @@ static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, boo
 	return sc_cu_copy_peer(dst, d->ctx->o.real, src, f->ctx->o.real, n, st, sync);
 }
 
-/* The shape of every copy entry point: sync point, lock, copy, sticky error. */
-#define COPY_ENTRY(sync, call)                                                 \
+/*
+ * Managed memory around a copy or memory set on @s that writes @n bytes at
+ * device address @dst (0: none): the CPU's writes go first; a synchronous
+ * call is a synchronisation of the legacy stream, as the driver's is.
+ */
+static CUresult managed_before(CUstream s, CUdeviceptr dst, size_t n)
+{
+	CUresult res;
+	uint64_t st = sc_stream_real(s, &res);
+
+	if (res != CUDA_SUCCESS || !sc_managed_live())
+		return res;
+	return sc_managed_before_work(sc_ctx_real(), st, dst, dst ? n : 0);
+}
+
+static CUresult managed_after(bool sync)
+{
+	if (!sync || !sc_managed_live())
+		return CUDA_SUCCESS;
+	return sc_managed_synced(sc_ctx_real(), 0, SC_SYNC_STREAM);
+}
+
+/*
+ * The shape of every copy entry point: sync point, lock, managed memory,
+ * copy, sticky error.
+ */
+#define COPY_ENTRY(sync, s, dst, n, call)                                      \
 	do {                                                                   \
 		CUresult res_, sticky_;                                         \
 		if (sync)                                                      \
 			sc_cu_sync_point();                                    \
 		if ((res_ = sc_cu_enter()) != CUDA_SUCCESS)                    \
 			return res_;                                           \
-		res_ = sc_ctx_current() ? (call) : CUDA_ERROR_INVALID_CONTEXT; \
+		res_ = sc_ctx_current() ? managed_before(s, dst, n)           \
+					: CUDA_ERROR_INVALID_CONTEXT;          \
+		if (res_ == CUDA_SUCCESS)                                      \
+			res_ = (call);                                         \
+		if (res_ == CUDA_SUCCESS)                                      \
+			res_ = managed_after(sync);                            \
 		sticky_ = (sync) ? sc_cu_take_sticky() : CUDA_SUCCESS;         \
 		sc_cu_leave();                                                 \
 		return res_ != CUDA_SUCCESS ? res_ : sticky_;                  \
@@ -202,34 +254,34 @@ static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, boo
 
 SC_CU_API CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n)
 {
-	COPY_ENTRY(true, htod(dst, src, n, NULL, true));
+	COPY_ENTRY(true, NULL, dst, n, htod(dst, src, n, NULL, true));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
 {
-	COPY_ENTRY(true, dtoh(dst, src, n, NULL, true));
+	COPY_ENTRY(true, NULL, 0, 0, dtoh(dst, src, n, NULL, true));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
-	COPY_ENTRY(true, dtod(dst, src, n, NULL, true));
+	COPY_ENTRY(true, NULL, dst, n, dtod(dst, src, n, NULL, true));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n,
 					     CUstream s)
 {
-	COPY_ENTRY(false, htod(dst, src, n, s, false));
+	COPY_ENTRY(false, s, dst, n, htod(dst, src, n, s, false));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-	COPY_ENTRY(false, dtoh(dst, src, n, s, false));
+	COPY_ENTRY(false, s, 0, 0, dtoh(dst, src, n, s, false));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n,
 					     CUstream s)
 {
-	COPY_ENTRY(false, dtod(dst, src, n, s, false));
+	COPY_ENTRY(false, s, dst, n, dtod(dst, src, n, s, false));
 }
 
 /* Unified addressing: the arena and the program's mappings are device memory; anything else is host. */
@@ -250,12 +302,12 @@ static CUresult any_copy(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s,
 
 SC_CU_API CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
-	COPY_ENTRY(true, any_copy(dst, src, n, NULL, true));
+	COPY_ENTRY(true, NULL, dst, n, any_copy(dst, src, n, NULL, true));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
-	COPY_ENTRY(false, any_copy(dst, src, n, s, false));
+	COPY_ENTRY(false, s, dst, n, any_copy(dst, src, n, s, false));
 }
 
 static CUresult memset_request(CUdeviceptr d, uint32_t value, unsigned elem, size_t w,
@@ -274,67 +326,73 @@ static CUresult memset_request(CUdeviceptr d, uint32_t value, unsigned elem, siz
 
 SC_CU_API CUresult CUDAAPI cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n)
 {
-	COPY_ENTRY(true, memset_request(d, v, 1, n, 0, 0, NULL, true));
+	COPY_ENTRY(true, NULL, d, n * 1, memset_request(d, v, 1, n, 0, 0, NULL, true));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemsetD16(CUdeviceptr d, unsigned short v, size_t n)
 {
-	COPY_ENTRY(true, memset_request(d, v, 2, n, 0, 0, NULL, true));
+	COPY_ENTRY(true, NULL, d, n * 2, memset_request(d, v, 2, n, 0, 0, NULL, true));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemsetD32(CUdeviceptr d, unsigned int v, size_t n)
 {
-	COPY_ENTRY(true, memset_request(d, v, 4, n, 0, 0, NULL, true));
+	COPY_ENTRY(true, NULL, d, n * 4, memset_request(d, v, 4, n, 0, 0, NULL, true));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
 {
-	COPY_ENTRY(false, memset_request(d, v, 1, n, 0, 0, s, false));
+	COPY_ENTRY(false, s, d, n * 1, memset_request(d, v, 1, n, 0, 0, s, false));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n,
 					    CUstream s)
 {
-	COPY_ENTRY(false, memset_request(d, v, 2, n, 0, 0, s, false));
+	COPY_ENTRY(false, s, d, n * 2, memset_request(d, v, 2, n, 0, 0, s, false));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
 {
-	COPY_ENTRY(false, memset_request(d, v, 4, n, 0, 0, s, false));
+	COPY_ENTRY(false, s, d, n * 4, memset_request(d, v, 4, n, 0, 0, s, false));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr d, size_t pitch, unsigned char v, size_t w,
 					size_t h)
 {
-	COPY_ENTRY(true, memset_request(d, v, 1, w, pitch, h, NULL, true));
+	COPY_ENTRY(true, NULL, d, pitch * h,
+		   memset_request(d, v, 1, w, pitch, h, NULL, true));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemsetD2D16(CUdeviceptr d, size_t pitch, unsigned short v,
 					 size_t w, size_t h)
 {
-	COPY_ENTRY(true, memset_request(d, v, 2, w, pitch, h, NULL, true));
+	COPY_ENTRY(true, NULL, d, pitch * h,
+		   memset_request(d, v, 2, w, pitch, h, NULL, true));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemsetD2D32(CUdeviceptr d, size_t pitch, unsigned int v, size_t w,
 					 size_t h)
 {
-	COPY_ENTRY(true, memset_request(d, v, 4, w, pitch, h, NULL, true));
+	COPY_ENTRY(true, NULL, d, pitch * h,
+		   memset_request(d, v, 4, w, pitch, h, NULL, true));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr d, size_t pitch, unsigned char v,
 					     size_t w, size_t h, CUstream s)
 {
-	COPY_ENTRY(false, memset_request(d, v, 1, w, pitch, h, s, false));
+	COPY_ENTRY(false, s, d, pitch * h,
+		   memset_request(d, v, 1, w, pitch, h, s, false));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr d, size_t pitch, unsigned short v,
 					      size_t w, size_t h, CUstream s)
 {
-	COPY_ENTRY(false, memset_request(d, v, 2, w, pitch, h, s, false));
+	COPY_ENTRY(false, s, d, pitch * h,
+		   memset_request(d, v, 2, w, pitch, h, s, false));
 }
 
 SC_CU_API CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned int v,
 					      size_t w, size_t h, CUstream s)
 {
-	COPY_ENTRY(false, memset_request(d, v, 4, w, pitch, h, s, false));
+	COPY_ENTRY(false, s, d, pitch * h,
+		   memset_request(d, v, 4, w, pitch, h, s, false));
 }

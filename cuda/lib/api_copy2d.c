@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/managed.h"
 
 #define COPY_ASYNC 0x1u     /* the caller does not wait: it names a stream */
 #define COPY_UNALIGNED 0x2u /* cuMemcpy2DUnaligned: sent as a 3D copy, which has no
@@ -353,6 +354,25 @@ out:
 
 /* ---- the entry points ---- */
 
+/*
+ * Managed memory before the copy: the CPU's writes go first, and a copy into
+ * it is GPU work to synchronise. Its extent is bounded from above: the
+ * destination's last slice and row may end earlier.
+ */
+static CUresult managed_before(const struct copy *cp)
+{
+	const CUDA_MEMCPY3D *c = &cp->c;
+	size_t rows = c->dstHeight ? c->dstHeight : c->dstY + c->Height;
+	size_t n = (c->dstZ + c->Depth) * rows * c->dstPitch + c->dstXInBytes + c->WidthInBytes;
+	bool device = c->dstMemoryType == CU_MEMORYTYPE_DEVICE ||
+		      c->dstMemoryType == CU_MEMORYTYPE_UNIFIED;
+
+	if (!sc_managed_live())
+		return CUDA_SUCCESS;
+	return sc_managed_before_work(cp->ctx, cp->stream, device ? c->dstDevice : 0,
+				      device && c->dstDevice ? n : 0);
+}
+
 /* Translate @cp (the application's handles) and carry it out; API lock held. */
 static CUresult copy_one(struct copy *cp, CUstream h)
 {
@@ -361,6 +381,8 @@ static CUresult copy_one(struct copy *cp, CUstream h)
 	CUresult res;
 
 	if ((res = sc_stream_target(h, &cp->stream, &cp->ctx)) != CUDA_SUCCESS)
+		return res;
+	if ((res = managed_before(cp)) != CUDA_SUCCESS)
 		return res;
 	get_ends(&cp->c, &s, &d);
 	if ((res = end_real(&s)) != CUDA_SUCCESS || (res = end_real(&d)) != CUDA_SUCCESS)
@@ -385,7 +407,10 @@ static CUresult copy_begin(unsigned how)
 	return sc_cu_enter();
 }
 
-/* ... and once it is done, an earlier asynchronous failure is reported first. */
+/*
+ * ... and once it is done, an earlier asynchronous failure is reported first;
+ * a synchronous copy synchronises the legacy stream, for managed memory too.
+ */
 static CUresult copy_end(unsigned how, CUresult res)
 {
 	CUresult sticky;
@@ -393,6 +418,8 @@ static CUresult copy_end(unsigned how, CUresult res)
 	if (!(how & COPY_ASYNC) && res == CUDA_SUCCESS &&
 	    (sticky = sc_cu_take_sticky()) != CUDA_SUCCESS)
 		res = sticky;
+	if (!(how & COPY_ASYNC) && res == CUDA_SUCCESS && sc_managed_live())
+		res = sc_managed_synced(sc_ctx_real(), 0, SC_SYNC_STREAM);
 	sc_cu_leave();
 	return res;
 }

@@ -3,6 +3,7 @@
  * api_ctx.c - primary and created contexts, the current context, limits.
  */
 #include "cuda/lib/graph.h"
+#include "cuda/lib/managed.h"
 #include "format/sc_log.h"
 
 #define MAX_DEVICES 64
@@ -210,6 +211,7 @@ SC_CU_API CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
 	sc_vmm_forget_context(c); /* the program's mappings of the context's allocations */
 	sc_mempool_forget_context(c);
 	sc_peer_forget_context(c);
+	sc_managed_release_context(c);
 	sc_arena_release_context(c); /* while the context can still be made current */
 	res = simple(SC_OP_CTX_DESTROY, 0, c->o.real, 0, NULL, NULL);
 	if (res == CUDA_SUCCESS) {
@@ -309,6 +311,8 @@ SC_CU_API CUresult CUDAAPI cuCtxSynchronize(void)
 	if (res == CUDA_SUCCESS) /* what cuMemFreeAsync freed in it can go */
 		sc_mempool_synchronised(NULL, sc_ctx_current(), true);
 	sticky = sc_cu_take_sticky();
+	if (res == CUDA_SUCCESS && sticky == CUDA_SUCCESS && sc_managed_live())
+		res = sc_managed_synced(sc_ctx_real(), 0, SC_SYNC_CONTEXT);
 	sc_cu_leave();
 	return sticky != CUDA_SUCCESS ? sticky : res;
 }

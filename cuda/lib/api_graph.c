@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cuda/lib/graph.h"
+#include "cuda/lib/managed.h"
 
 static struct sc_cu_graph *graph_of(CUgraph h)
 {
@@ -786,7 +787,10 @@ static CUresult post_exec(unsigned op, CUgraphExec hGraphExec, CUstream stream)
 	r.a[0] = e->o.real;
 	if ((res = sc_stream_target(stream, &r.a[1], &ctx)) == CUDA_SUCCESS) {
 		r.ctx = sc_stream_is_default(stream) ? sc_obj_ctx_real(&e->o) : ctx;
-		res = sc_cu_post(&r);
+		if (op == SC_OP_GRAPH_LAUNCH && sc_managed_live())
+			res = sc_managed_before_work(r.ctx, r.a[1], SC_MANAGED_ANY, SIZE_MAX);
+		if (res == CUDA_SUCCESS)
+			res = sc_cu_post(&r);
 	}
 	sc_cu_leave();
 	return res;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/managed.h"
 #include "format/sc_log.h"
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -155,10 +156,12 @@ SC_CU_API CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attr
 
 	if (!pi)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((r = query(SC_OP_DEVICE_ATTR, (uint64_t)attrib, (uint64_t)dev, &v)) ==
+	if ((r = query(SC_OP_DEVICE_ATTR, (uint64_t)attrib, (uint64_t)dev, &v)) !=
 	    CUDA_SUCCESS)
-		*pi = (int)(int64_t)v;
-	return r;
+		return r;
+	*pi = (int)(int64_t)v;
+	sc_managed_device_attribute(attrib, pi);
+	return CUDA_SUCCESS;
 }
 
 SC_CU_API CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice dev)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/managed.h"
 
 /* kernelParams: one pointer per parameter; copy each into the buffer at its offset. */
 static CUresult pack_params(const struct sc_cu_func *f, void **params, uint8_t *buf)
@@ -124,6 +125,8 @@ static CUresult post_launch(struct sc_cu_func *f, const struct launch *l, void *
 		res = CUDA_ERROR_INVALID_CONTEXT;
 	if (res == CUDA_SUCCESS)
 		res = sc_cu_function_real(f, &r.a[0]);
+	if (res == CUDA_SUCCESS && sc_managed_live()) /* a kernel may write any of it */
+		res = sc_managed_before_work(r.ctx, r.a[8], SC_MANAGED_ANY, SIZE_MAX);
 	if (res == CUDA_SUCCESS)
 		res = sc_cu_post(&r);
 	sc_cu_leave();

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/managed.h"
 
 #define PITCH_ALIGN 512 /* what current GPUs report as texture pitch alignment */
 
@@ -55,7 +56,8 @@ SC_CU_API CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
 		return CUDA_SUCCESS;
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
-	res = sc_arena_free(dptr);
+	if (!sc_managed_free(dptr, &res))
+		res = sc_arena_free(dptr);
 	if (res == CUDA_SUCCESS)
 		sc_mempool_freed(dptr); /* memory from a pool may be freed this way too */
 	sc_cu_leave();
@@ -188,16 +190,12 @@ SC_CU_API CUresult CUDAAPI cuMemHostUnregister(void *p)
 	return res;
 }
 
-SC_CU_API CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes,
-					     unsigned int flags)
-{
-	(void)dptr, (void)bytes, (void)flags;
-	return sc_cu_unsupported("cuMemAllocManaged (managed memory)");
-}
-
+/* Managed memory is device memory the host reaches at the same address. */
 static CUresult device_attribute(void *data, CUpointer_attribute a, struct sc_cu_block *b,
 				 CUdeviceptr base, size_t size, CUdeviceptr p)
 {
+	bool managed = sc_managed_live() && sc_managed_holds(b->addr);
+
 	switch (a) {
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
 		*(CUcontext *)data = (CUcontext)b->ctx;
@@ -209,7 +207,10 @@ static CUresult device_attribute(void *data, CUpointer_attribute a, struct sc_cu
 		*(CUdeviceptr *)data = p;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-		return CUDA_ERROR_INVALID_VALUE;
+		if (!managed)
+			return CUDA_ERROR_INVALID_VALUE;
+		*(void **)data = (void *)(uintptr_t)p;
+		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
 		*(CUdeviceptr *)data = base;
 		return CUDA_SUCCESS;
@@ -220,7 +221,7 @@ static CUresult device_attribute(void *data, CUpointer_attribute a, struct sc_cu
 		*(int *)data = (int)b->dev;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-		*(unsigned *)data = 0;
+		*(unsigned *)data = managed;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MAPPED:
 		*(unsigned *)data = 1;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/managed.h"
 #include "format/sc_array.h"
 
 struct peer {
@@ -184,10 +185,14 @@ static CUresult copy_peer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
 		res = sc_ctx_missing();
 	else if (n)
 		st = sc_stream_real(stream, &res);
+	if (res == CUDA_SUCCESS && n && sc_managed_live())
+		res = sc_managed_before_work(dc->o.real, st, dst, n);
 	if (res == CUDA_SUCCESS && n)
 		res = sc_cu_copy_peer(dst, dc->o.real, src, scx->o.real, n, st, sync);
 	if (sync)
 		sticky = sc_cu_take_sticky();
+	if (sync && res == CUDA_SUCCESS && sticky == CUDA_SUCCESS && sc_managed_live())
+		res = sc_managed_synced(sc_ctx_real(), 0, SC_SYNC_STREAM);
 	sc_cu_leave();
 	return res != CUDA_SUCCESS ? res : sticky;
 }

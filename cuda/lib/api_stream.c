@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cuda/lib/graph.h"
+#include "cuda/lib/managed.h"
 
 static CUstream per_thread(CUstream h)
 {
@@ -51,7 +52,10 @@ static CUresult synchronising(unsigned op, uint64_t ctx, uint64_t a0)
 {
 	CUresult res = call(op, ctx, a0, 0, NULL);
 	CUresult sticky = sc_cu_take_sticky();
+	bool stream = op == SC_OP_STREAM_SYNC || op == SC_OP_STREAM_QUERY;
 
+	if (res == CUDA_SUCCESS && sticky == CUDA_SUCCESS && sc_managed_live()) /* work done */
+		res = sc_managed_synced(ctx, a0, stream ? SC_SYNC_STREAM : SC_SYNC_EVENT);
 	return sticky != CUDA_SUCCESS ? sticky : res;
 }
 

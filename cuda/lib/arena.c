@@ -270,13 +270,30 @@ static CUresult alloc_small(struct sc_cu_ctx *c, struct device_arena *d, size_t 
 	return CUDA_SUCCESS;
 }
 
-CUresult sc_arena_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out)
+/* An allocation in memory of its own, rounded up to the granularity. arena_lock held. */
+static CUresult alloc_own(struct sc_cu_ctx *c, struct device_arena *d, size_t bytes,
+			  CUdeviceptr *out)
 {
-	struct device_arena *d;
+	size_t size = round_up(bytes, d->granularity);
 	struct sc_cu_block *b;
 	CUdeviceptr va;
+	CUresult res;
+
+	if (!va_alloc(d, c->dev, size, &va))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((res = map_block(c, va, size, 0, NULL, &b)) != CUDA_SUCCESS) {
+		va_free(d, va, size);
+		return res;
+	}
+	*out = va;
+	b->asked = bytes;
+	return CUDA_SUCCESS;
+}
+
+static CUresult alloc(struct sc_cu_ctx *c, size_t bytes, bool own, CUdeviceptr *out)
+{
+	struct device_arena *d;
 	CUresult res = CUDA_SUCCESS;
-	size_t size;
 
 	if (c->dev < 0 || c->dev >= MAX_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
@@ -284,21 +301,21 @@ CUresult sc_arena_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out)
 	pthread_mutex_lock(&arena_lock);
 	if (!d->reserved)
 		res = reserve(c, d);
-	if (res == CUDA_SUCCESS && bytes <= SMALL_MAX) {
-		res = alloc_small(c, d, bytes, out);
-	} else if (res == CUDA_SUCCESS) {
-		size = round_up(bytes, d->granularity);
-		if (!va_alloc(d, c->dev, size, &va))
-			res = CUDA_ERROR_OUT_OF_MEMORY;
-		else if ((res = map_block(c, va, size, 0, NULL, &b)) != CUDA_SUCCESS)
-			va_free(d, va, size);
-		else {
-			*out = va;
-			b->asked = bytes;
-		}
-	}
+	if (res == CUDA_SUCCESS)
+		res = bytes <= SMALL_MAX && !own ? alloc_small(c, d, bytes, out)
+						 : alloc_own(c, d, bytes, out);
 	pthread_mutex_unlock(&arena_lock);
 	return res;
+}
+
+CUresult sc_arena_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out)
+{
+	return alloc(c, bytes, false, out);
+}
+
+CUresult sc_arena_alloc_own(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out)
+{
+	return alloc(c, bytes, true, out);
 }
 
 static struct sc_cu_block *find_locked(CUdeviceptr p)

@@ -323,6 +323,8 @@ static inline bool sc_slab_slot_used(const struct sc_cu_block *b, uint64_t i)
 }
 
 CUresult sc_arena_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out);
+/** sc_arena_alloc_own() - as sc_arena_alloc(), in a block of its own however small (managed memory). */
+CUresult sc_arena_alloc_own(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out);
 CUresult sc_arena_free(CUdeviceptr p);
 /** sc_arena_find() - the block holding @p (NULL: not arena memory); @base/@size of the allocation. */
 struct sc_cu_block *sc_arena_find(CUdeviceptr p, CUdeviceptr *base, size_t *size);

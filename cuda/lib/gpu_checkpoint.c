@@ -8,6 +8,7 @@
  * frozen:  copy the pinned host memory while no thread can write it (it is
  *          shared with the proxy, so the snapshot's copy-on-write cannot keep
  *          it).
+ *          Managed memory's host copy takes what the GPU wrote (managed.c).
  * write:   the resource summary (CUDA_LOG), then device memory in pieces of
  *          one staging buffer (DEVMEM), each copied by the proxy into the
  *          channel while earlier pieces are being compressed and written;
@@ -29,6 +30,7 @@
 #include "cuda/shared/gpu_records.h"
 #include "cuda/lib/graph.h"
 #include "cuda/lib/driver_mode.h"
+#include "cuda/lib/managed.h"
 #include "format/sc_array.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
@@ -92,7 +94,7 @@ static int proxy_prepare(void)
 	}
 	/* before the GPU is synchronised, which would spoil a capture under way */
 	if ((err = sc_graphs_refuse_capture()) < 0 || (err = synchronise_all()) < 0 ||
-	    (err = sc_graphs_checkpoint()) < 0)
+	    (err = sc_managed_checkpoint()) < 0 || (err = sc_graphs_checkpoint()) < 0)
 		goto fail;
 	ck.host_len = sc_host_extent();
 	if (ck.host_len) {
@@ -367,6 +369,8 @@ static int add_blocks(struct piece **v, size_t *n, size_t *cap)
 
 		if (slab && !b[i].used_n)
 			continue; /* kept for later allocations, nothing live in it */
+		if (sc_managed_holds(b[i].addr))
+			continue; /* its host copy, the program's memory, is in the image */
 		nz = nonzero_map(&b[i], map, sizeof(map));
 		for (uint64_t off = 0, k = 0, end = saved_end(&b[i]); off < end && !err;
 		     off += SC_CH_STAGING_BUF, k++) {

@@ -19,6 +19,7 @@
 #include "core/sc_core.h"
 #include "cuda/shared/gpu_records.h"
 #include "cuda/lib/graph.h"
+#include "cuda/lib/managed.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 
@@ -468,6 +469,7 @@ int sc_cuda_restored(const char *image)
 	err = err ? err : replay_others();
 	ms[OTHERS] = lap_ms(&last);
 	err = err ? err : upload(image);
+	err = err ? err : sc_managed_restored();
 	ms[UPLOAD] = lap_ms(&last);
 	if (!err)
 		sc_log(SC_LOG_DEBUG, "restart: GPU proxy started in %.1f ms, contexts %.1f ms, "

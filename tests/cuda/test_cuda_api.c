@@ -38,11 +38,13 @@ Test(cuda_api, unsupported_calls_say_so)
 {
 	CUdriverProcAddressQueryResult st;
 	CUresult (*host_node)(void *, void *);
+	CUipcMemHandle ipc;
 	CUdeviceptr p;
 	void *fn;
 
 	sc_test_start();
-	cr_assert_eq(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_NOT_SUPPORTED);
+	OK(cuMemAlloc(&p, 4096));
+	cr_assert_eq(cuIpcGetMemHandle(&ipc, p), CUDA_ERROR_NOT_SUPPORTED);
 	OK(cuGetProcAddress("cuGraphAddHostNode", (void **)&host_node, 13000, 0, &st));
 	cr_assert_eq(st, CU_GET_PROC_ADDRESS_SUCCESS);
 	cr_assert_eq(host_node(NULL, NULL), CUDA_ERROR_NOT_SUPPORTED);
