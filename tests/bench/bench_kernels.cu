@@ -15,6 +15,8 @@
  * bench_compute:  @iters rounds of eight independent chains of fused
  *                 multiply-adds per thread: bound by arithmetic, not memory.
  * bench_empty:    nothing, for launch rates.
+ * bench_stencil:  out = the five-point average of in, on a w x h grid whose
+ *                 edges stay as they are; one thread a point.
  *
  * The host versions for the software device (bench_kernels_soft.c) compute
  * the same values for bench_fill and bench_checksum.
@@ -89,4 +91,17 @@ extern "C" __global__ void bench_compute(float *out, int iters)
 
 extern "C" __global__ void bench_empty(void)
 {
+}
+
+extern "C" __global__ void bench_stencil(float *out, const float *in, int w, int h)
+{
+	int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+	int i = y * w + x;
+
+	if (x >= w || y >= h)
+		return;
+	if (x == 0 || y == 0 || x == w - 1 || y == h - 1)
+		out[i] = in[i];
+	else
+		out[i] = 0.2f * (in[i] + in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
 }

@@ -82,3 +82,22 @@ SOFTK void softk_bench_empty(const struct softcuda_launch *l, void **params)
 	(void)l;
 	(void)params;
 }
+
+/* kernel bench_stencil */
+SOFTK void softk_bench_stencil(const struct softcuda_launch *l, void **params)
+{
+	float *out = *(float **)params[0];
+	const float *in = *(const float **)params[1];
+	int w = *(int *)params[2], h = *(int *)params[3];
+
+	(void)l;
+	for (int y = 0; y < h; y++)
+		for (int x = 0; x < w; x++) {
+			int i = y * w + x;
+
+			if (x == 0 || y == 0 || x == w - 1 || y == h - 1)
+				out[i] = in[i];
+			else
+				out[i] = 0.2f * (in[i] + in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
+		}
+}

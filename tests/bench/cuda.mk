@@ -81,7 +81,7 @@ $(BENCH_SOFT_MODULE): tests/bench/cuda.mk
 	$(call quiet,GEN,$@)printf '%s\n' '.version 8.0' '.target sm_90' \
 		'// softcuda library $(abspath $(BENCH_SOFT_KERNELS))' '.entry bench_fill (8, 8, 8)' \
 		'.entry bench_checksum (8, 8, 8, 8)' '.entry bench_compute (8, 4)' \
-		'.entry bench_empty ()' > $@
+		'.entry bench_empty ()' '.entry bench_stencil (8, 8, 4, 4)' > $@
 
 bench-cuda-soft: bench-cuda-progs $(SOFTCUDA_LIB) $(BENCH_SOFT_KERNELS) $(BENCH_SOFT_MODULE)
 	$(Q)mkdir -p $(BENCH_SOFT_LIBDIR)

@@ -129,6 +129,21 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t size)
 	return rc ? rc : sd_leave(mem_alloc(dptr, size));
 }
 
+/*
+ * Managed memory: the software device's memory is the calling process's own,
+ * which its CPU reaches already (the benchmarks' native runs use it).
+ */
+CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
+{
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	return sd_leave(mem_alloc(dptr, size));
+}
+
 /* Rows padded to 512 bytes, what real devices return for small widths too. */
 CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
 				 unsigned int elem_bytes)
