@@ -20,7 +20,7 @@ CUDA_ARCHS ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=
 # software device runs (tests/softcuda/sample_kernels.c) compute the same bits.
 CUDA_SAMPLE_NVFLAGS := --fatbin -fmad=false
 
-CUDA_SAMPLE_NAMES := vecadd matmul texrotate solver loader vmm graph peer
+CUDA_SAMPLE_NAMES := vecadd matmul texrotate solver loader vmm graph peer managed
 CUDA_SAMPLE_DIR := $(BUILD)/samples/cuda
 CUDA_SAMPLE_FATBINS := $(CUDA_SAMPLE_NAMES:%=$(CUDA_SAMPLE_DIR)/%.fatbin)
 CUDA_SAMPLES := $(CUDA_SAMPLE_NAMES:%=$(CUDA_SAMPLE_DIR)/%)

@@ -91,3 +91,9 @@ Test(cuda_samples, peer)
 {
 	run_sample_in("peer", "SOFTCUDA_DEVICES=2");
 }
+
+/* Managed memory the CPU and the kernels take turns at, with advice and prefetches. */
+Test(cuda_samples, managed)
+{
+	run_sample("managed");
+}

@@ -102,6 +102,28 @@ SOFTK void softk_vmm_step(const struct softcuda_launch *l, void **params)
 	for_each_thread(l, params, vmm_step_thread);
 }
 
+/* managed.cu */
+
+static void heat_step_thread(const struct softcuda_launch *l, const struct thread_idx *t,
+			     void **params)
+{
+	unsigned *out = param_ptr(params, 0);
+	const unsigned *in = param_ptr(params, 1);
+	int w = param_int(params, 2), h = param_int(params, 3);
+	int x = global_idx(l, t, 0), y = global_idx(l, t, 1);
+
+	if (x >= w || y >= h)
+		return;
+	out[y * w + x] = in[y * w + x] * 5u + in[y * w + (x + w - 1) % w] +
+			 in[y * w + (x + 1) % w] * 3u + in[((y + h - 1) % h) * w + x] * 7u +
+			 in[((y + 1) % h) * w + x] * 11u + 1u;
+}
+
+SOFTK void softk_heat_step(const struct softcuda_launch *l, void **params)
+{
+	for_each_thread(l, params, heat_step_thread);
+}
+
 /* graph.cu */
 
 static void graph_step_thread(const struct softcuda_launch *l, const struct thread_idx *t,

@@ -317,6 +317,7 @@ static const struct {
 	{ CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, 1 },
 	{ CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED, 1 },
 	{ CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 1 },
+	{ CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 1 }, /* the process's own memory (softcuda_mem.c) */
 };
 
 int sd_device_attr(CUdevice_attribute attr, CUdevice dev)

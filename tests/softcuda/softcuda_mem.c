@@ -30,6 +30,10 @@ struct sd_alloc {
 	int device;
 	unsigned flags;
 	unsigned long long id;
+	int managed;                      /* cuMemAllocManaged's */
+	uintptr_t read_mostly_lo, read_mostly_hi; /* the last range advised read-mostly */
+	uintptr_t prefetch_lo, prefetch_hi; /* the last range prefetched, and where to */
+	CUmemLocation prefetch_to;
 };
 
 /* cuMemHostRegister: memory the caller owns. */
@@ -131,8 +135,28 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t size)
 
 /*
  * Managed memory: the software device's memory is the calling process's own,
- * which its CPU reaches already (the benchmarks' native runs use it).
+ * which its CPU reaches already (the benchmarks' native runs use it). Advice
+ * and prefetches are kept as far as the tests read them back: the last range
+ * advised read-mostly and the last range prefetched.
  */
+static CUresult managed_alloc(CUdeviceptr *dptr, size_t size)
+{
+	struct sd_alloc *a;
+	struct sd_ctx *ctx;
+	CUresult rc = sd_ctx_current(&ctx);
+
+	if (rc)
+		return rc;
+	if (!dptr)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = alloc_new(ctx, size, 0, 0, &a);
+	if (rc == CUDA_SUCCESS) {
+		a->managed = 1;
+		*dptr = a->base;
+	}
+	return rc;
+}
+
 CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
 {
 	CUresult rc = sd_enter(__func__);
@@ -141,7 +165,90 @@ CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int 
 		return rc;
 	if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
 		return sd_leave(CUDA_ERROR_INVALID_VALUE);
-	return sd_leave(mem_alloc(dptr, size));
+	return sd_leave(managed_alloc(dptr, size));
+}
+
+/* The managed allocation that holds [@p, @p + @n), or NULL. */
+static struct sd_alloc *managed_holding(uintptr_t p, size_t n)
+{
+	for (struct sd_obj *obj = sd.objs[SD_ALLOC]; obj; obj = obj->next) {
+		struct sd_alloc *a = sd_container(obj, struct sd_alloc, obj);
+
+		if (a->managed && p >= a->base && p - a->base < a->size && n <= a->size - (p - a->base))
+			return a;
+	}
+	return NULL;
+}
+
+CUresult CUDAAPI cuMemAdvise(CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
+{
+	CUresult rc = sd_enter(__func__);
+	struct sd_alloc *a;
+
+	(void)loc;
+	if (rc)
+		return rc;
+	if (!n || !(a = managed_holding(p, n)))
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	if (advice == CU_MEM_ADVISE_SET_READ_MOSTLY) {
+		a->read_mostly_lo = p;
+		a->read_mostly_hi = p + n;
+	} else if (advice == CU_MEM_ADVISE_UNSET_READ_MOSTLY) {
+		a->read_mostly_lo = a->read_mostly_hi = 0;
+	}
+	return sd_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUmemLocation loc, unsigned int flags,
+				    CUstream stream)
+{
+	CUresult rc = sd_enter(__func__);
+	struct sd_alloc *a;
+
+	(void)stream;
+	if (rc)
+		return rc;
+	if (!n || flags || !(a = managed_holding(p, n)))
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	a->prefetch_lo = p;
+	a->prefetch_hi = p + n;
+	a->prefetch_to = loc;
+	return sd_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuMemRangeGetAttribute(void *data, size_t len, CUmem_range_attribute attr,
+					CUdeviceptr p, size_t n)
+{
+	CUresult rc = sd_enter(__func__);
+	struct sd_alloc *a;
+	int v;
+
+	if (rc)
+		return rc;
+	if (!data || len != 4 || !n || !(a = managed_holding(p, n)))
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	if (attr == CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY) {
+		v = p >= a->read_mostly_lo && p + n <= a->read_mostly_hi;
+	} else if (attr == CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION) {
+		v = p >= a->prefetch_lo && p + n <= a->prefetch_hi ? (a->prefetch_to.type ==
+		    CU_MEM_LOCATION_TYPE_DEVICE ? a->prefetch_to.id : CU_DEVICE_CPU) : CU_DEVICE_INVALID;
+	} else {
+		sd_log("cuMemRangeGetAttribute: attribute %d is not kept", (int)attr);
+		return sd_leave(CUDA_ERROR_NOT_SUPPORTED);
+	}
+	memcpy(data, &v, 4);
+	return sd_leave(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuStreamAttachMemAsync(CUstream stream, CUdeviceptr p, size_t n,
+					unsigned int flags)
+{
+	CUresult rc = sd_enter(__func__);
+
+	(void)stream, (void)flags;
+	if (rc)
+		return rc;
+	return sd_leave(managed_holding(p, n ? n : 1) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
 }
 
 /* Rows padded to 512 bytes, what real devices return for small widths too. */
@@ -548,6 +655,8 @@ static CUresult pointer_attr(void *data, CUpointer_attribute attr, uintptr_t ptr
 		*(unsigned *)data = access_flags(r->prot);
 		break;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+		*(unsigned *)data = managed_holding(ptr, 1) != NULL;
+		break;
 	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
 	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
 	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
