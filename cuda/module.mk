@@ -10,7 +10,8 @@
 # selfckpt-driver-ckpt).
 CUDA_LIB_SRCS := $(addprefix cuda/lib/,api_lock.c api_init.c api_proc.c api_ctx.c api_memory.c \
 	api_copy.c api_copy2d.c api_module.c api_kernel.c api_launch.c api_hostfn.c api_vmm.c api_mempool.c api_occupancy.c api_query.c api_stream.c \
-	api_array.c api_peer.c api_graph.c api_capture.c api_managed.c graph_desc.c errors.c \
+	api_array.c api_peer.c api_graph.c api_graph_more.c api_capture.c api_managed.c graph_desc.c \
+	errors.c \
 	objects.c context.c managed.c write_watch.c \
 	par_copy.c arena.c host_heap.c client.c module_size.c gpu_checkpoint.c replay.c \
 	driver_seen.c driver_call.c driver_ckpt.c)

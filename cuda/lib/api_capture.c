@@ -211,3 +211,25 @@ CUresult sc_capture_refuse(CUstream h, const char *what)
 	sc_cu_leave();
 	return busy ? sc_cu_unsupported(what) : CUDA_SUCCESS;
 }
+
+/*
+ * The calling thread's capture mode. It says which calls a capture under way
+ * forbids in this thread; the library forbids none of them (its memory comes
+ * from its own arena, not from the driver's allocator), so the mode is kept
+ * for the program to read back, as the driver keeps it.
+ */
+static __thread CUstreamCaptureMode thread_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+SC_CU_API CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	CUstreamCaptureMode was;
+
+	if (!mode || (*mode != CU_STREAM_CAPTURE_MODE_GLOBAL &&
+		      *mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+		      *mode != CU_STREAM_CAPTURE_MODE_RELAXED))
+		return CUDA_ERROR_INVALID_VALUE;
+	was = thread_capture_mode;
+	thread_capture_mode = *mode;
+	*mode = was;
+	return CUDA_SUCCESS;
+}

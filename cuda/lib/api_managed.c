@@ -366,3 +366,123 @@ SC_CU_API CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream s, CUdeviceptr p
 {
 	return attach(s ? s : CU_STREAM_PER_THREAD, p, n, flags);
 }
+
+/* ---- batches ---- */
+
+/*
+ * The location of operation @i of a batch: prefetchLocs[k] applies from
+ * operation prefetchLocIdxs[k] on. NULL where the indexes are not as the
+ * driver wants them (the first 0, each greater than the one before, each
+ * less than @count).
+ */
+static const CUmemLocation *batch_location(const CUmemLocation *locs, const size_t *idxs,
+					   size_t n_locs, size_t count, size_t i)
+{
+	const CUmemLocation *at = NULL;
+
+	for (size_t k = 0; k < n_locs; k++) {
+		if (idxs[k] >= count || (k == 0 && idxs[k] != 0) || (k > 0 && idxs[k] <= idxs[k - 1]))
+			return NULL;
+		if (idxs[k] <= i)
+			at = &locs[k];
+	}
+	return at;
+}
+
+static CUresult batch_check(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+			    unsigned long long flags, CUstream s)
+{
+	/* the legacy default stream is refused; the per-thread one is not */
+	if (!dptrs || !sizes || !count || flags || !s || s == CU_STREAM_LEGACY)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+static CUresult prefetch_batch(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+			       CUmemLocation *locs, size_t *idxs, size_t n_locs,
+			       unsigned long long flags, CUstream s)
+{
+	CUresult res = batch_check(dptrs, sizes, count, flags, s);
+
+	if (res == CUDA_SUCCESS && (!locs || !idxs || !n_locs || n_locs > count))
+		res = CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < count && res == CUDA_SUCCESS; i++) {
+		const CUmemLocation *loc = batch_location(locs, idxs, n_locs, count, i);
+
+		res = loc ? prefetch(dptrs[i], sizes[i], *loc, 0, s) : CUDA_ERROR_INVALID_VALUE;
+	}
+	return res;
+}
+
+SC_CU_API CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+						   CUmemLocation *prefetchLocs,
+						   size_t *prefetchLocIdxs, size_t numPrefetchLocs,
+						   unsigned long long flags, CUstream hStream)
+{
+	return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs,
+			      flags, hStream);
+}
+
+SC_CU_API CUresult CUDAAPI cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes,
+							size_t count, CUmemLocation *prefetchLocs,
+							size_t *prefetchLocIdxs,
+							size_t numPrefetchLocs,
+							unsigned long long flags, CUstream hStream)
+{
+	return prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs,
+			      flags, hStream ? hStream : CU_STREAM_PER_THREAD);
+}
+
+/*
+ * A discard lets the driver drop the contents of managed memory; keeping
+ * them is one of the outcomes it allows (a read after a discard is
+ * undefined), so a discard here checks its ranges and keeps the data.
+ */
+static CUresult discard_batch(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+			      unsigned long long flags, CUstream s)
+{
+	CUresult res = batch_check(dptrs, sizes, count, flags, s);
+
+	sc_managed_lock();
+	for (size_t i = 0; i < count && res == CUDA_SUCCESS; i++)
+		if (!sizes[i] || !sc_managed_find(dptrs[i], sizes[i]))
+			res = CUDA_ERROR_INVALID_VALUE;
+	sc_managed_unlock();
+	return res;
+}
+
+SC_CU_API CUresult CUDAAPI cuMemDiscardBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+						  unsigned long long flags, CUstream hStream)
+{
+	return discard_batch(dptrs, sizes, count, flags, hStream);
+}
+
+SC_CU_API CUresult CUDAAPI cuMemDiscardBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes,
+						       size_t count, unsigned long long flags,
+						       CUstream hStream)
+{
+	return discard_batch(dptrs, sizes, count, flags,
+			     hStream ? hStream : CU_STREAM_PER_THREAD);
+}
+
+SC_CU_API CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync(
+	CUdeviceptr *dptrs, size_t *sizes, size_t count, CUmemLocation *prefetchLocs,
+	size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+	CUstream hStream)
+{
+	CUresult res = discard_batch(dptrs, sizes, count, flags, hStream);
+
+	return res != CUDA_SUCCESS ? res : prefetch_batch(dptrs, sizes, count, prefetchLocs,
+							   prefetchLocIdxs, numPrefetchLocs,
+							   flags, hStream);
+}
+
+SC_CU_API CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync_ptsz(
+	CUdeviceptr *dptrs, size_t *sizes, size_t count, CUmemLocation *prefetchLocs,
+	size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+	CUstream hStream)
+{
+	return cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs,
+						 prefetchLocIdxs, numPrefetchLocs, flags,
+						 hStream ? hStream : CU_STREAM_PER_THREAD);
+}

@@ -268,3 +268,62 @@ SC_CU_API CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute
 		return host_attribute(data, attribute, p);
 	return CUDA_ERROR_INVALID_VALUE;
 }
+
+/* The size of what cuPointerGetAttribute writes for @a; 0 for what it does not answer. */
+static size_t attribute_size(CUpointer_attribute a)
+{
+	switch (a) {
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		return sizeof(void *);
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		return sizeof(CUdeviceptr);
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		return sizeof(size_t);
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+		return sizeof(unsigned);
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		return sizeof(int);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * One attribute for cuPointerGetAttributes: zero where cuPointerGetAttribute
+ * has no value (a pointer that is none of CUDA's, the host address of device
+ * memory), which is no error there.
+ */
+static CUresult attribute_or_zero(void *data, CUpointer_attribute a, CUdeviceptr ptr, bool known)
+{
+	size_t len = attribute_size(a);
+	CUresult res;
+
+	if (!len)
+		return sc_cu_unsupported("cuPointerGetAttributes for this attribute");
+	if (!data)
+		return CUDA_ERROR_INVALID_VALUE;
+	res = known ? cuPointerGetAttribute(data, a, ptr) : CUDA_ERROR_INVALID_VALUE;
+	if (res == CUDA_ERROR_INVALID_VALUE) {
+		memset(data, 0, len);
+		res = CUDA_SUCCESS;
+	}
+	return res;
+}
+
+SC_CU_API CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes,
+						  CUpointer_attribute *attributes, void **data,
+						  CUdeviceptr ptr)
+{
+	bool known = sc_devptr_find(ptr, NULL, NULL) || sc_cu_in_channel((void *)(uintptr_t)ptr, 1);
+	CUresult res = CUDA_SUCCESS;
+
+	if (!attributes || !data)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned i = 0; i < numAttributes && res == CUDA_SUCCESS; i++)
+		res = attribute_or_zero(data[i], attributes[i], ptr, known);
+	return res;
+}

@@ -521,3 +521,45 @@ SC_CU_API CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream
 {
 	return cuMemFreeAsync(dptr, stream ? stream : CU_STREAM_PER_THREAD);
 }
+
+/*
+ * The pools of a location and an allocation type: a device's pinned memory
+ * is the device's pools, as above; host and managed pools are not served.
+ */
+static CUresult device_of_location(const CUmemLocation *loc, CUmemAllocationType type,
+				   CUdevice *dev)
+{
+	if (!loc || (type != CU_MEM_ALLOCATION_TYPE_PINNED && type != CU_MEM_ALLOCATION_TYPE_MANAGED))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (type != CU_MEM_ALLOCATION_TYPE_PINNED || loc->type != CU_MEM_LOCATION_TYPE_DEVICE)
+		return sc_cu_unsupported("memory pools of host or managed memory");
+	*dev = loc->id;
+	return CUDA_SUCCESS;
+}
+
+SC_CU_API CUresult CUDAAPI cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location,
+						  CUmemAllocationType type)
+{
+	CUdevice dev = 0;
+	CUresult res = device_of_location(location, type, &dev);
+
+	return res != CUDA_SUCCESS ? res : cuDeviceGetDefaultMemPool(pool_out, dev);
+}
+
+SC_CU_API CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location,
+					   CUmemAllocationType type)
+{
+	CUdevice dev = 0;
+	CUresult res = device_of_location(location, type, &dev);
+
+	return res != CUDA_SUCCESS ? res : cuDeviceGetMemPool(pool, dev);
+}
+
+SC_CU_API CUresult CUDAAPI cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type,
+					   CUmemoryPool pool)
+{
+	CUdevice dev = 0;
+	CUresult res = device_of_location(location, type, &dev);
+
+	return res != CUDA_SUCCESS ? res : cuDeviceSetMemPool(dev, pool);
+}

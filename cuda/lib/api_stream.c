@@ -17,6 +17,7 @@
  * calls: the same calls, where a NULL stream means CU_STREAM_PER_THREAD.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda/lib/graph.h"
 #include "cuda/lib/managed.h"
@@ -321,6 +322,63 @@ SC_CU_API CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *p
 						  CUgreenCtx *pGreenCtx)
 {
 	return stream_ctx_v2(per_thread(hStream), pCtx, pGreenCtx);
+}
+
+/*
+ * A stream's id: the library's own number for its streams (the same after a
+ * restart); the default streams get one per context, and the per-thread one
+ * per context and thread, as the driver's are.
+ */
+static CUresult stream_id(CUstream h, unsigned long long *id)
+{
+	struct sc_cu_stream *s = sc_obj_get(h, SC_K_STREAM);
+	struct sc_cu_ctx *c;
+
+	if (!id)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (s) {
+		*id = s->o.seq;
+		return CUDA_SUCCESS;
+	}
+	if (!sc_stream_is_default(h))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!(c = sc_ctx_current()))
+		return sc_ctx_missing();
+	*id = h == CU_STREAM_PER_THREAD ? 1ull << 62 | c->o.seq << 24 | (uint64_t)gettid() % (1u << 24)
+					: 1ull << 63 | c->o.seq;
+	return CUDA_SUCCESS;
+}
+
+SC_CU_API CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long *streamId)
+{
+	return stream_id(hStream, streamId);
+}
+
+SC_CU_API CUresult CUDAAPI cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId)
+{
+	return stream_id(per_thread(hStream), streamId);
+}
+
+static CUresult stream_device(CUstream h, CUdevice *dev)
+{
+	CUcontext c = NULL;
+	CUresult res;
+
+	if (!dev)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((res = stream_ctx(h, &c)) == CUDA_SUCCESS)
+		*dev = ((struct sc_cu_ctx *)c)->dev;
+	return res;
+}
+
+SC_CU_API CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice *device)
+{
+	return stream_device(hStream, device);
+}
+
+SC_CU_API CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
+{
+	return stream_device(per_thread(hStream), device);
 }
 
 /* ---- events ---- */

@@ -353,15 +353,19 @@ void sc_managed_release_context(struct sc_cu_ctx *c)
 
 /*
  * Called with every other CUDA call held off and the GPU synchronised: the
- * host copy takes what the GPU wrote, so that it alone can go into the image.
- * A CPU write after this and before the freeze is in the host copy too.
+ * host copy takes what the GPU wrote since it last did, so that it alone can
+ * go into the image. Where no GPU work is pending the host copy is left as
+ * it is: the program's threads still run until the freeze, and one may be
+ * writing managed memory, as it may after a synchronisation (a copy back now
+ * would undo such a write; measured, a checkpoint at once changed the sample's
+ * results). A CPU write before the freeze is in the image either way.
  */
 int sc_managed_checkpoint(void)
 {
 	CUresult res = CUDA_SUCCESS;
 
 	pthread_mutex_lock(&mm.lock);
-	if (mm.n)
+	if (mm.n && (mm.pending_n || mm.pending_all))
 		res = pull_locked();
 	if (res == CUDA_SUCCESS) {
 		mm.pending_n = 0;

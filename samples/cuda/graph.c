@@ -65,6 +65,21 @@ static CUgraph build(CUfunction step, struct bufs *m, CUgraphNode *first)
 	return g;
 }
 
+/* The built graph as the driver tells it: the first kernel has no dependency and one dependent. */
+static void check_shape(CUgraphNode first)
+{
+	CUgraphNode next[2];
+	size_t deps = 9, dependents = 2;
+
+	CHECK(cuGraphNodeGetDependencies(first, NULL, NULL, &deps));
+	CHECK(cuGraphNodeGetDependentNodes(first, next, NULL, &dependents));
+	if (deps != 0 || dependents != 1) {
+		fprintf(stderr, "graph: the first node has %zu dependencies (0) and %zu "
+			"dependents (1)\n", deps, dependents);
+		exit(1);
+	}
+}
+
 static void launch(CUfunction fn, void **params, CUstream s)
 {
 	CHECK(cuLaunchKernel(fn, (N + BLOCK - 1) / BLOCK, 1, 1, BLOCK, 1, 1, 0, s, params, NULL));
@@ -118,6 +133,7 @@ int main(int argc, char **argv)
 	CUgraphNode first;
 	CUgraphExec built_exec, captured_exec;
 	CUstream s1, s2;
+	CUDA_GRAPH_INSTANTIATE_PARAMS params = { .flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD };
 	size_t bytes = N * sizeof(unsigned);
 
 	sample_init(&s, argc, argv, "graph", 0);
@@ -136,7 +152,9 @@ int main(int argc, char **argv)
 	CHECK(cuMemcpyHtoD(m.a, m.host, bytes));
 
 	built = build(step, &m, &first);
-	CHECK(cuGraphInstantiate(&built_exec, built, 0));
+	check_shape(first);
+	params.hUploadStream = s1;
+	CHECK(cuGraphInstantiateWithParams(&built_exec, built, &params));
 	captured = capture(step, mix, &m, s1, s2);
 	CHECK(cuGraphInstantiate(&captured_exec, captured, 0));
 	CHECK(cuGraphDestroy(captured)); /* the executable graph lives on */

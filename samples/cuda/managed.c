@@ -3,7 +3,7 @@
  * managed.c - managed memory (cuMemAllocManaged) that the CPU and the GPU
  * take turns at: an integer stencil on two grids of 512 x 512 words.
  *
- * Each iteration prefetches the grid to the GPU, launches a stencil step on
+ * Each iteration prefetches both grids to the GPU (one batch), launches a stencil step on
  * a stream (the next grid from the last), synchronises the stream, then the
  * CPU changes every fourth row of the new grid in place and hashes all of
  * it, reading the memory at the address the kernel wrote. So the CPU's writes
@@ -77,8 +77,10 @@ int main(int argc, char **argv)
 		CUdeviceptr in = g[(it - 1) & 1], out = g[it & 1];
 		void *params[] = { &out, &in, &w, &h };
 
-		CHECK(cuMemPrefetchAsync(in, W * H * 4, here, 0, st));
-		CHECK(cuMemPrefetchAsync(out, W * H * 4, here, 0, st));
+		CUdeviceptr both[] = { in, out };
+		size_t sizes[] = { W * H * 4, W * H * 4 }, first = 0;
+
+		CHECK(cuMemPrefetchBatchAsync(both, sizes, 2, &here, &first, 1, 0, st));
 		CHECK(cuLaunchKernel(fn, W / 32, H / 8, 1, 32, 8, 1, 0, st, params, NULL));
 		CHECK(cuStreamSynchronize(st));
 		cpu_rows((unsigned *)(uintptr_t)out, it);

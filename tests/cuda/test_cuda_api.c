@@ -1040,3 +1040,52 @@ Test(cuda_api, host_functions_run_in_the_program_in_stream_order)
 	OK(cuMemFreeHost(pinned));
 	OK(cuStreamDestroy(s));
 }
+
+Test(cuda_api, stream_ids_devices_pointer_attributes_and_pools_by_location)
+{
+	CUpointer_attribute attrs[] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+					 CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+					 CU_POINTER_ATTRIBUTE_HOST_POINTER,
+					 CU_POINTER_ATTRIBUTE_IS_MANAGED };
+	CUmemLocation dev0 = { CU_MEM_LOCATION_TYPE_DEVICE, 0 }, host = { CU_MEM_LOCATION_TYPE_HOST, 0 };
+	unsigned long long id1 = 0, id2 = 0, id3 = 0;
+	CUmemoryPool def, pool;
+	unsigned type = 9, managed = 9;
+	CUdeviceptr p, dp = 1;
+	void *hp = (void *)1;
+	void *data[] = { &type, &dp, &hp, &managed };
+	CUstream s1, s2;
+	CUdevice dev = -1;
+	int local = 0;
+
+	sc_test_start();
+	OK(cuStreamCreate(&s1, 0));
+	OK(cuStreamCreate(&s2, 0));
+	OK(cuStreamGetId(s1, &id1));
+	OK(cuStreamGetId(s2, &id2));
+	OK(cuStreamGetId(NULL, &id3));
+	cr_assert(id1 != id2 && id1 != id3 && id2 != id3, "%llu %llu %llu", id1, id2, id3);
+	OK(cuStreamGetId(s1, &id3));
+	cr_assert_eq(id3, id1, "an id is the stream's for good");
+	OK(cuStreamGetDevice(s2, &dev));
+	cr_assert_eq(dev, 0);
+	cr_assert_eq(cuStreamGetId((CUstream)&local, &id1), CUDA_ERROR_INVALID_HANDLE);
+
+	OK(cuMemAlloc(&p, 4096));
+	OK(cuPointerGetAttributes(4, attrs, data, p + 16));
+	cr_assert(type == CU_MEMORYTYPE_DEVICE && dp == p + 16 && !hp && managed == 0);
+	OK(cuPointerGetAttributes(4, attrs, data, (CUdeviceptr)(uintptr_t)&local));
+	cr_assert(type == 0 && dp == 0 && !hp && managed == 0,
+		  "memory that is none of CUDA's: zeros, and no error");
+
+	OK(cuDeviceGetDefaultMemPool(&def, 0));
+	OK(cuMemGetDefaultMemPool(&pool, &dev0, CU_MEM_ALLOCATION_TYPE_PINNED));
+	cr_assert_eq(pool, def);
+	OK(cuMemSetMemPool(&dev0, CU_MEM_ALLOCATION_TYPE_PINNED, def));
+	OK(cuMemGetMemPool(&pool, &dev0, CU_MEM_ALLOCATION_TYPE_PINNED));
+	cr_assert_eq(pool, def);
+	cr_assert_eq(cuMemGetDefaultMemPool(&pool, &host, CU_MEM_ALLOCATION_TYPE_PINNED),
+		     CUDA_ERROR_NOT_SUPPORTED, "a pool of host memory");
+	cr_assert_eq(cuMemGetMemPool(&pool, NULL, CU_MEM_ALLOCATION_TYPE_PINNED),
+		     CUDA_ERROR_INVALID_VALUE);
+}

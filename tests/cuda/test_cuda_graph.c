@@ -362,3 +362,63 @@ Test(cuda_graph, graphs_and_executable_graphs_come_back_after_a_restart)
 		     "handles, 7: instantiated again, 8: changed again; see %s/out)", status, dir);
 	sc_test_remove_dir(dir);
 }
+
+Test(cuda_graph, instantiation_with_parameters_and_a_nodes_neighbours)
+{
+	CUDA_GRAPH_INSTANTIATE_PARAMS ip = { .flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD,
+					     .result_out = CUDA_GRAPH_INSTANTIATE_ERROR };
+	CUgraphNode nodes[3], got[3];
+	CUgraphEdgeData data[3];
+	struct work w;
+	CUgraphExec e;
+	CUstream s;
+	CUgraph g;
+	size_t n;
+
+	sc_test_start();
+	cr_assert_eq(setup(&w), 0);
+	cr_assert_eq(build(&w, 5, &g, nodes), 0);
+	OK(cuStreamCreate(&s, 0));
+	ip.hUploadStream = s;
+	OK(cuGraphInstantiateWithParams(&e, g, &ip));
+	cr_assert_eq(ip.result_out, CUDA_GRAPH_INSTANTIATE_SUCCESS);
+	cr_assert_null(ip.hErrNode_out);
+	cr_assert_eq(launch_and_wait(e, s), 0);
+	cr_assert(out_is(&w, stepped(5)));
+	ip.flags = 1ull << 40;
+	cr_assert_eq(cuGraphInstantiateWithParams(&e, g, &ip), CUDA_ERROR_INVALID_VALUE);
+
+	/* memset -> kernel -> copy: the kernel has one node on each side */
+	OK(cuGraphNodeGetDependencies(nodes[1], NULL, NULL, &n));
+	cr_assert_eq(n, 1);
+	n = 3;
+	memset(data, 0xff, sizeof(data));
+	OK(cuGraphNodeGetDependencies(nodes[1], got, data, &n));
+	cr_assert(n == 1 && got[0] == nodes[0] && data[0].type == 0 && data[0].from_port == 0);
+	n = 3;
+	OK(cuGraphNodeGetDependentNodes(nodes[1], got, NULL, &n));
+	cr_assert(n == 1 && got[0] == nodes[2]);
+	n = 3;
+	OK(cuGraphNodeGetDependencies(nodes[0], got, NULL, &n));
+	cr_assert_eq(n, 0, "a root node");
+	OK(cuGraphNodeGetDependentNodes(nodes[2], NULL, NULL, &n));
+	cr_assert_eq(n, 0, "the last node");
+	cr_assert_eq(cuGraphNodeGetDependencies(NULL, got, NULL, &n), CUDA_ERROR_INVALID_VALUE);
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+}
+
+Test(cuda_graph, a_threads_capture_mode_is_exchanged)
+{
+	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+
+	sc_test_start();
+	OK(cuThreadExchangeStreamCaptureMode(&m));
+	cr_assert_eq(m, CU_STREAM_CAPTURE_MODE_GLOBAL, "every thread starts in the global mode");
+	m = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+	OK(cuThreadExchangeStreamCaptureMode(&m));
+	cr_assert_eq(m, CU_STREAM_CAPTURE_MODE_RELAXED);
+	m = (CUstreamCaptureMode)7;
+	cr_assert_eq(cuThreadExchangeStreamCaptureMode(&m), CUDA_ERROR_INVALID_VALUE);
+	cr_assert_eq(cuThreadExchangeStreamCaptureMode(NULL), CUDA_ERROR_INVALID_VALUE);
+}

