@@ -24,6 +24,10 @@ void sc_test_use_software_device(void)
 	snprintf(path, sizeof(path), "%s/bin/selfckpt-gpu-proxy", build);
 	cr_assert(realpath(path, real), "no GPU proxy at %s", path);
 	setenv("SELFCKPT_PROXY", real, 1);
+#ifdef __SANITIZE_ADDRESS__
+	/* AddressSanitizer's shadow covers the default arena (4 TiB), where managed memory's host copy goes */
+	setenv("SELFCKPT_CUDA_ARENA", "0x200000000000", 1);
+#endif
 	sc_settings_reload(); /* the library in this process read them at its start */
 	snprintf(path, sizeof(path), "%s/tests/progs/libcuda-kernels.so", build);
 	cr_assert(realpath(path, sc_test_kernels), "no kernel library at %s", path);
