@@ -13,6 +13,9 @@
  * per-thread default stream shared by all: a capture of the per-thread
  * default stream would take other threads' work, and is refused.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cuda/lib/graph.h"
 
 /* Captures begun and not yet ended; read without the lock by sc_capture_active(). */
@@ -49,7 +52,11 @@ static CUresult begin(CUstream h, CUstreamCaptureMode mode)
 	if ((res = sc_stream_target(h, &r.a[0], &r.ctx)) == CUDA_SUCCESS)
 		res = sc_cu_call(&r);
 	if (res == CUDA_SUCCESS && s && !s->capturing) {
+		struct sc_req info = { .op = SC_OP_CAPTURE_INFO, .ctx = r.ctx, .a = { r.a[0] } };
+
 		s->capturing = true;
+		/* known while it is active: the end may find it invalidated */
+		s->capture_id = sc_cu_call(&info) == CUDA_SUCCESS ? info.a[1] : 0;
 		__atomic_fetch_add(&captures, 1, __ATOMIC_RELEASE);
 	}
 	sc_cu_leave();
@@ -67,6 +74,27 @@ SC_CU_API CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream,
 	return begin(hStream ? hStream : CU_STREAM_PER_THREAD, mode);
 }
 
+/*
+ * A capture's graph given out by cuStreamGetCaptureInfo: a plain graph once
+ * the capture ends well; where it fails the driver frees the graph, and the
+ * handle goes with it.
+ */
+static void capture_graphs_settle(uint64_t id, bool ended_well)
+{
+	struct sc_cu_obj *o = sc_obj_first(), *next;
+
+	for (; id && o; o = next) {
+		struct sc_cu_graph *g = (struct sc_cu_graph *)o;
+
+		next = o->next;
+		if (o->kind != SC_K_GRAPH || g->capture_id != id)
+			continue;
+		g->capture_id = 0;
+		if (!ended_well)
+			sc_graph_forget(o);
+	}
+}
+
 /* Whatever the driver answers, the capture the stream began is over. */
 static CUresult end(CUstream h, CUgraph *phGraph)
 {
@@ -81,6 +109,8 @@ static CUresult end(CUstream h, CUgraph *phGraph)
 		return res;
 	if ((res = sc_stream_target(h, &r.a[0], &r.ctx)) == CUDA_SUCCESS) {
 		res = sc_cu_call(&r);
+		if (s && s->capturing)
+			capture_graphs_settle(s->capture_id, res == CUDA_SUCCESS);
 		capture_over(s);
 	}
 	c = s && s->o.ctx ? s->o.ctx : sc_ctx_current();
@@ -137,34 +167,102 @@ SC_CU_API CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream,
 }
 
 /*
- * The status and the capture's id. The graph being made and its current
- * dependencies are the driver's own, which the program could only use to
- * change the capture by hand (cuStreamUpdateCaptureDependencies, not served).
+ * The graph a capture is making, as the program's: the one it got before,
+ * else a new handle, which cuStreamEndCapture then returns (sc_graph_adopt
+ * gives one handle to one graph of the proxy's).
+ */
+static CUresult capture_graph(CUstream h, uint64_t real, uint64_t id, struct sc_cu_graph **out)
+{
+	struct sc_cu_stream *s = sc_obj_get(h, SC_K_STREAM);
+	struct sc_cu_ctx *c = s && s->o.ctx ? s->o.ctx : sc_ctx_current();
+	CUgraph g;
+	CUresult res = sc_graph_adopt(real, 0, c, &g);
+
+	if (res == CUDA_SUCCESS) {
+		*out = (struct sc_cu_graph *)g;
+		(*out)->capture_id = id;
+	}
+	return res;
+}
+
+/* The dependencies the proxy sent back, as the program's nodes, in this thread's array. */
+static CUresult capture_deps(struct sc_cu_graph *g, const uint64_t *real, size_t n,
+			     const CUgraphNode **deps, const CUgraphEdgeData **edges)
+{
+	static __thread CUgraphNode *nodes;
+	static __thread CUgraphEdgeData *data;
+	static __thread size_t cap;
+
+	if (n > cap) {
+		CUgraphNode *v = realloc(nodes, n * sizeof(*v));
+		CUgraphEdgeData *e = v ? realloc(data, n * sizeof(*e)) : NULL;
+
+		if (v)
+			nodes = v;
+		if (!e)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		data = e;
+		cap = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sc_cu_gnode *node = sc_graph_node_wrap(g, real[i]);
+
+		if (!node)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		nodes[i] = (CUgraphNode)node;
+		data[i] = (CUgraphEdgeData){ 0 }; /* the library's captures make none other */
+	}
+	if (deps)
+		*deps = n ? nodes : NULL;
+	if (edges)
+		*edges = n ? data : NULL;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * The status, the capture's id, and while it is active the graph being made
+ * and the stream's current dependencies: the program may add nodes to that
+ * graph itself and make them the stream's dependencies
+ * (cuStreamUpdateCaptureDependencies).
  */
 static CUresult get_capture_info(CUstream h, CUstreamCaptureStatus *status, cuuint64_t *id,
 				 CUgraph *graph, const CUgraphNode **deps,
 				 const CUgraphEdgeData **edges, size_t *deps_n)
 {
-	struct sc_req r;
+	uint64_t real[SC_CH_INLINE / 8];
+	struct sc_req r = { .op = SC_OP_CAPTURE_INFO, .out = real, .out_cap = sizeof(real) };
+	struct sc_cu_graph *g = NULL;
+	bool active;
 	CUresult res;
 
-	if (!status)
+	if (!status || (edges && !deps))
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((res = capture_info(h, &r)) != CUDA_SUCCESS)
+	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
+		return res;
+	if ((res = sc_stream_target(h, &r.a[0], &r.ctx)) == CUDA_SUCCESS)
+		res = sc_cu_call(&r);
+	active = res == CUDA_SUCCESS && r.a[0] == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	if (active && r.a[3] > r.out_len / 8)
+		res = sc_cu_unsupported("cuStreamGetCaptureInfo of more dependencies than a "
+					"request carries");
+	else if (active && (graph || deps))
+		res = capture_graph(h, r.a[2], r.a[1], &g);
+	if (res == CUDA_SUCCESS && active && deps)
+		res = capture_deps(g, real, r.a[3], deps, edges);
+	sc_cu_leave();
+	if (res != CUDA_SUCCESS)
 		return res;
 	*status = (CUstreamCaptureStatus)r.a[0];
 	if (id)
 		*id = r.a[1];
-	if (*status == CU_STREAM_CAPTURE_STATUS_ACTIVE && (graph || deps || edges))
-		return sc_cu_unsupported("cuStreamGetCaptureInfo of the graph being captured");
 	if (graph)
-		*graph = NULL;
-	if (deps)
+		*graph = (CUgraph)g;
+	if (deps && !active)
 		*deps = NULL;
-	if (edges)
+	if (edges && !active)
 		*edges = NULL;
 	if (deps_n)
-		*deps_n = 0;
+		*deps_n = active ? r.a[3] : 0;
 	return CUDA_SUCCESS;
 }
 
@@ -232,4 +330,52 @@ SC_CU_API CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode
 	thread_capture_mode = *mode;
 	*mode = was;
 	return CUDA_SUCCESS;
+}
+
+/* Nodes of the capture's graph made the stream's dependencies, added to them or instead. */
+static CUresult update_deps(CUstream h, CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,
+			    unsigned flags)
+{
+	uint64_t real[SC_CH_INLINE / 8];
+	struct sc_req r = { .op = SC_OP_CAPTURE_DEPS, .a = { 0, flags }, .in = real,
+			    .in_len = (uint32_t)(n * 8) };
+	CUresult res;
+
+	if ((n && !deps) || n > SC_CH_INLINE / 8 ||
+	    (flags != CU_STREAM_ADD_CAPTURE_DEPENDENCIES &&
+	     flags != CU_STREAM_SET_CAPTURE_DEPENDENCIES))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++) {
+		struct sc_cu_gnode *node = sc_obj_get(deps[i], SC_K_GNODE);
+		static const CUgraphEdgeData plain;
+
+		if (!node)
+			return CUDA_ERROR_INVALID_VALUE;
+		if (edges && memcmp(&edges[i], &plain, sizeof(plain)))
+			return sc_cu_unsupported("cuStreamUpdateCaptureDependencies with edge data");
+		real[i] = node->o.real;
+	}
+	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
+		return res;
+	if ((res = sc_stream_target(h, &r.a[0], &r.ctx)) == CUDA_SUCCESS)
+		res = sc_cu_call(&r);
+	sc_cu_leave();
+	return res;
+}
+
+SC_CU_API CUresult CUDAAPI cuStreamUpdateCaptureDependencies(CUstream hStream,
+							     CUgraphNode *dependencies,
+							     const CUgraphEdgeData *dependencyData,
+							     size_t numDependencies,
+							     unsigned int flags)
+{
+	return update_deps(hStream, dependencies, dependencyData, numDependencies, flags);
+}
+
+SC_CU_API CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2_ptsz(
+	CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData,
+	size_t numDependencies, unsigned int flags)
+{
+	return update_deps(hStream ? hStream : CU_STREAM_PER_THREAD, dependencies,
+			   dependencyData, numDependencies, flags);
 }

@@ -123,7 +123,14 @@ static struct sc_cu_graph *graph_new(uint64_t real, unsigned flags, struct sc_cu
 
 CUresult sc_graph_adopt(uint64_t real, unsigned flags, struct sc_cu_ctx *ctx, CUgraph *out)
 {
-	struct sc_cu_graph *g = graph_new(real, flags, ctx);
+	/* a capture's graph may have had a handle since cuStreamGetCaptureInfo */
+	struct sc_cu_graph *g = (struct sc_cu_graph *)sc_obj_find_value(SC_K_GRAPH, real);
+
+	if (g) {
+		*out = (CUgraph)g;
+		return CUDA_SUCCESS;
+	}
+	g = graph_new(real, flags, ctx);
 
 	if (!g) {
 		simple(SC_OP_GRAPH_DESTROY, sc_ctx_real(), real, 0, NULL);

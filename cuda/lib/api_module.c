@@ -363,6 +363,8 @@ static CUresult get_global(struct sc_cu_module *m, unsigned kind, CUdeviceptr *d
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	res = sc_cu_call(&r);
+	if (res == CUDA_SUCCESS && r.a[2]) /* the program's CPU would find nothing there */
+		res = sc_cu_unsupported("a __managed__ module variable");
 	if (res == CUDA_SUCCESS) {
 		remember_global(m, name, r.a[0], r.a[1]);
 		if (dptr)
@@ -539,4 +541,17 @@ SC_CU_API CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction func, CUfunc_cache co
 		f->cache_config = (int)config;
 	sc_cu_leave();
 	return res;
+}
+
+/*
+ * A unified function is host code of the library, called through a pointer
+ * in the process that loaded it: the proxy, whose code the program cannot
+ * call. Refused with that reason; the driver-assisted mode serves it.
+ */
+SC_CU_API CUresult CUDAAPI cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library,
+						       const char *symbol)
+{
+	(void)fptr, (void)library, (void)symbol;
+	return sc_cu_unsupported("cuLibraryGetUnifiedFunction (its pointer would be the GPU "
+				 "proxy's host code)");
 }

@@ -230,6 +230,7 @@ struct sc_cu_stream {
 	unsigned flags;
 	int priority;
 	bool capturing;           /* the program began a stream capture on it (api_capture.c) */
+	uint64_t capture_id;      /* that capture's id, as the driver numbers them */
 };
 
 struct sc_cu_event {

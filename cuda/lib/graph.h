@@ -48,6 +48,8 @@ struct sc_cu_graph {
 	struct sc_cu_gnode **nodes;    /* every node the program has a handle of */
 	size_t nodes_n, nodes_cap;
 	struct sc_graph_desc desc;     /* as at the last checkpoint */
+	uint64_t capture_id;           /* a capture's graph cuStreamGetCaptureInfo gave out, until
+					* it ends (api_capture.c); 0 otherwise */
 };
 
 struct sc_cu_gnode {

@@ -99,6 +99,14 @@ static CUresult op_module_global(struct sc_ch_slot *s)
 		r = sc_drv.cuModuleGetGlobal(&p, &size, (CUmodule)(uintptr_t)s->a[0], name);
 	s->a[0] = p;
 	s->a[1] = size;
+	s->a[2] = 0;
+	if (r == CUDA_SUCCESS) { /* a __managed__ variable: its memory is the driver's, here */
+		unsigned managed = 0;
+
+		if (sc_drv.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p) ==
+		    CUDA_SUCCESS)
+			s->a[2] = managed;
+	}
 	return r;
 }
 

@@ -471,6 +471,23 @@ static CUresult op_capture_info(struct sc_ch_slot *s)
 	return r;
 }
 
+/* The program's own change to a capture's dependencies; edges carry no data. */
+static CUresult op_capture_deps(struct sc_ch_slot *s)
+{
+	size_t n = s->len / 8;
+	CUgraphNode *v = calloc(n ? n : 1, sizeof(*v));
+	CUresult r;
+
+	if (!v)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (size_t i = 0; i < n; i++)
+		v[i] = NODE(((const uint64_t *)s->data)[i]);
+	r = sc_drv.cuStreamUpdateCaptureDependencies(STREAM(s->a[0]), v, NULL, n,
+						     (unsigned)s->a[1]);
+	free(v);
+	return r;
+}
+
 void sc_proxy_ops_graph(sc_proxy_op_fn *t)
 {
 	t[SC_OP_GRAPH_CREATE] = op_graph_create;
@@ -493,4 +510,5 @@ void sc_proxy_ops_graph(sc_proxy_op_fn *t)
 	t[SC_OP_CAPTURE_BEGIN] = op_capture_begin;
 	t[SC_OP_CAPTURE_END] = op_capture_end;
 	t[SC_OP_CAPTURE_INFO] = op_capture_info;
+	t[SC_OP_CAPTURE_DEPS] = op_capture_deps;
 }

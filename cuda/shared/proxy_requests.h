@@ -57,7 +57,7 @@ enum sc_op {
 	SC_OP_MODULE_FUNCTION,  /* in a0 module, data name; out a0 function, a1 params n,
 				 * data n x (u32 offset, u32 size) */
 	SC_OP_MODULE_GLOBAL,    /* in a0 module or library, a1 SC_IMG_*, data name;
-				 * out a0 address, a1 size */
+				 * out a0 address, a1 size, a2 1 for a __managed__ variable */
 	SC_OP_LIBRARY_KERNEL,   /* in a0 library, data name; out as MODULE_FUNCTION (a0 kernel) */
 	SC_OP_LIBRARY_MODULE,   /* in a0 library; out a0 module */
 	SC_OP_KERNEL_FUNCTION,  /* in a0 kernel; out a0 function (in the current context) */
@@ -167,6 +167,8 @@ enum sc_op {
 	SC_OP_CAPTURE_END,      /* in a0 stream; out a0 graph */
 	SC_OP_CAPTURE_INFO,     /* in a0 stream; out a0 status, a1 id, a2 graph, a3
 				 * dependencies n, data the dependencies, as many as fit */
+	SC_OP_CAPTURE_DEPS,     /* in a0 stream, a1 CUstreamUpdateCaptureDependencies_flags;
+				 * data the nodes */
 	/* restart */
 	SC_OP_UPLOAD,           /* in a0 device, a1 with pinned host memory, a2 array pairs;
 				 * data pairs then the image path (proxy_upload.c) */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "selfckpt.h"
 #include "tests/cuda/cuda_api_harness.h"
@@ -421,4 +422,96 @@ Test(cuda_graph, a_threads_capture_mode_is_exchanged)
 	m = (CUstreamCaptureMode)7;
 	cr_assert_eq(cuThreadExchangeStreamCaptureMode(&m), CUDA_ERROR_INVALID_VALUE);
 	cr_assert_eq(cuThreadExchangeStreamCaptureMode(NULL), CUDA_ERROR_INVALID_VALUE);
+}
+
+/*
+ * The program adds a node to the graph a capture is making, and makes it the
+ * stream's dependency, as libraries do: memset, then its own kernel node,
+ * then a captured copy after that node.
+ */
+Test(cuda_graph, a_capture_takes_the_nodes_the_program_adds_to_its_graph)
+{
+	const CUgraphNode *deps = NULL;
+	const CUgraphEdgeData *edges = NULL;
+	CUstreamCaptureStatus status;
+	CUDA_KERNEL_NODE_PARAMS k;
+	CUgraph g = NULL, ended;
+	CUgraphNode mine;
+	cuuint64_t id = 0;
+	struct work w;
+	CUgraphExec e;
+	CUstream s;
+	size_t n = 9;
+
+	sc_test_start();
+	cr_assert_eq(setup(&w), 0);
+	k = kernel(&w);
+	OK(cuStreamCreate(&s, 0));
+	OK(cuStreamGetCaptureInfo(s, &status, &id, &g, &deps, &edges, &n));
+	cr_assert(status == CU_STREAM_CAPTURE_STATUS_NONE && !g && !deps && n == 0);
+
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuMemsetD32Async(w.a, 7, WORDS, s));
+	OK(cuStreamGetCaptureInfo(s, &status, &id, &g, &deps, &edges, &n));
+	cr_assert(status == CU_STREAM_CAPTURE_STATUS_ACTIVE && g && n == 1 && deps && edges);
+	cr_assert_eq(edges[0].type, 0);
+	OK(cuGraphAddKernelNode(&mine, g, deps, n, &k));
+	OK(cuStreamUpdateCaptureDependencies(s, &mine, NULL, 1, CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+	OK(cuStreamGetCaptureInfo(s, &status, NULL, NULL, &deps, NULL, &n));
+	cr_assert(n == 1 && deps[0] == mine, "the program's node is the stream's dependency");
+	cr_assert_eq(cuStreamUpdateCaptureDependencies(s, &mine, NULL, 1, 7),
+		     CUDA_ERROR_INVALID_VALUE);
+	OK(cuMemcpyDtoHAsync(w.out, w.a, WORDS * 4, s));
+	OK(cuStreamEndCapture(s, &ended));
+	cr_assert_eq(ended, g, "one handle for the capture's graph");
+
+	n = 9;
+	OK(cuGraphGetNodes(ended, NULL, &n));
+	cr_assert_eq(n, 3);
+	OK(cuGraphInstantiate(&e, ended, 0));
+	cr_assert_eq(launch_and_wait(e, s), 0);
+	cr_assert(out_is(&w, stepped(7)), "memset, the program's kernel, then the copy");
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(ended));
+}
+
+/*
+ * In a child of the test: the graph of a capture that then fails, got from
+ * cuStreamGetCaptureInfo. Exit 0 when its handle went with it and a
+ * checkpoint is taken; 1 and up otherwise.
+ */
+static int failed_capture_then_save(const char *image)
+{
+	CUstreamCaptureStatus status;
+	struct work w;
+	CUgraph g = NULL, ended = NULL;
+	size_t n = 0;
+	CUstream s;
+
+	sc_test_start();
+	if (setup(&w) || cuStreamCreate(&s, 0) ||
+	    cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL) ||
+	    cuMemsetD32Async(w.a, 7, WORDS, s) ||
+	    cuStreamGetCaptureInfo(s, &status, NULL, &g, NULL, NULL, NULL) || !g)
+		return 1;
+	if (cuStreamSynchronize(s) == CUDA_SUCCESS) /* not in a capture: it fails the capture */
+		return 2;
+	if (cuStreamEndCapture(s, &ended) == CUDA_SUCCESS || ended)
+		return 3;
+	if (cuGraphGetNodes(g, NULL, &n) != CUDA_ERROR_INVALID_VALUE)
+		return 4;
+	return selfckpt_save(image) == SELFCKPT_SAVED ? 0 : 5;
+}
+
+Test(cuda_graph, the_graph_of_a_failed_capture_goes_with_it)
+{
+	char image[] = "/tmp/sc-capture-fail-XXXXXX";
+	int fd = mkstemp(image);
+	int status;
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	status = sc_test_exit_of_child(failed_capture_then_save, image);
+	unlink(image);
+	cr_assert_eq(status, 0, "exit %d (2: sync, 3: end, 4: handle, 5: checkpoint)", status);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * softcuda_capture.c - stream capture: cuStreamBeginCapture,
- * cuStreamEndCapture, cuStreamIsCapturing, cuStreamGetCaptureInfo, and the
+ * cuStreamEndCapture, cuStreamIsCapturing, cuStreamGetCaptureInfo,
+ * cuStreamUpdateCaptureDependencies, and the
  * sd_capture_*() hooks the launch, copy, stream and context files call for
  * work posted while a stream captures.
  *
@@ -16,6 +17,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "softcuda_internal.h"
 
@@ -679,4 +681,42 @@ CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream stream, CUstreamCaptureStatus *
 	CUresult rc = sd_enter(__func__);
 
 	return rc ? rc : sd_leave(capture_info(stream, status, id, graph, deps, edges, n));
+}
+
+/* Nodes of the capture's graph become the member's dependencies, added or instead. */
+static CUresult update_deps(CUstream stream, CUgraphNode *deps, const CUgraphEdgeData *edges,
+			    size_t n, unsigned flags)
+{
+	CUstreamCaptureStatus status;
+	struct sd_member *m;
+	struct sd_deps add = { 0 };
+	CUresult rc = capture_status(stream, &status, &m);
+
+	if (rc)
+		return rc;
+	if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	if ((n && !deps) || flags > CU_STREAM_SET_CAPTURE_DEPENDENCIES)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++) {
+		static const CUgraphEdgeData plain;
+
+		if (!sd_graph_holds(m->cap->graph, deps[i]) ||
+		    (edges && memcmp(&edges[i], &plain, sizeof(plain))))
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (flags == CU_STREAM_SET_CAPTURE_DEPENDENCIES)
+		m->deps.n = 0;
+	add.node = deps;
+	add.n = n;
+	return deps_union(&m->deps, &add);
+}
+
+CUresult CUDAAPI cuStreamUpdateCaptureDependencies(CUstream stream, CUgraphNode *deps,
+						   const CUgraphEdgeData *edges, size_t n,
+						   unsigned int flags)
+{
+	CUresult rc = sd_enter(__func__);
+
+	return rc ? rc : sd_leave(update_deps(stream, deps, edges, n, flags));
 }

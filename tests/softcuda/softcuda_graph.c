@@ -598,6 +598,14 @@ static void mark_ancestors(struct sd_graph *g)
 }
 
 /* Each of @from is one of @to or a node one of them depends on, however far back. */
+int sd_graph_holds(const struct sd_graph *g, CUgraphNode node)
+{
+	for (size_t i = 0; i < g->n_nodes; i++)
+		if ((CUgraphNode)g->nodes[i] == node)
+			return 1;
+	return 0;
+}
+
 int sd_graph_leads_into(struct sd_graph *g, const CUgraphNode *from, size_t n_from,
 			const CUgraphNode *to, size_t n_to)
 {

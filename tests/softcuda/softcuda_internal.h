@@ -300,6 +300,8 @@ void sd_graph_set_capture(struct sd_graph *g, struct sd_capture *cap);
 /* @node joins @g after @deps (@n nodes of @g), an edge from each; on failure it is not taken */
 CUresult sd_graph_append(struct sd_graph *g, struct sd_node *node, const CUgraphNode *deps,
 			 size_t n);
+/* is @node one of @g's? */
+int sd_graph_holds(const struct sd_graph *g, CUgraphNode node);
 /* each of @from is one of @to or a node one of them depends on, however far back */
 int sd_graph_leads_into(struct sd_graph *g, const CUgraphNode *from, size_t n_from,
 			const CUgraphNode *to, size_t n_to);
