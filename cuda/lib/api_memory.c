@@ -253,6 +253,50 @@ static CUresult host_attribute(void *data, CUpointer_attribute a, CUdeviceptr p)
 	}
 }
 
+/* A __managed__ variable's memory: the driver's in the proxy, and its host copy here. */
+static CUresult variable_attribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+	struct sc_managed *m;
+	struct sc_managed v;
+	CUresult res = CUDA_SUCCESS;
+
+	sc_managed_lock();
+	m = sc_managed_find(p, 1);
+	if (m)
+		v = *m;
+	sc_managed_unlock();
+	if (!m)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (a) {
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = (CUcontext)v.ctx;
+		break;
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned *)data = CU_MEMORYTYPE_DEVICE;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		*(CUdeviceptr *)data = p;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = v.addr;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = v.bytes;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = (int)v.ctx->dev;
+		break;
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+		*(unsigned *)data = 1;
+		break;
+	default:
+		res = sc_cu_unsupported("cuPointerGetAttribute for this attribute");
+	}
+	return res;
+}
+
 SC_CU_API CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
 						 CUdeviceptr p)
 {
@@ -266,7 +310,7 @@ SC_CU_API CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute
 		return device_attribute(data, attribute, b, base, size, p);
 	if (sc_cu_in_channel((void *)(uintptr_t)p, 1))
 		return host_attribute(data, attribute, p);
-	return CUDA_ERROR_INVALID_VALUE;
+	return sc_managed_live() ? variable_attribute(data, attribute, p) : CUDA_ERROR_INVALID_VALUE;
 }
 
 /* The size of what cuPointerGetAttribute writes for @a; 0 for what it does not answer. */
@@ -318,7 +362,8 @@ SC_CU_API CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes,
 						  CUpointer_attribute *attributes, void **data,
 						  CUdeviceptr ptr)
 {
-	bool known = sc_devptr_find(ptr, NULL, NULL) || sc_cu_in_channel((void *)(uintptr_t)ptr, 1);
+	bool known = sc_devptr_find(ptr, NULL, NULL) || sc_cu_in_channel((void *)(uintptr_t)ptr, 1) ||
+		     (sc_managed_live() && sc_managed_holds(ptr));
 	CUresult res = CUDA_SUCCESS;
 
 	if (!attributes || !data)

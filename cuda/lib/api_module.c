@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/managed.h"
 #include "format/sc_log.h"
 
 #define STAGING_ALL ((size_t)SC_CH_STAGING_BUFS * SC_CH_STAGING_BUF)
@@ -191,6 +192,7 @@ static void drop_functions_of(struct sc_cu_module *m)
 void sc_module_forget(struct sc_cu_module *m)
 {
 	drop_functions_of(m);
+	sc_managed_forget_module(m);
 	for (size_t i = 0; i < m->globals_n; i++)
 		free(m->globals[i].name);
 	free(m->globals);
@@ -363,8 +365,10 @@ static CUresult get_global(struct sc_cu_module *m, unsigned kind, CUdeviceptr *d
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
 		return res;
 	res = sc_cu_call(&r);
-	if (res == CUDA_SUCCESS && r.a[2]) /* the program's CPU would find nothing there */
-		res = sc_cu_unsupported("a __managed__ module variable");
+	/* a __managed__ variable: the driver's in the proxy, a host copy here (managed.c) */
+	if (res == CUDA_SUCCESS && r.a[2])
+		res = sc_managed_adopt_global(m->o.ctx ? m->o.ctx : sc_ctx_current(), m, r.a[0],
+					      r.a[1]);
 	if (res == CUDA_SUCCESS) {
 		remember_global(m, name, r.a[0], r.a[1]);
 		if (dptr)
@@ -541,6 +545,18 @@ SC_CU_API CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction func, CUfunc_cache co
 		f->cache_config = (int)config;
 	sc_cu_leave();
 	return res;
+}
+
+SC_CU_API CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes,
+					       CUlibrary library, const char *name)
+{
+	struct sc_cu_module *l = sc_obj_get(library, SC_K_LIBRARY);
+
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!l)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return get_global(l, SC_IMG_LIBRARY_MANAGED, dptr, bytes, name);
 }
 
 /*

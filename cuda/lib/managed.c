@@ -87,40 +87,43 @@ bool sc_managed_holds(CUdeviceptr addr)
 static bool overlaps_any(CUdeviceptr p, size_t n)
 {
 	for (size_t i = 0; i < mm.n; i++)
-		if (p < mm.v[i].addr + mm.v[i].host_len && mm.v[i].addr < p + n)
+		if (p < mm.v[i].addr + mm.v[i].bytes && mm.v[i].addr < p + n)
 			return true;
 	return false;
 }
 
 /* ---- CPU to GPU ---- */
 
-struct push {
-	const struct sc_managed *m;
-	CUresult res;
-};
-
+/*
+ * A run of pages the CPU wrote goes to every allocation or variable it holds
+ * part of: __managed__ variables of a module may share pages.
+ */
 static int push_run(void *arg, uint64_t start, uint64_t end)
 {
-	struct push *p = arg;
-	uint64_t stop = end < p->m->addr + p->m->bytes ? end : p->m->addr + p->m->bytes;
+	CUresult *res = arg;
 
-	if (start >= stop)
-		return 0; /* the page's tail past the allocation */
-	p->res = sc_cu_stage_in(p->m->ctx->o.real, start, (const void *)(uintptr_t)start,
-				stop - start);
-	return p->res == CUDA_SUCCESS ? 0 : -EIO;
+	for (size_t j = 0; j < mm.n && *res == CUDA_SUCCESS; j++) {
+		const struct sc_managed *m = &mm.v[j];
+		uint64_t lo = start > m->addr ? start : m->addr;
+		uint64_t hi = end < m->addr + m->bytes ? end : m->addr + m->bytes;
+
+		if (lo < hi)
+			*res = sc_cu_stage_in(m->ctx->o.real, lo, (const void *)(uintptr_t)lo,
+					      hi - lo);
+	}
+	return *res == CUDA_SUCCESS ? 0 : -EIO;
 }
 
 /* Every page the CPU wrote since the last push, to the device. mm.lock held. */
 static CUresult push_locked(void)
 {
 	for (size_t i = 0; i < mm.n; i++) {
-		struct push p = { &mm.v[i], CUDA_SUCCESS };
-		int err = sc_ww_take((void *)(uintptr_t)mm.v[i].addr, mm.v[i].host_len, push_run,
-				     &p);
+		CUresult res = CUDA_SUCCESS;
+		int err = sc_ww_take((void *)(uintptr_t)mm.v[i].host, mm.v[i].host_len, push_run,
+				     &res);
 
-		if (p.res != CUDA_SUCCESS)
-			return p.res;
+		if (res != CUDA_SUCCESS)
+			return res;
 		if (err) {
 			sc_log(SC_LOG_ERROR, "cannot find the pages written in managed memory at "
 			       "0x%llx: %s", (unsigned long long)mm.v[i].addr, strerror(-err));
@@ -138,13 +141,13 @@ static CUresult push_locked(void)
  */
 static CUresult pull_one(const struct sc_managed *m)
 {
-	void *host = (void *)(uintptr_t)m->addr;
+	void *host = (void *)(uintptr_t)m->host;
 	CUresult res;
 	int err;
 
 	if ((err = sc_ww_protect(host, m->host_len, false)) < 0)
 		goto failed;
-	res = sc_cu_stage_out(m->ctx->o.real, host, m->addr, m->bytes);
+	res = sc_cu_stage_out(m->ctx->o.real, (void *)(uintptr_t)m->addr, m->addr, m->bytes);
 	if ((err = sc_ww_protect(host, m->host_len, true)) < 0)
 		goto failed;
 	return res;
@@ -267,7 +270,8 @@ static CUresult map_host(CUdeviceptr p, size_t len)
 	return CUDA_SUCCESS;
 }
 
-static CUresult record(struct sc_cu_ctx *c, CUdeviceptr p, size_t bytes, size_t len)
+static CUresult record(struct sc_cu_ctx *c, CUdeviceptr p, size_t bytes, uint64_t host,
+		       size_t len, const void *module)
 {
 	size_t i = 0;
 
@@ -276,7 +280,8 @@ static CUresult record(struct sc_cu_ctx *c, CUdeviceptr p, size_t bytes, size_t 
 	while (i < mm.n && mm.v[i].addr < p)
 		i++;
 	memmove(&mm.v[i + 1], &mm.v[i], (mm.n - i) * sizeof(*mm.v));
-	mm.v[i] = (struct sc_managed){ .addr = p, .bytes = bytes, .host_len = len, .ctx = c };
+	mm.v[i] = (struct sc_managed){ .addr = p, .bytes = bytes, .host = host, .host_len = len,
+				       .ctx = c, .module = module };
 	mm.n++;
 	__atomic_add_fetch(&sc_managed_n, 1, __ATOMIC_RELAXED);
 	return CUDA_SUCCESS;
@@ -299,7 +304,7 @@ CUresult sc_managed_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out)
 		return res;
 	}
 	pthread_mutex_lock(&mm.lock);
-	res = record(c, p, bytes, len);
+	res = record(c, p, bytes, p, len, NULL);
 	pthread_mutex_unlock(&mm.lock);
 	if (res != CUDA_SUCCESS) {
 		sc_ww_unwatch((void *)(uintptr_t)p, len);
@@ -311,13 +316,30 @@ CUresult sc_managed_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out)
 	return CUDA_SUCCESS;
 }
 
-/* mm.lock held; @i's host copy goes, and its record. */
+/* Does a record other than @skip have the host page at @page? mm.lock held. */
+static bool page_kept(uint64_t page, size_t skip)
+{
+	for (size_t j = 0; j < mm.n; j++)
+		if (j != skip && page >= mm.v[j].host && page - mm.v[j].host < mm.v[j].host_len)
+			return true;
+	return false;
+}
+
+/* mm.lock held; @i's host copy goes, but for pages other variables share, and its record. */
 static void forget(size_t i)
 {
 	struct sc_managed *m = &mm.v[i];
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
-	sc_ww_unwatch((void *)(uintptr_t)m->addr, m->host_len);
-	munmap((void *)(uintptr_t)m->addr, m->host_len);
+	if (!m->module) { /* an allocation's pages are its own */
+		sc_ww_unwatch((void *)(uintptr_t)m->host, m->host_len);
+		munmap((void *)(uintptr_t)m->host, m->host_len);
+	}
+	for (uint64_t at = m->host; m->module && at < m->host + m->host_len; at += page)
+		if (!page_kept(at, i)) {
+			sc_ww_unwatch((void *)(uintptr_t)at, page);
+			munmap((void *)(uintptr_t)at, page);
+		}
 	free(m->pages);
 	memmove(m, m + 1, (mm.n - i - 1) * sizeof(*m));
 	mm.n--;
@@ -330,7 +352,7 @@ bool sc_managed_free(CUdeviceptr p, CUresult *res)
 
 	pthread_mutex_lock(&mm.lock);
 	for (size_t i = 0; i < mm.n && !found; i++)
-		if (mm.v[i].addr == p) {
+		if (mm.v[i].addr == p && !mm.v[i].module) {
 			forget(i);
 			found = true;
 		}
@@ -346,6 +368,74 @@ void sc_managed_release_context(struct sc_cu_ctx *c)
 	for (size_t i = mm.n; i-- > 0;)
 		if (mm.v[i].ctx == c)
 			forget(i); /* the arena unmaps the device copy with the context's blocks */
+	pthread_mutex_unlock(&mm.lock);
+}
+
+/* ---- __managed__ variables ---- */
+
+/*
+ * The pages of [@lo, @hi) that no host copy has yet, mapped, zero. mm.lock
+ * held. The driver puts a module's variables next to each other: they share
+ * pages, which stay mapped while any of them lives.
+ */
+static CUresult map_new_pages(uint64_t lo, uint64_t hi)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	for (uint64_t at = lo; at < hi; at += page) {
+		void *want = (void *)(uintptr_t)at;
+
+		if (page_kept(at, SIZE_MAX))
+			continue;
+		if (mmap(want, page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != want) {
+			sc_log(SC_LOG_ERROR, "cannot map the host copy of a __managed__ variable at "
+			       "0x%llx: the program has memory there", (unsigned long long)at);
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult sc_managed_adopt_global(struct sc_cu_ctx *c, const void *module, CUdeviceptr addr,
+				 size_t bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t lo = addr / page * page, hi = (addr + bytes + page - 1) / page * page;
+	struct sc_managed *m;
+	CUresult res;
+	int err;
+
+	if (sc_ww_init() < 0)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&mm.lock);
+	if ((m = sc_managed_find(addr, bytes)) && m->addr == addr) {
+		pthread_mutex_unlock(&mm.lock);
+		return CUDA_SUCCESS;
+	}
+	/* the shared pages' unsent writes go first: watching them again forgets them */
+	res = push_locked();
+	if (res == CUDA_SUCCESS)
+		res = map_new_pages(lo, hi);
+	if (res == CUDA_SUCCESS && (err = sc_ww_watch((void *)(uintptr_t)lo, hi - lo)) < 0) {
+		sc_log(SC_LOG_ERROR, "cannot watch the __managed__ variable at 0x%llx for writes: %s",
+		       (unsigned long long)addr, strerror(-err));
+		res = CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (res == CUDA_SUCCESS)
+		res = record(c, addr, bytes, lo, hi - lo, module);
+	if (res == CUDA_SUCCESS)
+		res = pull_one(sc_managed_find(addr, bytes)); /* its value, as the module set it */
+	pthread_mutex_unlock(&mm.lock);
+	return res;
+}
+
+void sc_managed_forget_module(const void *module)
+{
+	pthread_mutex_lock(&mm.lock);
+	for (size_t i = mm.n; i-- > 0;)
+		if (mm.v[i].module == module)
+			forget(i);
 	pthread_mutex_unlock(&mm.lock);
 }
 
@@ -391,7 +481,7 @@ int sc_managed_restored(void)
 		struct sc_managed *m = &mm.v[i];
 		CUresult res;
 
-		if ((err = sc_ww_watch((void *)(uintptr_t)m->addr, m->host_len)) < 0)
+		if ((err = sc_ww_watch((void *)(uintptr_t)m->host, m->host_len)) < 0)
 			return sc_err(SELFCKPT_EHOST, "cannot watch managed memory at 0x%llx: %s",
 				      (unsigned long long)m->addr, strerror(-err));
 		res = sc_cu_stage_in(m->ctx->o.real, m->addr, (const void *)(uintptr_t)m->addr,

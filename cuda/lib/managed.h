@@ -64,9 +64,11 @@ struct sc_managed_page {
 struct sc_managed {
 	CUdeviceptr addr;
 	size_t bytes;                 /* asked for */
-	size_t host_len;              /* the host copy: @bytes rounded up to pages */
+	uint64_t host;                /* the pages of the host copy: [host, host + host_len) */
+	size_t host_len;
 	struct sc_cu_ctx *ctx;
 	struct sc_managed_page *pages; /* advice, one per host page; NULL until given */
+	const void *module;           /* a __managed__ variable's module, else NULL (arena) */
 };
 
 extern int sc_managed_n; /* live allocations: 0 keeps every hook to one load */
@@ -80,6 +82,15 @@ static inline bool sc_managed_live(void)
 CUresult sc_managed_alloc(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out);
 /** sc_managed_free() - free managed allocation @p. Return: false where @p is none (nothing done). */
 bool sc_managed_free(CUdeviceptr p, CUresult *res);
+/**
+ * sc_managed_adopt_global() - the __managed__ variable of @module at @addr
+ * (@bytes): its host copy is made, at pages it may share with others, and
+ * takes the variable's value. Again for the same variable: nothing.
+ */
+CUresult sc_managed_adopt_global(struct sc_cu_ctx *c, const void *module, CUdeviceptr addr,
+				 size_t bytes);
+/** sc_managed_forget_module() - @module is unloaded: its variables' host copies go. */
+void sc_managed_forget_module(const void *module);
 /** sc_managed_release_context() - before @c is destroyed: its managed allocations' host copies. */
 void sc_managed_release_context(struct sc_cu_ctx *c);
 /**

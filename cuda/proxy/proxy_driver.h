@@ -58,7 +58,7 @@
 	X(cuGraphInstantiate) X(cuGraphExecDestroy) X(cuGraphExecUpdate) X(cuGraphLaunch) \
 	X(cuGraphUpload) X(cuGraphExecKernelNodeSetParams) X(cuStreamBeginCapture) \
 	X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuStreamGetCaptureInfo) \
-	X(cuStreamUpdateCaptureDependencies) X(cuPointerGetAttribute) \
+	X(cuStreamUpdateCaptureDependencies) X(cuPointerGetAttribute) X(cuLibraryGetManaged) \
 	X(cuCtxEnablePeerAccess) X(cuCtxDisablePeerAccess) X(cuDeviceGetP2PAttribute) \
 	X(cuMemcpyPeerAsync)
 

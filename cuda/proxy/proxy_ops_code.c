@@ -93,7 +93,9 @@ static CUresult op_module_global(struct sc_ch_slot *s)
 
 	if (!name)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (s->a[1] == SC_IMG_LIBRARY)
+	if (s->a[1] == SC_IMG_LIBRARY_MANAGED)
+		r = sc_drv.cuLibraryGetManaged(&p, &size, (CUlibrary)(uintptr_t)s->a[0], name);
+	else if (s->a[1] == SC_IMG_LIBRARY)
 		r = sc_drv.cuLibraryGetGlobal(&p, &size, (CUlibrary)(uintptr_t)s->a[0], name);
 	else
 		r = sc_drv.cuModuleGetGlobal(&p, &size, (CUmodule)(uintptr_t)s->a[0], name);

@@ -178,7 +178,11 @@ enum sc_op {
 	SC_OP_COUNT
 };
 
-enum sc_img_kind { SC_IMG_MODULE = 0, SC_IMG_LIBRARY = 1 };
+enum sc_img_kind {
+	SC_IMG_MODULE = 0,
+	SC_IMG_LIBRARY = 1,
+	SC_IMG_LIBRARY_MANAGED = 2, /* SC_OP_MODULE_GLOBAL: a library's __managed__ variable */
+};
 
 enum sc_occ_cluster { SC_OCC_ACTIVE_CLUSTERS = 0, SC_OCC_CLUSTER_SIZE = 1 };
 

@@ -308,3 +308,131 @@ Test(cuda_managed, batches_of_prefetches_and_discards)
 	cr_assert_eq(h[0], 42, "a discard may keep the data; this one does");
 	OK(cuMemFree(m));
 }
+
+/* A module with two __managed__ variables next to each other, sharing a page. */
+static CUmodule managed_module(CUfunction *f, CUdeviceptr *words, CUdeviceptr *count)
+{
+	char text[sizeof(sc_test_kernels) + 256];
+	CUmodule m;
+	size_t size;
+
+	snprintf(text, sizeof(text), ".version 8.0\n.target sm_90\n// softcuda library %s\n"
+		 ".entry step (8, 8, 8)\n// softcuda managed words 1000\n"
+		 "// softcuda managed count 4\n// softcuda global plain 4\n", sc_test_kernels);
+	if (cuModuleLoadData(&m, text) || cuModuleGetFunction(f, m, "step") ||
+	    cuModuleGetGlobal(words, &size, m, "words") || size != 1000 ||
+	    cuModuleGetGlobal(count, &size, m, "count") || size != 4)
+		return NULL;
+	return m;
+}
+
+/* step over the 250 words of @words, bumping @count: both __managed__. */
+static CUresult step_variables(CUfunction f, CUdeviceptr words, CUdeviceptr count)
+{
+	uint64_t n = 250;
+	void *params[] = { &words, &n, &count };
+
+	return cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL);
+}
+
+Test(cuda_managed, managed_module_variables_are_the_cpus_too)
+{
+	CUdeviceptr words, count, plain;
+	uint32_t *w, *c;
+	unsigned managed = 0;
+	size_t size;
+	CUfunction f;
+	CUmodule m;
+
+	sc_test_start();
+	cr_assert_not_null(m = managed_module(&f, &words, &count));
+	w = (uint32_t *)(uintptr_t)words;
+	c = (uint32_t *)(uintptr_t)count;
+	cr_assert_eq(*c, 0);
+	for (uint32_t i = 0; i < 250; i++)
+		w[i] = i;
+	OK(step_variables(f, words, count));
+	OK(cuCtxSynchronize());
+	for (uint32_t i = 0; i < 250; i++)
+		cr_assert_eq(w[i], stepped(i), "word %u", i);
+	cr_assert_eq(*c, 1, "the kernel's count, on a page the two share");
+	*c = 10; /* the CPU writes only the shared page's second variable */
+	OK(step_variables(f, words, count));
+	OK(cuCtxSynchronize());
+	cr_assert_eq(*c, 11);
+	cr_assert_eq(w[0], stepped(stepped(0)));
+	OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, count));
+	cr_assert_eq(managed, 1);
+	OK(cuModuleGetGlobal(&plain, &size, m, "plain"));
+	cr_assert_eq(size, 4, "a plain global beside them");
+	OK(cuModuleUnload(m));
+	cr_assert_eq(msync((void *)((uintptr_t)w & ~(uintptr_t)4095), 4096, MS_ASYNC), -1,
+		     "the host copies go with the module");
+}
+
+Test(cuda_managed, a_librarys_managed_variables)
+{
+	char text[sizeof(sc_test_kernels) + 256];
+	CUdeviceptr p;
+	CUlibrary lib;
+	size_t size = 0;
+
+	sc_test_start();
+	snprintf(text, sizeof(text), ".version 8.0\n.target sm_90\n// softcuda library %s\n"
+		 ".entry step (8, 8, 8)\n// softcuda managed total 8\n// softcuda global plain 4\n",
+		 sc_test_kernels);
+	OK(cuLibraryLoadData(&lib, text, NULL, NULL, 0, NULL, NULL, 0));
+	OK(cuLibraryGetManaged(&p, &size, lib, "total"));
+	cr_assert_eq(size, 8);
+	*(uint64_t *)(uintptr_t)p = 77;
+	cr_assert_eq(cuLibraryGetManaged(&p, &size, lib, "plain"), CUDA_ERROR_NOT_FOUND);
+	OK(cuLibraryUnload(lib));
+}
+
+/*
+ * In a child of the test: __managed__ variables the GPU wrote, then the CPU
+ * (not yet sent). Exit 0 after the save; restored, 42 when the CPU sees what
+ * it saw and a launch takes it; 3 and up otherwise.
+ */
+static int save_with_variables(const char *image)
+{
+	CUdeviceptr words, count;
+	uint32_t *w, *c;
+	CUfunction f;
+	int r;
+
+	sc_test_start();
+	if (!managed_module(&f, &words, &count))
+		return 1;
+	w = (uint32_t *)(uintptr_t)words;
+	c = (uint32_t *)(uintptr_t)count;
+	for (uint32_t i = 0; i < 250; i++)
+		w[i] = i;
+	if (step_variables(f, words, count) || cuCtxSynchronize())
+		return 1;
+	w[3] = 300;
+	r = selfckpt_save(image);
+	if (r == SELFCKPT_SAVED)
+		return 0;
+	if (r != SELFCKPT_RESTORED)
+		return 2;
+	for (int i = 0; i < 8; i++)
+		open("/dev/null", O_RDONLY);
+	if (w[3] != 300 || w[4] != stepped(4) || *c != 1)
+		return 3;
+	if (step_variables(f, words, count) || cuCtxSynchronize())
+		return 4;
+	if (w[3] != stepped(300) || w[4] != stepped(stepped(4)) || *c != 2)
+		return 5;
+	return 42;
+}
+
+Test(cuda_managed, managed_variables_come_back_after_a_restart)
+{
+	char dir[] = "/tmp/sc-managed-var-XXXXXX";
+	int status = sc_test_exit_after_restore(save_with_variables, dir);
+
+	cr_assert_eq(status, 42, "restored: exit %d (3: host copy, 4: launch, 5: values; see %s/out)",
+		     status, dir);
+	sc_test_remove_dir(dir);
+}

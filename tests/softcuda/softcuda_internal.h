@@ -208,6 +208,7 @@ struct sd_global {
 	uintptr_t addr;
 	size_t size;
 	unsigned long long id;
+	int managed;		/* a __managed__ variable ("// softcuda managed") */
 };
 
 struct sd_module {
@@ -223,6 +224,8 @@ struct sd_module {
 };
 
 int sd_global_region(uintptr_t addr, struct sd_region *region);
+/* is @addr in a __managed__ module variable? */
+int sd_global_managed(uintptr_t addr);
 void sd_module_free(struct sd_obj *obj);
 struct sd_func *sd_func_find(CUfunction handle);
 struct sd_func *sd_kernel_find(CUkernel handle);

@@ -669,7 +669,7 @@ static CUresult pointer_attr(void *data, CUpointer_attribute attr, uintptr_t ptr
 		*(unsigned *)data = access_flags(r->prot);
 		break;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-		*(unsigned *)data = managed_holding(ptr, 1) != NULL;
+		*(unsigned *)data = managed_holding(ptr, 1) != NULL || sd_global_managed(ptr);
 		break;
 	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
 	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:

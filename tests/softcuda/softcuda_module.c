@@ -138,7 +138,7 @@ static int parse_kernel(struct sd_image *img, char **save)
 	return parse_params(img, f, save);
 }
 
-static int parse_global(struct sd_image *img, char **save)
+static int parse_global(struct sd_image *img, char **save, int managed)
 {
 	struct sd_module *m = img->mod;
 	char *name = strtok_r(NULL, " \t", save);
@@ -158,6 +158,7 @@ static int parse_global(struct sd_image *img, char **save)
 	memset(g, 0, sizeof(*g));
 	strcpy(g->name, name);
 	g->size = bytes;
+	g->managed = managed;
 	return 0;
 }
 
@@ -214,7 +215,10 @@ static int parse_library(struct sd_image *img, char *rest)
 	return img->library ? 0 : image_error(img, "out of memory", NULL);
 }
 
-/* "// softcuda library PATH", "// softcuda global NAME SIZE"; other comments say nothing. */
+/*
+ * "// softcuda library PATH", "// softcuda global NAME SIZE", "// softcuda
+ * managed NAME SIZE" (a __managed__ variable); other comments say nothing.
+ */
 static int parse_comment(struct sd_image *img, char *word, char **save)
 {
 	char *owner, *what;
@@ -226,7 +230,9 @@ static int parse_comment(struct sd_image *img, char *word, char **save)
 		return 0;
 	what = strtok_r(NULL, " \t", save);
 	if (what && !strcmp(what, "global"))
-		return parse_global(img, save);
+		return parse_global(img, save, 0);
+	if (what && !strcmp(what, "managed"))
+		return parse_global(img, save, 1);
 	if (what && !strcmp(what, "library"))
 		return parse_library(img, *save ? *save : "");
 	return image_error(img, "unknown softcuda directive", what);
@@ -581,8 +587,9 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *func, CUmodule handle, const ch
 	return rc ? rc : sd_leave(get_function(func, module_find(handle), name));
 }
 
-static CUresult get_global(CUdeviceptr *dptr, size_t *bytes, struct sd_module *m,
-			   const char *name)
+/* @name of @m; cuLibraryGetManaged (@managed) finds only __managed__ variables. */
+static CUresult find_global(CUdeviceptr *dptr, size_t *bytes, struct sd_module *m,
+			    const char *name, int managed)
 {
 	unsigned i;
 
@@ -591,7 +598,7 @@ static CUresult get_global(CUdeviceptr *dptr, size_t *bytes, struct sd_module *m
 	if (!name)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (i = 0; i < m->n_globals; i++) {
-		if (strcmp(m->globals[i].name, name))
+		if (strcmp(m->globals[i].name, name) || (managed && !m->globals[i].managed))
 			continue;
 		if (dptr)
 			*dptr = m->globals[i].addr;
@@ -600,6 +607,25 @@ static CUresult get_global(CUdeviceptr *dptr, size_t *bytes, struct sd_module *m
 		return CUDA_SUCCESS;
 	}
 	return CUDA_ERROR_NOT_FOUND;
+}
+
+static CUresult get_global(CUdeviceptr *dptr, size_t *bytes, struct sd_module *m,
+			   const char *name)
+{
+	return find_global(dptr, bytes, m, name, 0);
+}
+
+int sd_global_managed(uintptr_t addr)
+{
+	for (struct sd_obj *obj = sd.objs[SD_MODULE]; obj; obj = obj->next) {
+		struct sd_module *m = sd_container(obj, struct sd_module, obj);
+
+		for (unsigned i = 0; i < m->n_globals; i++)
+			if (m->globals[i].managed && addr >= m->globals[i].addr &&
+			    addr - m->globals[i].addr < m->globals[i].size)
+				return 1;
+	}
+	return 0;
 }
 
 CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule handle,
@@ -878,4 +904,13 @@ CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary 
 	CUresult rc = library_enter(__func__, handle, &lib);
 
 	return rc ? rc : sd_leave(get_global(dptr, bytes, lib->mod, name));
+}
+
+CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary handle,
+				     const char *name)
+{
+	struct sd_library *lib;
+	CUresult rc = library_enter(__func__, handle, &lib);
+
+	return rc ? rc : sd_leave(find_global(dptr, bytes, lib->mod, name, 1));
 }
