@@ -11,7 +11,8 @@
  * them keeps both. All arithmetic is on 32-bit words, exact on any device.
  *
  * Range attributes are asked back every iteration: the advice given at the
- * start and the last prefetch location must survive a restart.
+ * start and the last prefetch location must survive a restart. The kernel
+ * counts its steps in a __managed__ variable that the CPU reads.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,14 +46,26 @@ static void check_attributes(CUdeviceptr g, CUdevice dev)
 	}
 }
 
+/* The kernel's count of its steps, in a __managed__ variable the CPU reads. */
+static void check_steps(CUdeviceptr steps, long it)
+{
+	unsigned long long n = *(const unsigned long long *)(uintptr_t)steps;
+
+	if (n != (unsigned long long)it) {
+		fprintf(stderr, "managed: the __managed__ count says %llu steps, not %ld\n", n, it);
+		exit(1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct sample s;
 	CUmodule mod;
 	CUfunction fn;
 	CUstream st;
-	CUdeviceptr g[2];
+	CUdeviceptr g[2], steps;
 	CUmemLocation here;
+	size_t steps_size = 0;
 	int w = W, h = H, managed = 0;
 
 	sample_init(&s, argc, argv, "managed", 0);
@@ -64,6 +77,7 @@ int main(int argc, char **argv)
 	here = (CUmemLocation){ CU_MEM_LOCATION_TYPE_DEVICE, (int)s.dev };
 	mod = sample_load_module(&s);
 	CHECK(cuModuleGetFunction(&fn, mod, "heat_step"));
+	CHECK(cuModuleGetGlobal(&steps, &steps_size, mod, "heat_steps"));
 	CHECK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
 	for (int k = 0; k < 2; k++) {
 		CHECK(cuMemAllocManaged(&g[k], W * H * 4, CU_MEM_ATTACH_GLOBAL));
@@ -75,7 +89,7 @@ int main(int argc, char **argv)
 
 	for (long it = 1; it <= s.iters; it++) {
 		CUdeviceptr in = g[(it - 1) & 1], out = g[it & 1];
-		void *params[] = { &out, &in, &w, &h };
+		void *params[] = { &out, &in, &w, &h, &steps };
 
 		CUdeviceptr both[] = { in, out };
 		size_t sizes[] = { W * H * 4, W * H * 4 }, first = 0;
@@ -85,6 +99,7 @@ int main(int argc, char **argv)
 		CHECK(cuStreamSynchronize(st));
 		cpu_rows((unsigned *)(uintptr_t)out, it);
 		check_attributes(out, s.dev);
+		check_steps(steps, it);
 		sample_iteration_done(&s, it, sample_hash(SAMPLE_HASH_INIT,
 							  (const void *)(uintptr_t)out, W * H * 4));
 	}
