@@ -782,6 +782,15 @@ void sc_fds_own_add(int fd)
 		own_fds[own_fds_n++] = fd;
 }
 
+void sc_fds_own_remove(int fd)
+{
+	for (size_t i = 0; i < own_fds_n; i++)
+		if (own_fds[i] == fd) {
+			own_fds[i] = own_fds[--own_fds_n];
+			return;
+		}
+}
+
 const int *sc_fds_own(size_t *n)
 {
 	*n = own_fds_n;

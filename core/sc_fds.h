@@ -131,6 +131,8 @@ bool sc_fds_in_list(int fd, const int *list, size_t n);
  * a restart leaves its number free (whoever opened it opens another).
  */
 void sc_fds_own_add(int fd);
+/** sc_fds_own_remove() - @fd is no longer the library's own (a restart left it free). */
+void sc_fds_own_remove(int fd);
 /** sc_fds_own() - the descriptors sc_fds_own_add() named, @n of them. */
 const int *sc_fds_own(size_t *n);
 

@@ -369,8 +369,13 @@ static int add_blocks(struct piece **v, size_t *n, size_t *cap)
 
 		if (slab && !b[i].used_n)
 			continue; /* kept for later allocations, nothing live in it */
-		if (sc_managed_holds(b[i].addr))
-			continue; /* its host copy, the program's memory, is in the image */
+		/*
+		 * Its host copy, the program's memory, is in the image. Read without
+		 * the managed lock: every call that changes the list is held off,
+		 * and a thread stopped while reading it may be holding the lock.
+		 */
+		if (sc_managed_find(b[i].addr, 1))
+			continue;
 		nz = nonzero_map(&b[i], map, sizeof(map));
 		for (uint64_t off = 0, k = 0, end = saved_end(&b[i]); off < end && !err;
 		     off += SC_CH_STAGING_BUF, k++) {

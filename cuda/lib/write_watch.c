@@ -119,7 +119,12 @@ int sc_ww_init(void)
 
 int sc_ww_reopen(void)
 {
-	/* the numbers are the checkpointed process's: never close them, others may own them now */
+	/*
+	 * The numbers are the checkpointed process's: never close them, the
+	 * program may own them now, and no checkpoint may leave them out.
+	 */
+	sc_fds_own_remove(ww.uffd);
+	sc_fds_own_remove(ww.pagemap);
 	ww.uffd = ww.pagemap = -1;
 	ww.err = 0;
 	return ww_open();
