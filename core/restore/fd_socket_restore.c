@@ -401,13 +401,13 @@ static int bind_unlinked(int fd, const struct sc_fd *f, const struct sock *s)
 	return err;
 }
 
-#define BIND_TRIES 20
+#define BIND_TRIES 100 /* 5 s: a loaded machine took more than 1 s (sanitizer build) */
 #define BIND_WAIT_US 50000
 
 /*
  * Bind @fd to @s's address. The connections of the process that wrote the
- * image may still be closing (a second or so on the loopback) and hold the
- * port: tried again for a while. An address that is not (or no longer) on
+ * image may still be closing (a second or so on the loopback, more on a
+ * loaded machine) and hold the port: tried again for up to five seconds. An address that is not (or no longer) on
  * this machine is bound as IP_FREEBIND allows, and the option then set back
  * as the program had it.
  */
