@@ -65,7 +65,7 @@ static CUresult pages_of(struct sc_managed *m)
 }
 
 /* A location the advice or the prefetch may name: a device of the process, or the host. */
-static bool location_valid(CUmemLocation loc, bool for_prefetch)
+static bool location_valid(CUmemLocation loc)
 {
 	int count = 0;
 
@@ -79,7 +79,6 @@ static bool location_valid(CUmemLocation loc, bool for_prefetch)
 	case CU_MEM_LOCATION_TYPE_HOST_NUMA:
 		return loc.id >= 0;
 	default:
-		(void)for_prefetch;
 		return false;
 	}
 }
@@ -136,7 +135,7 @@ SC_CU_API CUresult CUDAAPI cuMemAdvise(CUdeviceptr p, size_t n, CUmem_advise adv
 
 	if (!n || advice < CU_MEM_ADVISE_SET_READ_MOSTLY ||
 	    advice > CU_MEM_ADVISE_UNSET_ACCESSED_BY ||
-	    (advice_needs_location(advice) && !location_valid(loc, false)))
+	    (advice_needs_location(advice) && !location_valid(loc)))
 		return CUDA_ERROR_INVALID_VALUE;
 	loc = location_kept(loc);
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)
@@ -161,7 +160,7 @@ static CUresult prefetch(CUdeviceptr p, size_t n, CUmemLocation loc, unsigned fl
 	uint64_t st, ctx;
 	CUresult res;
 
-	if (!n || flags || !location_valid(loc, true))
+	if (!n || flags || !location_valid(loc))
 		return CUDA_ERROR_INVALID_VALUE;
 	loc = location_kept(loc);
 	if ((res = sc_cu_enter()) != CUDA_SUCCESS)

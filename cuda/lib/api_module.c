@@ -395,8 +395,9 @@ SC_CU_API CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, C
 	return get_global(m, SC_IMG_MODULE, dptr, bytes, name);
 }
 
-SC_CU_API CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
-					      CUlibrary library, const char *name)
+/* A library's global or __managed__ variable (@kind), as the library's handle names it. */
+static CUresult library_global(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+			       const char *name, unsigned kind)
 {
 	struct sc_cu_module *l = sc_obj_get(library, SC_K_LIBRARY);
 
@@ -404,7 +405,13 @@ SC_CU_API CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!l)
 		return CUDA_ERROR_INVALID_HANDLE;
-	return get_global(l, SC_IMG_LIBRARY, dptr, bytes, name);
+	return get_global(l, kind, dptr, bytes, name);
+}
+
+SC_CU_API CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
+					      CUlibrary library, const char *name)
+{
+	return library_global(dptr, bytes, library, name, SC_IMG_LIBRARY);
 }
 
 /* The proxy's function to launch a kernel with, looked up once. */
@@ -550,13 +557,7 @@ SC_CU_API CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction func, CUfunc_cache co
 SC_CU_API CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes,
 					       CUlibrary library, const char *name)
 {
-	struct sc_cu_module *l = sc_obj_get(library, SC_K_LIBRARY);
-
-	if (!name)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!l)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return get_global(l, SC_IMG_LIBRARY_MANAGED, dptr, bytes, name);
+	return library_global(dptr, bytes, library, name, SC_IMG_LIBRARY_MANAGED);
 }
 
 /*

@@ -110,7 +110,8 @@ static struct sd_alloc *alloc_at(uintptr_t base, int host)
 	return NULL;
 }
 
-static CUresult mem_alloc(CUdeviceptr *dptr, size_t size)
+/* A device allocation; a managed one (@managed) is told apart by IS_MANAGED. */
+static CUresult device_alloc(CUdeviceptr *dptr, size_t size, int managed)
 {
 	struct sd_alloc *a;
 	struct sd_ctx *ctx;
@@ -121,9 +122,16 @@ static CUresult mem_alloc(CUdeviceptr *dptr, size_t size)
 	if (!dptr)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = alloc_new(ctx, size, 0, 0, &a);
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
+		a->managed = managed;
 		*dptr = a->base;
+	}
 	return rc;
+}
+
+static CUresult mem_alloc(CUdeviceptr *dptr, size_t size)
+{
+	return device_alloc(dptr, size, 0);
 }
 
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t size)
@@ -139,24 +147,6 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t size)
  * and prefetches are kept as far as the tests read them back: the last range
  * advised read-mostly and the last range prefetched.
  */
-static CUresult managed_alloc(CUdeviceptr *dptr, size_t size)
-{
-	struct sd_alloc *a;
-	struct sd_ctx *ctx;
-	CUresult rc = sd_ctx_current(&ctx);
-
-	if (rc)
-		return rc;
-	if (!dptr)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = alloc_new(ctx, size, 0, 0, &a);
-	if (rc == CUDA_SUCCESS) {
-		a->managed = 1;
-		*dptr = a->base;
-	}
-	return rc;
-}
-
 CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
 {
 	CUresult rc = sd_enter(__func__);
@@ -165,7 +155,7 @@ CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int 
 		return rc;
 	if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
 		return sd_leave(CUDA_ERROR_INVALID_VALUE);
-	return sd_leave(managed_alloc(dptr, size));
+	return sd_leave(device_alloc(dptr, size, 1));
 }
 
 /* The managed allocation that holds [@p, @p + @n), or NULL. */
