@@ -216,11 +216,13 @@ static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, boo
 static CUresult managed_before(CUstream s, CUdeviceptr dst, size_t n)
 {
 	CUresult res;
-	uint64_t st = sc_stream_real(s, &res);
+	uint64_t st;
 
-	if (res != CUDA_SUCCESS || !sc_managed_live())
-		return res;
-	return sc_managed_before_work(sc_ctx_real(), st, dst, dst ? n : 0);
+	if (!sc_managed_live()) /* every copy passes here: one load when there is none */
+		return CUDA_SUCCESS;
+	st = sc_stream_real(s, &res);
+	return res != CUDA_SUCCESS ? res : sc_managed_before_work(sc_ctx_real(), st, dst,
+								 dst ? n : 0);
 }
 
 static CUresult managed_after(bool sync)
