@@ -774,6 +774,8 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 		return err;
 	}
 	t2 = sc_log_seconds();
+	if (!err && hooks.thawed)
+		hooks.thawed();
 	if (!err && background && (err = start_background(path, &fz)) == 0)
 		return SELFCKPT_SAVED; /* the writer thread ends the checkpoint */
 	if (!err && ex && sc_hold_start((int64_t)SC_HOLD_STALL_S * 1000000000) < 0) {

@@ -8,7 +8,10 @@
  * frozen() while every other thread is stopped (raw code only: no malloc, no
  * locks - another thread may have stopped holding them); write() in phase 2,
  * to add its records to the image; done() when the image is written or has
- * failed, whatever happened after prepare() succeeded. A restart calls
+ * failed, whatever happened after prepare() succeeded. Between frozen() and
+ * write(), thawed() in the checkpointing thread once the snapshot is taken
+ * and the program's threads may run (libc allowed): a module that set its
+ * state aside for the write may let the program's calls go on there. A restart calls
  * restored() in the restored process once every thread is back, before
  * selfckpt_save() returns SELFCKPT_RESTORED; a failure there ends the process
  * with a message, since there is no checkpoint to return to.
@@ -25,6 +28,7 @@ struct sc_writer;
 struct sc_hooks {
 	int (*prepare)(void);
 	void (*frozen)(void);
+	void (*thawed)(void);
 	int (*write)(struct sc_writer *w);
 	void (*done)(int err);
 	int (*restored)(const char *image);

@@ -39,6 +39,13 @@ enum sc_cuda_mode {
 	SC_CUDA_PROXY,  /* never the driver's */
 };
 
+/* SELFCKPT_CUDA_CAPTURE: where a checkpoint copies device memory at its instant */
+enum sc_cuda_capture {
+	SC_CUDA_CAPTURE_AUTO,   /* spare device memory where there is room, else none */
+	SC_CUDA_CAPTURE_DEVICE, /* the same, asked for by name */
+	SC_CUDA_CAPTURE_OFF,    /* none: the program's CUDA calls wait for the whole write */
+};
+
 /* One variable whose value cannot be used. */
 struct sc_setting_bad {
 	const char *name;   /* "SELFCKPT_LEVEL" */
@@ -74,6 +81,7 @@ struct sc_settings {
 	uint64_t cuda_arena;      /* SELFCKPT_CUDA_ARENA: device address of device 0's arena */
 	uint64_t cuda_channel;    /* SELFCKPT_CUDA_CHANNEL: host address of the proxy channel */
 	uint64_t cuda_pinned_mb;  /* SELFCKPT_CUDA_PINNED_MB */
+	enum sc_cuda_capture cuda_capture; /* SELFCKPT_CUDA_CAPTURE, default auto */
 	char *proxy;              /* SELFCKPT_PROXY: the GPU proxy program, or NULL */
 	char *driver_ckpt;        /* SELFCKPT_DRIVER_CKPT: selfckpt-driver-ckpt, or NULL */
 

@@ -197,6 +197,21 @@ static enum sc_cuda_mode read_cuda(struct sc_settings *s, sc_settings_lookup_fn 
 	return SC_CUDA_AUTO;
 }
 
+static enum sc_cuda_capture read_capture(struct sc_settings *s, sc_settings_lookup_fn lookup)
+{
+	const char *v = value(lookup, "SELFCKPT_CUDA_CAPTURE");
+
+	if (!v || !strcmp(v, "auto"))
+		return SC_CUDA_CAPTURE_AUTO;
+	if (!strcmp(v, "device"))
+		return SC_CUDA_CAPTURE_DEVICE;
+	if (!strcmp(v, "off"))
+		return SC_CUDA_CAPTURE_OFF;
+	bad(s, "SELFCKPT_CUDA_CAPTURE", "auto",
+	    "SELFCKPT_CUDA_CAPTURE='%s' is none of auto, device, off", v);
+	return SC_CUDA_CAPTURE_AUTO;
+}
+
 static void read_checkpoint(struct sc_settings *s, sc_settings_lookup_fn lookup)
 {
 	s->exit_after_save = flag(s, lookup, SC_ENV_EXIT_AFTER_SAVE, false, false);
@@ -227,6 +242,7 @@ static void read_cuda_numbers(struct sc_settings *s, sc_settings_lookup_fn looku
 				 UINT64_MAX);
 	s->cuda_pinned_mb = number(s, lookup, "SELFCKPT_CUDA_PINNED_MB",
 				   SC_SETTINGS_PINNED_MB_DEFAULT, SC_SETTINGS_PINNED_MB_MAX);
+	s->cuda_capture = read_capture(s, lookup);
 }
 
 /* The values kept as text: paths, and the triggers' values core/trigger.c checks. */

@@ -8,7 +8,7 @@
 # build in (the channel, the request codes, the GPU records, CUDA arrays); cuda/tools/: what the
 # command-line tools know of CUDA (module images, the GPU check before a restore,
 # selfckpt-driver-ckpt).
-CUDA_LIB_SRCS := $(addprefix cuda/lib/,api_lock.c api_init.c api_proc.c api_ctx.c api_memory.c \
+CUDA_LIB_SRCS := $(addprefix cuda/lib/,api_lock.c gpu_capture.c api_init.c api_proc.c api_ctx.c api_memory.c \
 	api_copy.c api_copy2d.c api_module.c api_kernel.c api_launch.c api_hostfn.c api_vmm.c api_mempool.c api_occupancy.c api_query.c api_stream.c \
 	api_array.c api_peer.c api_graph.c api_graph_more.c api_capture.c api_managed.c graph_desc.c \
 	errors.c \
@@ -36,7 +36,7 @@ COMPRESS_SRCS := $(filter compress/%,$(LIB_SRCS))
 
 PROXY_SRCS := $(addprefix cuda/proxy/,proxy_main.c proxy_dispatch.c proxy_driver.c \
 	proxy_ops_device.c proxy_ops_code.c proxy_ops_function.c proxy_ops_memory.c proxy_ops_stream.c proxy_ops_graph.c proxy_upload.c \
-	proxy_zero.c) cuda/shared/gpu_records.c $(CUDA_SHARED_SRCS) $(FORMAT_SRCS) $(COMPRESS_SRCS)
+	proxy_zero.c proxy_capture.c) cuda/shared/gpu_records.c $(CUDA_SHARED_SRCS) $(FORMAT_SRCS) $(COMPRESS_SRCS)
 PROXY_OBJS := $(PROXY_SRCS:%.c=$(BUILD)/obj/proxy/%.o)
 PROXY := $(BUILD)/bin/selfckpt-gpu-proxy
 TOOLS += $(PROXY)

@@ -55,7 +55,7 @@ TEST_CUDA_SRCS := \
 	tests/cuda/cuda_api_harness.c \
 	tests/cuda/test_cuda_api.c \
 	tests/cuda/test_cuda_graph.c \
-	tests/cuda/test_cuda_peer.c tests/cuda/test_cuda_managed.c \
+	tests/cuda/test_cuda_peer.c tests/cuda/test_cuda_managed.c tests/cuda/test_cuda_capture.c \
 	tests/cuda/test_cuda_roundtrip.c \
 	tests/cuda/test_cuda_samples.c \
 	tests/cuda/test_driver_record.c \

@@ -20,6 +20,7 @@
 
 #include "core/sc_settings.h"
 #include "cuda/lib/cuda_internal.h"
+#include "cuda/lib/gpu_capture.h"
 #include "format/sc_array.h"
 #include "format/sc_log.h"
 
@@ -184,8 +185,14 @@ static CUresult map_block(struct sc_cu_ctx *c, CUdeviceptr va, size_t size, uint
 			    .in_len = vmm ? (uint32_t)sizeof(vmm->prop) : 0 };
 	struct sc_cu_block b = { .addr = va, .size = size, .dev = c->dev, .ctx = c,
 				 .slab_class = cls, .asked = vmm ? size : 0, .vmm = vmm };
+	struct sc_req again = r; /* a reply overwrites the arguments */
 	CUresult res = sc_cu_call(&r);
 
+	/* a checkpoint's copy of device memory is freed once its image is written */
+	if (res == CUDA_ERROR_OUT_OF_MEMORY && sc_capture_wait_room()) {
+		r = again;
+		res = sc_cu_call(&r);
+	}
 	if (res != CUDA_SUCCESS)
 		return res;
 	b.handle = r.a[0];

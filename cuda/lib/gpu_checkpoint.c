@@ -9,12 +9,18 @@
  *          shared with the proxy, so the snapshot's copy-on-write cannot keep
  *          it).
  *          Managed memory's host copy takes what the GPU wrote (managed.c).
+ *          The resource summary is made, and the pieces of device memory to
+ *          write are listed; all-zero pieces are left out (found by the GPU
+ *          itself where the proxy can, else on the host as they are
+ *          written). Where the device has room, they are copied aside
+ *          (gpu_capture.c).
+ * thawed:  with the pieces copied aside, let the application's CUDA calls go
+ *          on: the write reads nothing the application can change.
  * write:   the resource summary (CUDA_LOG), then device memory in pieces of
  *          one staging buffer (DEVMEM), each copied by the proxy into the
- *          channel while earlier pieces are being compressed and written;
- *          all-zero pieces are left out (found by the GPU itself where the
- *          proxy can, else on the host). Then the pinned host memory.
- * done:    let the application's CUDA calls go on.
+ *          channel while earlier pieces are being compressed and written.
+ *          Then the pinned host memory.
+ * done:    let the application's CUDA calls go on, where thawed() did not.
  *
  * The rest of what a restart needs - contexts, modules, functions, streams,
  * the arena's layout - is the library's own memory, in the image already.
@@ -30,6 +36,7 @@
 #include "cuda/shared/gpu_records.h"
 #include "cuda/lib/graph.h"
 #include "cuda/lib/driver_mode.h"
+#include "cuda/lib/gpu_capture.h"
 #include "cuda/lib/managed.h"
 #include "format/sc_array.h"
 #include "format/sc_format.h"
@@ -46,7 +53,16 @@ static struct {
 	bool locked;      /* prepare() took the API lock */
 	void *host_copy;  /* the pinned host memory as it was at the freeze */
 	uint64_t host_len;
+	uint8_t log_meta[SC_CUDA_LOG_META]; /* the resource summary, made at the instant */
+	uint8_t *log;
+	size_t log_len;
+	struct sc_gpu_piece *pieces; /* the device memory to write */
+	size_t n_pieces;
+	int captured;     /* enum sc_capture_where: where the pieces are read */
 } ck;
+
+static int list_pieces(struct sc_gpu_piece **v, size_t *n);
+static int make_log(void);
 
 /* Every context that exists in the proxy: created ones, retained primary ones. */
 static bool ctx_live(const struct sc_cu_obj *o)
@@ -97,6 +113,9 @@ static int proxy_prepare(void)
 	    (err = sc_managed_checkpoint()) < 0 || (err = sc_graphs_checkpoint()) < 0)
 		goto fail;
 	ck.host_len = sc_host_extent();
+	if ((err = make_log()) < 0 || (err = list_pieces(&ck.pieces, &ck.n_pieces)) < 0 ||
+	    (err = ck.captured = sc_capture_take(ck.pieces, ck.n_pieces)) < 0)
+		goto fail;
 	if (ck.host_len) {
 		ck.host_copy = mmap(NULL, ck.host_len, PROT_READ | PROT_WRITE,
 				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -112,8 +131,7 @@ static int proxy_prepare(void)
 	}
 	return 0;
 fail:
-	ck.locked = false;
-	sc_cu_unlock_write();
+	sc_cuda_checkpoint_done(err);
 	return err;
 }
 
@@ -156,9 +174,25 @@ static void frozen(void)
 		memcpy(ck.host_copy, (char *)sc_cu.base + SC_CH_HEAP_OFF, ck.host_len);
 }
 
+/* The copy of the device memory is the image's: the application's calls may go on. */
+static void thawed(void)
+{
+	if (ck.captured == SC_CAPTURED_DEVICE && ck.locked) {
+		ck.locked = false;
+		sc_cu_unlock_write();
+	}
+}
+
 void sc_cuda_checkpoint_done(int err)
 {
 	(void)err;
+	sc_capture_release();
+	free(ck.pieces);
+	free(ck.log);
+	ck.pieces = NULL;
+	ck.log = NULL;
+	ck.n_pieces = ck.log_len = 0;
+	ck.captured = SC_CAPTURED_NONE;
 	if (ck.host_copy) {
 		sc_skip_remove((uint64_t)(uintptr_t)ck.host_copy);
 		munmap(ck.host_copy, ck.host_len); /* after a restart: no longer mapped */
@@ -171,14 +205,13 @@ void sc_cuda_checkpoint_done(int err)
 	}
 }
 
-static int write_log(struct sc_writer *w)
+/* The resource summary (CUDA_LOG) as it is at the instant, with the modules' images. */
+static int make_log(void)
 {
 	struct sc_cuda_summary s = { .channel = (uint64_t)(uintptr_t)sc_cu.base,
 				     .host_bytes = ck.host_len };
-	size_t n_blocks, payload = 0;
+	size_t n_blocks, len = 0;
 	struct sc_cu_block *b = sc_arena_blocks(&n_blocks);
-	uint8_t meta[SC_CUDA_LOG_META];
-	int err;
 
 	for (size_t i = 0; i < n_blocks; i++)
 		s.device_bytes += b[i].size;
@@ -188,40 +221,29 @@ static int write_log(struct sc_writer *w)
 
 		if ((o->kind == SC_K_MODULE || o->kind == SC_K_LIBRARY) && m->image) {
 			s.modules++;
-			payload += SC_CUDA_IMAGE_HEADER + sc_cuda_pad8(m->image_len);
+			len += SC_CUDA_IMAGE_HEADER + sc_cuda_pad8(m->image_len);
 		}
 	}
-	sc_cuda_summary_encode(&s, meta);
-	if ((err = sc_writer_begin(w, SC_REC_CUDA_LOG, 0, meta, sizeof(meta), payload)) < 0)
-		return err;
-	for (struct sc_cu_obj *o = sc_obj_first(); o && !err; o = o->next) {
+	sc_cuda_summary_encode(&s, ck.log_meta);
+	if (len && !(ck.log = calloc(1, len)))
+		return sc_err(ENOMEM, "no memory to keep the CUDA modules' images (%zu bytes) "
+			      "for the checkpoint", len);
+	ck.log_len = len;
+	len = 0;
+	for (struct sc_cu_obj *o = sc_obj_first(); o; o = o->next) {
 		const struct sc_cu_module *m = (const struct sc_cu_module *)o;
-		static const uint8_t zeros[8];
-		uint8_t h[SC_CUDA_IMAGE_HEADER];
 
 		if ((o->kind != SC_K_MODULE && o->kind != SC_K_LIBRARY) || !m->image)
 			continue;
-		sc_cuda_image_header(h, o->kind == SC_K_LIBRARY, m->image_len);
-		err = sc_writer_append(w, h, sizeof(h));
-		if (!err)
-			err = sc_writer_append(w, m->image, m->image_len);
-		if (!err && sc_cuda_pad8(m->image_len) > m->image_len)
-			err = sc_writer_append(w, zeros, sc_cuda_pad8(m->image_len) - m->image_len);
+		sc_cuda_image_header(ck.log + len, o->kind == SC_K_LIBRARY, m->image_len);
+		memcpy(ck.log + len + SC_CUDA_IMAGE_HEADER, m->image, m->image_len);
+		len += SC_CUDA_IMAGE_HEADER + sc_cuda_pad8(m->image_len); /* padding: zeros */
 	}
-	return err ? err : sc_writer_end(w);
+	return 0;
 }
 
-/* One piece of device memory on its way into the image. */
-struct piece {
-	struct sc_devmem d;
-	uint64_t ctx;
-	const struct sc_cu_array *array; /* SC_DEVMEM_ARRAY */
-	const struct sc_cu_block *slab;  /* a whole slab, of which only live slots are saved */
-	bool has_data;                   /* the GPU found a non-zero byte in it */
-};
-
 /* One devmem record, unless the bytes are all zero where that is allowed. */
-static int write_bytes(struct sc_writer *w, const struct piece *p, const uint8_t *buf)
+static int write_bytes(struct sc_writer *w, const struct sc_gpu_piece *p, const uint8_t *buf)
 {
 	uint8_t meta[SC_DEVMEM_META];
 
@@ -238,90 +260,124 @@ static int write_bytes(struct sc_writer *w, const struct piece *p, const uint8_t
  * but only its allocated slots go into the image: a record per run of them.
  * Free slots come back cleared, like every byte no record holds.
  */
-static int write_slab(struct sc_writer *w, const struct piece *p, const uint8_t *buf)
+static bool slot_used(const struct sc_gpu_piece *p, uint64_t i)
 {
-	const struct sc_cu_block *b = p->slab;
-	uint64_t slots = b->size / b->slab_class, cls = b->slab_class;
+	return p->slots[i / 64] & 1ull << (i % 64);
+}
+
+static int write_slab(struct sc_writer *w, const struct sc_gpu_piece *p, const uint8_t *buf)
+{
+	uint64_t slots = p->d.len / p->slot_size, cls = p->slot_size;
 	int err = 0;
 
 	for (uint64_t i = 0, j; i < slots && !err; i = j) {
-		struct piece run = *p;
+		struct sc_gpu_piece run = *p;
 
-		while (i < slots && !sc_slab_slot_used(b, i))
+		while (i < slots && !slot_used(p, i))
 			i++;
-		for (j = i; j < slots && sc_slab_slot_used(b, j); j++)
+		for (j = i; j < slots && slot_used(p, j); j++)
 			;
 		if (i == j)
 			break;
 		run.has_data = false; /* the GPU's scan covered the slab, not this run */
-		run.d.addr = b->addr + i * cls;
+		run.d.addr = p->d.addr + i * cls;
 		run.d.len = (j - i) * cls;
 		err = write_bytes(w, &run, buf + i * cls);
 	}
 	return err;
 }
 
-static int write_piece(struct sc_writer *w, const struct piece *p, const uint8_t *buf)
+static int write_piece(struct sc_writer *w, const struct sc_gpu_piece *p, const uint8_t *buf)
 {
-	return p->slab ? write_slab(w, p, buf) : write_bytes(w, p, buf);
+	return p->slots ? write_slab(w, p, buf) : write_bytes(w, p, buf);
 }
 
-static CUresult fetch(const struct piece *p, unsigned k, uint32_t *ticket)
+/* Where the pieces are read into, and how: up to @bufs in flight. */
+struct reads {
+	unsigned bufs;
+	uint8_t *first; /* @bufs buffers of SC_CH_STAGING_BUF, one after the other */
+	int (*post)(const struct sc_gpu_piece *p, void *buf, uint32_t *ticket);
+	int (*failed)(void); /* a posted read's failure, once it landed */
+};
+
+static int copy_failed(const struct sc_gpu_piece *p, CUresult res)
 {
-	void *buf = sc_ch_staging(sc_cu.base, k);
+	return sc_err(SELFCKPT_ECUDA, "cannot copy device memory at 0x%llx for the checkpoint: "
+		      "%s", (unsigned long long)p->d.addr, sc_cu_result_name(res));
+}
+
+/* In place, into a staging buffer: the application's calls are held meanwhile. */
+static int post_in_place(const struct sc_gpu_piece *p, void *buf, uint32_t *ticket)
+{
 	struct sc_req r = { .op = SC_OP_COPY, .ctx = p->ctx, .flags = SC_MSG_SYNC_STREAM,
-			    .a = { (uint64_t)(uintptr_t)buf, p->d.addr, p->d.len, SC_COPY_DTOH,
-				   0 } };
+			    .a = { (uint64_t)(uintptr_t)buf, p->src, p->d.len, SC_COPY_DTOH,
+				   p->stream } };
 	CUDA_MEMCPY3D c;
 	CUresult res;
 
 	if (p->array) {
 		if (!sc_array_piece_copy(&p->array->desc, (CUarray)(uintptr_t)p->array->o.real,
 					 p->d.offset, p->d.len, buf, false, &c))
-			return CUDA_ERROR_INVALID_VALUE;
-		r.op = SC_OP_COPY_3D;
-		r.a[0] = 0;
-		r.in = &c;
-		r.in_len = sizeof(c);
+			return copy_failed(p, CUDA_ERROR_INVALID_VALUE);
+		r = (struct sc_req){ .op = SC_OP_COPY_3D, .ctx = p->ctx,
+				     .flags = SC_MSG_SYNC_STREAM, .in = &c, .in_len = sizeof(c) };
 	}
 	res = sc_cu_post(&r);
 	*ticket = r.ticket;
-	return res;
+	return res == CUDA_SUCCESS ? 0 : copy_failed(p, res);
 }
 
-/* Pieces through the staging buffers: up to SC_CH_STAGING_BUFS in flight. */
-static int write_pieces(struct sc_writer *w, const struct piece *p, size_t n)
+static int in_place_failed(void)
+{
+	CUresult res = sc_cu_take_sticky();
+
+	return res == CUDA_SUCCESS ? 0 : sc_err(SELFCKPT_ECUDA, "cannot copy device memory "
+						"for the checkpoint: %s", sc_cu_result_name(res));
+}
+
+/* Each piece read into a buffer while earlier ones are compressed and written. */
+static int write_pieces(struct sc_writer *w, const struct sc_gpu_piece *p, size_t n,
+			const struct reads *rd)
 {
 	uint32_t ticket[SC_CH_STAGING_BUFS];
 	size_t issued = 0;
-	CUresult res = CUDA_SUCCESS;
 	int err = 0;
 
 	for (size_t i = 0; i < n && !err; i++) {
-		unsigned k = (unsigned)(i % SC_CH_STAGING_BUFS);
+		uint8_t *buf = rd->first + (size_t)(i % rd->bufs) * SC_CH_STAGING_BUF;
 
-		for (; issued < n && issued < i + SC_CH_STAGING_BUFS && res == CUDA_SUCCESS;
-		     issued++)
-			res = fetch(&p[issued], (unsigned)(issued % SC_CH_STAGING_BUFS),
-				    &ticket[issued % SC_CH_STAGING_BUFS]);
-		if (res == CUDA_SUCCESS)
-			res = sc_cu_wait_ticket(ticket[k]);
-		if (res == CUDA_SUCCESS)
-			res = sc_cu_take_sticky();
-		if (res != CUDA_SUCCESS)
-			return sc_err(SELFCKPT_ECUDA, "cannot copy device memory at 0x%llx for "
-				      "the checkpoint: %s", (unsigned long long)p[i].d.addr,
-				      sc_cu_result_name(res));
-		err = write_piece(w, &p[i], sc_ch_staging(sc_cu.base, k));
+		for (; issued < n && issued < i + rd->bufs && !err; issued++)
+			err = rd->post(&p[issued], rd->first + (issued % rd->bufs) *
+				       (size_t)SC_CH_STAGING_BUF, &ticket[issued % rd->bufs]);
+		if (!err && sc_cu_wait_ticket(ticket[i % rd->bufs]) != CUDA_SUCCESS)
+			err = copy_failed(&p[i], CUDA_ERROR_DEVICE_UNAVAILABLE);
+		if (!err)
+			err = rd->failed();
+		if (!err)
+			err = write_piece(w, &p[i], buf);
 	}
 	/* an early failure leaves requests in flight: let them land first */
-	for (size_t j = issued > SC_CH_STAGING_BUFS ? issued - SC_CH_STAGING_BUFS : 0;
-	     err && j < issued; j++)
-		sc_cu_wait_ticket(ticket[j % SC_CH_STAGING_BUFS]);
+	for (size_t j = issued > rd->bufs ? issued - rd->bufs : 0; err && j < issued; j++)
+		sc_cu_wait_ticket(ticket[j % rd->bufs]);
 	return err;
 }
 
-static int add_piece(struct piece **v, size_t *n, size_t *cap, struct piece p)
+/* The pieces as the instant left them: read in place, or from their copies. */
+static int write_device_memory(struct sc_writer *w)
+{
+	struct reads rd = { SC_CH_STAGING_BUFS, sc_ch_staging(sc_cu.base, 0), post_in_place,
+			    in_place_failed };
+
+	if (ck.captured == SC_CAPTURED_DEVICE) {
+		rd = (struct reads){ SC_CH_STAGING_BUFS / 2, NULL, sc_capture_read,
+				     sc_capture_failed };
+		if (!(rd.first = sc_capture_buffers(rd.bufs, SC_CH_STAGING_BUF)))
+			return -ENOMEM;
+	}
+	return write_pieces(w, ck.pieces, ck.n_pieces, &rd);
+}
+
+static int add_piece(struct sc_gpu_piece **v, size_t *n, size_t *cap, struct sc_gpu_piece p)
 {
 	if (sc_grow((void **)v, cap, *n + 1, sizeof(**v)))
 		return -ENOMEM;
@@ -355,7 +411,7 @@ static uint64_t saved_end(const struct sc_cu_block *b)
 	return b->slab_class ? b->size : (b->asked + 255) & ~(uint64_t)255;
 }
 
-static int add_blocks(struct piece **v, size_t *n, size_t *cap)
+static int add_blocks(struct sc_gpu_piece **v, size_t *n, size_t *cap)
 {
 	static uint8_t map[SC_CH_INLINE];
 	size_t nb;
@@ -383,16 +439,17 @@ static int add_blocks(struct piece **v, size_t *n, size_t *cap)
 
 			if (nz && !(nz[k / 8] & (1u << (k % 8))))
 				continue;
-			err = add_piece(v, n, cap, (struct piece){
+			err = add_piece(v, n, cap, (struct sc_gpu_piece){
 				{ b[i].addr + off, len, SC_DEVMEM_DEVICE, (uint32_t)b[i].dev, 0 },
-				.ctx = b[i].ctx->o.real, .slab = slab ? &b[i] : NULL,
-				.has_data = nz != NULL });
+				.ctx = b[i].ctx->o.real, .src = b[i].addr + off,
+				.slots = slab ? b[i].used : NULL,
+				.slot_size = slab ? b[i].slab_class : 0, .has_data = nz != NULL });
 		}
 	}
 	return err;
 }
 
-static int add_globals(struct sc_cu_module *m, struct piece **v, size_t *n, size_t *cap)
+static int add_globals(struct sc_cu_module *m, struct sc_gpu_piece **v, size_t *n, size_t *cap)
 {
 	struct sc_cu_ctx *c = m->o.ctx ? m->o.ctx : sc_ctx_current();
 	int err = 0;
@@ -402,14 +459,15 @@ static int add_globals(struct sc_cu_module *m, struct piece **v, size_t *n, size
 			return sc_err(SELFCKPT_ECUDA, "module global '%s' (%zu bytes) is larger "
 				      "than a checkpoint can copy (%u bytes)", m->globals[g].name,
 				      m->globals[g].size, SC_CH_STAGING_BUF);
-		err = add_piece(v, n, cap, (struct piece){
+		err = add_piece(v, n, cap, (struct sc_gpu_piece){
 			{ m->globals[g].addr, m->globals[g].size, SC_DEVMEM_GLOBAL,
-			  (uint32_t)c->dev, 0 }, .ctx = c->o.real, .has_data = true });
+			  (uint32_t)c->dev, 0 }, .ctx = c->o.real, .src = m->globals[g].addr,
+			.has_data = true });
 	}
 	return err;
 }
 
-static int add_array(const struct sc_cu_array *a, struct piece **v, size_t *n, size_t *cap)
+static int add_array(const struct sc_cu_array *a, struct sc_gpu_piece **v, size_t *n, size_t *cap)
 {
 	uint64_t off = 0, len;
 	int err = 0;
@@ -419,7 +477,7 @@ static int add_array(const struct sc_cu_array *a, struct piece **v, size_t *n, s
 			return sc_err(SELFCKPT_ECUDA, "a CUDA array of %zu bytes has rows larger "
 				      "than a checkpoint can copy (%u bytes)", a->bytes,
 				      SC_CH_STAGING_BUF);
-		err = add_piece(v, n, cap, (struct piece){
+		err = add_piece(v, n, cap, (struct sc_gpu_piece){
 			{ (uint64_t)(uintptr_t)a, len, SC_DEVMEM_ARRAY,
 			  (uint32_t)(a->o.ctx ? a->o.ctx->dev : 0), off },
 			.ctx = a->o.ctx ? a->o.ctx->o.real : sc_ctx_real(), .array = a,
@@ -430,7 +488,7 @@ static int add_array(const struct sc_cu_array *a, struct piece **v, size_t *n, s
 }
 
 /* Every arena block, every module global the application looked up, every array. */
-static int list_pieces(struct piece **v, size_t *n)
+static int list_pieces(struct sc_gpu_piece **v, size_t *n)
 {
 	size_t cap = 0;
 	int err;
@@ -444,7 +502,8 @@ static int list_pieces(struct piece **v, size_t *n)
 		else if (o->kind == SC_K_ARRAY)
 			err = add_array((struct sc_cu_array *)o, v, n, &cap);
 	}
-	return err;
+	return err == -ENOMEM ? sc_err(ENOMEM, "no memory to plan the device memory of the "
+				       "checkpoint") : err;
 }
 
 static int write_host(struct sc_writer *w)
@@ -462,22 +521,15 @@ static int write_host(struct sc_writer *w)
 
 static int write_records(struct sc_writer *w)
 {
-	struct piece *p;
-	size_t n;
 	int err;
 
 	if ((err = sc_cu_driver_write(w)) < 0 || !sc_cu.started)
 		return err;
-	if ((err = write_log(w)) < 0)
+	if ((err = sc_writer_record(w, SC_REC_CUDA_LOG, 0, ck.log_meta, sizeof(ck.log_meta),
+				    ck.log, ck.log_len)) < 0 ||
+	    (err = write_device_memory(w)) < 0)
 		return err;
-	if ((err = list_pieces(&p, &n)) < 0) {
-		free(p);
-		return err == -ENOMEM ? sc_err(ENOMEM, "no memory to plan the device memory of "
-					       "the checkpoint") : err;
-	}
-	err = write_pieces(w, p, n);
-	free(p);
-	return err ? err : write_host(w);
+	return write_host(w);
 }
 
 /* ---- "at the next synchronising call" ---- */
@@ -536,7 +588,10 @@ static void done(int err)
 
 static int restored(const char *image)
 {
-	int err = sc_cu_driver_restored();
+	int err;
+
+	sc_capture_forget();
+	err = sc_cu_driver_restored();
 
 	if (err >= 0)
 		err = sc_cuda_restored(image);
@@ -550,7 +605,7 @@ static int restored(const char *image)
 void sc_cuda_hooks_install(void)
 {
 	static const struct sc_hooks h = {
-		.prepare = prepare, .frozen = frozen, .write = write_records,
+		.prepare = prepare, .frozen = frozen, .thawed = thawed, .write = write_records,
 		.done = done, .restored = restored, .safe_point = safe_point,
 		.safe_point_done = safe_point_done,
 	};

@@ -27,6 +27,7 @@ static void fill_handlers(void)
 	sc_proxy_ops_stream(handlers);
 	sc_proxy_ops_upload(handlers);
 	sc_proxy_ops_zero(handlers);
+	sc_proxy_ops_capture(handlers);
 	sc_proxy_ops_graph(handlers);
 }
 

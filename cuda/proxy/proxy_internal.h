@@ -22,6 +22,7 @@ void sc_proxy_ops_memory(sc_proxy_op_fn *t);
 void sc_proxy_ops_stream(sc_proxy_op_fn *t);
 void sc_proxy_ops_upload(sc_proxy_op_fn *t);
 void sc_proxy_ops_zero(sc_proxy_op_fn *t);
+void sc_proxy_ops_capture(sc_proxy_op_fn *t);
 void sc_proxy_ops_graph(sc_proxy_op_fn *t);
 
 /* Parameters of one kernel a request can carry. */

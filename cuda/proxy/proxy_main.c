@@ -150,10 +150,12 @@ static void finish_request(void *base, struct sc_ch_slot *s, uint32_t t)
 	struct sc_ch_header *h = sc_ch_header(base);
 
 	if (s->flags & SC_MSG_ASYNC) {
-		if (s->result != CUDA_SUCCESS &&
-		    __atomic_load_n(&h->sticky_error, __ATOMIC_RELAXED) == 0) {
-			h->sticky_op = s->op;
-			__atomic_store_n(&h->sticky_error, s->result, __ATOMIC_RELEASE);
+		bool drain = s->flags & SC_MSG_DRAIN;
+		int32_t *error = drain ? &h->drain_error : &h->sticky_error;
+
+		if (s->result != CUDA_SUCCESS && __atomic_load_n(error, __ATOMIC_RELAXED) == 0) {
+			*(drain ? &h->drain_op : &h->sticky_op) = s->op;
+			__atomic_store_n(error, s->result, __ATOMIC_RELEASE);
 		}
 		__atomic_store_n(&s->state, SC_SLOT_FREE, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->turn, t + SC_CH_SLOTS, __ATOMIC_SEQ_CST);

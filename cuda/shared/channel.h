@@ -56,6 +56,9 @@ enum sc_ch_state {
 
 #define SC_MSG_ASYNC 0x1u /* no reply wanted: errors become the channel's sticky error */
 #define SC_MSG_SYNC_STREAM 0x2u /* copies and sets: wait for the stream before replying */
+/* With SC_MSG_ASYNC: a request of a checkpoint's background write, whose
+ * failure goes to drain_error, never to the program's sticky error. */
+#define SC_MSG_DRAIN 0x4u
 
 /* One request and, in place, its reply. */
 struct sc_ch_slot {
@@ -99,6 +102,8 @@ struct sc_ch_header {
 						      * request, or 0 */
 	uint32_t sticky_op;
 	char proxy_error[256];    /* why the proxy could not start */
+	int32_t drain_error;      /* first failure of an SC_MSG_DRAIN request, or 0 */
+	uint32_t drain_op;
 };
 
 _Static_assert(sizeof(struct sc_ch_header) <= SC_CH_HEADER_SIZE, "the channel header grew");

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proxy_capture.c - device memory a checkpoint copies the program's device
+ * memory into at its instant, so that the program's CUDA calls go on while
+ * the image is written from the copy (cuda/lib/gpu_capture.c).
+ *
+ * An area is given only where the device keeps the asked spare besides: the
+ * program, going on, must not find the device full because of it.
+ */
+#include "cuda/proxy/proxy_internal.h"
+
+static CUresult op_capture_area(struct sc_ch_slot *s)
+{
+	size_t free_bytes = 0, total = 0;
+	CUdeviceptr p = 0;
+	CUresult r = sc_drv.cuMemGetInfo(&free_bytes, &total);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (free_bytes < s->a[0] || free_bytes - s->a[0] < s->a[1])
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r = sc_drv.cuMemAlloc(&p, (size_t)s->a[0]);
+	s->a[0] = p;
+	return r;
+}
+
+static CUresult op_capture_free(struct sc_ch_slot *s)
+{
+	return sc_drv.cuMemFree((CUdeviceptr)s->a[0]);
+}
+
+void sc_proxy_ops_capture(sc_proxy_op_fn *t)
+{
+	t[SC_OP_CAPTURE_AREA] = op_capture_area;
+	t[SC_OP_CAPTURE_FREE] = op_capture_free;
+}
