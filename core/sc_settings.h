@@ -41,8 +41,9 @@ enum sc_cuda_mode {
 
 /* SELFCKPT_CUDA_CAPTURE: where a checkpoint copies device memory at its instant */
 enum sc_cuda_capture {
-	SC_CUDA_CAPTURE_AUTO,   /* spare device memory where there is room, else none */
-	SC_CUDA_CAPTURE_DEVICE, /* the same, asked for by name */
+	SC_CUDA_CAPTURE_AUTO,   /* spare device memory where there is room, else pinned host memory */
+	SC_CUDA_CAPTURE_DEVICE, /* spare device memory only */
+	SC_CUDA_CAPTURE_HOST,   /* pinned host memory only */
 	SC_CUDA_CAPTURE_OFF,    /* none: the program's CUDA calls wait for the whole write */
 };
 

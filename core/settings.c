@@ -205,10 +205,12 @@ static enum sc_cuda_capture read_capture(struct sc_settings *s, sc_settings_look
 		return SC_CUDA_CAPTURE_AUTO;
 	if (!strcmp(v, "device"))
 		return SC_CUDA_CAPTURE_DEVICE;
+	if (!strcmp(v, "host"))
+		return SC_CUDA_CAPTURE_HOST;
 	if (!strcmp(v, "off"))
 		return SC_CUDA_CAPTURE_OFF;
 	bad(s, "SELFCKPT_CUDA_CAPTURE", "auto",
-	    "SELFCKPT_CUDA_CAPTURE='%s' is none of auto, device, off", v);
+	    "SELFCKPT_CUDA_CAPTURE='%s' is none of auto, device, host, off", v);
 	return SC_CUDA_CAPTURE_AUTO;
 }
 

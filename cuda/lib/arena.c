@@ -414,6 +414,26 @@ bool sc_arena_forget_device(CUdevice dev)
 	return true;
 }
 
+size_t sc_arena_usage(struct sc_arena_usage *u, size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&arena_lock);
+	for (size_t i = 0; i < blocks_n; i++) {
+		size_t k = 0;
+
+		while (k < n && u[k].dev != blocks[i].dev)
+			k++;
+		if (k == n && n == max)
+			continue;
+		if (k == n)
+			u[n++] = (struct sc_arena_usage){ blocks[i].dev, blocks[i].ctx->o.real, 0 };
+		u[k].bytes += blocks[i].size;
+	}
+	pthread_mutex_unlock(&arena_lock);
+	return n;
+}
+
 struct sc_cu_block *sc_arena_blocks(size_t *n)
 {
 	*n = blocks_n;

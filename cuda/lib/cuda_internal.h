@@ -329,6 +329,18 @@ CUresult sc_arena_alloc_own(struct sc_cu_ctx *c, size_t bytes, CUdeviceptr *out)
 CUresult sc_arena_free(CUdeviceptr p);
 /** sc_arena_find() - the block holding @p (NULL: not arena memory); @base/@size of the allocation. */
 struct sc_cu_block *sc_arena_find(CUdeviceptr p, CUdeviceptr *base, size_t *size);
+/* The device memory of one device, with a context of it. */
+struct sc_arena_usage {
+	CUdevice dev;
+	uint64_t ctx;   /* the proxy's context of one of its blocks */
+	uint64_t bytes;
+};
+
+/**
+ * sc_arena_usage() - the device memory of each device that has some, in @u
+ * (@max devices at most); their number. Safe without the API lock held.
+ */
+size_t sc_arena_usage(struct sc_arena_usage *u, size_t max);
 /** sc_arena_blocks() - every live block, for checkpoint and replay. */
 struct sc_cu_block *sc_arena_blocks(size_t *n);
 
@@ -432,6 +444,15 @@ CUresult sc_host_free(void *p);
 size_t sc_host_size(const void *p);
 /** sc_host_extent() - the end of the last live allocation (bytes from the heap start). */
 uint64_t sc_host_extent(void);
+/** sc_host_extent_without() - the same, leaving the allocation at @p out. */
+uint64_t sc_host_extent_without(const void *p);
+/**
+ * sc_host_alloc_last() - as sc_host_alloc(), after the last live allocation,
+ * not in a gap between them; *@newly_pinned: bytes it pinned that were not.
+ */
+CUresult sc_host_alloc_last(size_t bytes, void **out, uint64_t *newly_pinned);
+/** sc_host_pin_needed() - bytes sc_host_alloc_last(@bytes) would pin that are not yet. */
+uint64_t sc_host_pin_needed(size_t bytes);
 /** sc_host_repin() - pin the heap that live allocations use in a new proxy (restart). */
 CUresult sc_host_repin(uint64_t ctx);
 

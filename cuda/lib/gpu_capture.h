@@ -32,12 +32,27 @@ struct sc_gpu_piece {
 enum sc_capture_where {
 	SC_CAPTURED_NONE,   /* read in place: the program's CUDA calls wait for the write */
 	SC_CAPTURED_DEVICE, /* copied into spare device memory */
+	SC_CAPTURED_HOST,   /* copied into pinned host memory of the channel */
 };
+
+/* A device area leaves at least 1/SC_CAPTURE_SPARE_PART of the device's memory free. */
+#define SC_CAPTURE_SPARE_PART 16
+
+/**
+ * sc_capture_prepare() - before the API lock: where a device may have no
+ * room for a copy of its memory, set pinned host memory aside for one
+ * (pinning costs far more than the copy). Says in the log where it cannot.
+ */
+void sc_capture_prepare(void);
+
+/** sc_capture_host_area() - that host memory, or NULL: no part of the image. */
+const void *sc_capture_host_area(void);
 
 /**
  * sc_capture_take() - with the API lock held for writing and the GPU idle,
  * copy the @n pieces at @p aside, each context's into an area of its own
- * device's memory, and point each piece at its copy (its slots too).
+ * device's memory, else all into the host memory sc_capture_prepare() set
+ * aside, and point each piece at its copy (its slots too).
  *
  * Return: where the pieces now are read (SC_CAPTURED_NONE where the device has
  * no room, said in the log: they are read in place), or a negative error (a

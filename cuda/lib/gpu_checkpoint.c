@@ -98,7 +98,11 @@ static int proxy_prepare(void)
 	 * Taken even before the proxy runs: cuInit() starts it as a call in
 	 * flight, so the instant is never inside that start (the channel's
 	 * descriptor still open, the proxy not yet answering); it waits for it.
+	 * Pinned host memory for a copy of device memory is set aside first,
+	 * while the application's calls go on: pinning takes seconds.
 	 */
+	if (sc_cu.started && !sc_cu.dead)
+		sc_capture_prepare();
 	sc_cu_lock_write();
 	ck.locked = true;
 	if (!sc_cu.started)
@@ -112,7 +116,9 @@ static int proxy_prepare(void)
 	if ((err = sc_graphs_refuse_capture()) < 0 || (err = synchronise_all()) < 0 ||
 	    (err = sc_managed_checkpoint()) < 0 || (err = sc_graphs_checkpoint()) < 0)
 		goto fail;
-	ck.host_len = sc_host_extent();
+	/* the host memory set aside for a copy of device memory is no part of the image */
+	ck.host_len = sc_capture_host_area() ? sc_host_extent_without(sc_capture_host_area()) :
+		      sc_host_extent();
 	if ((err = make_log()) < 0 || (err = list_pieces(&ck.pieces, &ck.n_pieces)) < 0 ||
 	    (err = ck.captured = sc_capture_take(ck.pieces, ck.n_pieces)) < 0)
 		goto fail;
@@ -177,7 +183,7 @@ static void frozen(void)
 /* The copy of the device memory is the image's: the application's calls may go on. */
 static void thawed(void)
 {
-	if (ck.captured == SC_CAPTURED_DEVICE && ck.locked) {
+	if (ck.captured != SC_CAPTURED_NONE && ck.locked) {
 		ck.locked = false;
 		sc_cu_unlock_write();
 	}
@@ -362,12 +368,23 @@ static int write_pieces(struct sc_writer *w, const struct sc_gpu_piece *p, size_
 	return err;
 }
 
+static int write_copies(struct sc_writer *w)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < ck.n_pieces && !err; i++)
+		err = write_piece(w, &ck.pieces[i], (const uint8_t *)(uintptr_t)ck.pieces[i].src);
+	return err;
+}
+
 /* The pieces as the instant left them: read in place, or from their copies. */
 static int write_device_memory(struct sc_writer *w)
 {
 	struct reads rd = { SC_CH_STAGING_BUFS, sc_ch_staging(sc_cu.base, 0), post_in_place,
 			    in_place_failed };
 
+	if (ck.captured == SC_CAPTURED_HOST) /* the copies are in memory of the channel */
+		return write_copies(w);
 	if (ck.captured == SC_CAPTURED_DEVICE) {
 		rd = (struct reads){ SC_CH_STAGING_BUFS / 2, NULL, sc_capture_read,
 				     sc_capture_failed };

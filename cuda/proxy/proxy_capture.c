@@ -5,7 +5,8 @@
  * the image is written from the copy (cuda/lib/gpu_capture.c).
  *
  * An area is given only where the device keeps the asked spare besides: the
- * program, going on, must not find the device full because of it.
+ * program, going on, must not find the device full because of it (its own
+ * allocations wait for the area to be freed; the driver's may not).
  */
 #include "cuda/proxy/proxy_internal.h"
 
@@ -17,7 +18,10 @@ static CUresult op_capture_area(struct sc_ch_slot *s)
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (free_bytes < s->a[0] || free_bytes - s->a[0] < s->a[1])
+	/* the spare: a1 bytes, or 1/a2 of the device, whichever is more */
+	uint64_t spare = s->a[2] && total / s->a[2] > s->a[1] ? total / s->a[2] : s->a[1];
+
+	if (free_bytes < s->a[0] || free_bytes - s->a[0] < spare)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	r = sc_drv.cuMemAlloc(&p, (size_t)s->a[0]);
 	s->a[0] = p;

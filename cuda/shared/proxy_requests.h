@@ -175,8 +175,9 @@ enum sc_op {
 	/* checkpoint */
 	SC_OP_NONZERO,          /* in a0 device address, a1 length, a2 piece size; out data
 				 * bitmap of the pieces holding data (proxy_zero.c) */
-	SC_OP_CAPTURE_AREA,     /* in a0 bytes, a1 bytes the device must keep free besides;
-				 * out a0 device address (proxy_capture.c) */
+	SC_OP_CAPTURE_AREA,     /* in a0 bytes; the device keeps free besides a1 bytes or
+				 * 1/a2 of its memory, the more; out a0 device address
+				 * (proxy_capture.c) */
 	SC_OP_CAPTURE_FREE,     /* in a0 device address */
 	SC_OP_COUNT
 };

@@ -1,11 +1,13 @@
 # tests/bench/cuda.mk: the GPU benchmarks. Never built by `make`, `make test` or `make bench`
 # (they need the CUDA toolkit, and a GPU to run); only by the targets below.
 #
-#   make bench-cuda-progs  bench-cuda, bench-cuda-ckpt, bench-cuda-native-target and their
+#   make bench-cuda-progs  bench-cuda, bench-cuda-ckpt, bench-cuda-native-target,
+#                          bench-cuda-background and their
 #                          kernels (bench_kernels.fatbin) in $(BUILD)/tests/
-#   make bench-gpu         runs bench-cuda, then bench-cuda-ckpt (8 GiB, 3 runs by default;
-#                          BENCH_CUDA_ARGS and BENCH_CUDA_CKPT_ARGS pass options)
-#   make bench-gpu-soft    both on the software CUDA device (tests/softcuda), small: tries
+#   make bench-gpu         runs bench-cuda, then bench-cuda-ckpt (8 GiB, 3 runs by default),
+#                          then bench-cuda-background (the same); BENCH_CUDA_ARGS,
+#                          BENCH_CUDA_CKPT_ARGS and BENCH_CUDA_BG_ARGS pass options
+#   make bench-gpu-soft    all three on the software CUDA device (tests/softcuda), small: tries
 #                          the programs where there is no GPU; its figures mean nothing
 #
 # CUDA_HOME, NVCC and CUDA_ARCHS (nvcc -gencode options) are yours to set.
@@ -18,12 +20,15 @@ CUDA_ARCHS ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=
 BENCH_CUDA := $(BUILD)/tests/bench-cuda
 BENCH_CUDA_CKPT := $(BUILD)/tests/bench-cuda-ckpt
 BENCH_CUDA_TARGET := $(BUILD)/tests/bench-cuda-native-target
+BENCH_CUDA_BG := $(BUILD)/tests/bench-cuda-background
 BENCH_CUDA_FATBIN := $(BUILD)/tests/bench_kernels.fatbin
 BENCH_CUDA_OBJ := $(BUILD)/obj/tests/bench
 BENCH_CUDA_OBJS := $(BENCH_CUDA_OBJ)/bench_cuda.o $(BENCH_CUDA_OBJ)/bench_cuda_ckpt.o \
-	$(BENCH_CUDA_OBJ)/bench_cuda_native_target.o $(BENCH_CUDA_OBJ)/bench_cuda_data.o
+	$(BENCH_CUDA_OBJ)/bench_cuda_native_target.o $(BENCH_CUDA_OBJ)/bench_cuda_data.o \
+	$(BENCH_CUDA_OBJ)/bench_cuda_background.o
 BENCH_CUDA_ARGS ?=
 BENCH_CUDA_CKPT_ARGS ?=
+BENCH_CUDA_BG_ARGS ?=
 
 $(BENCH_CUDA_OBJS): SC_CFLAGS += -I$(CUDA_INCLUDE)
 $(BENCH_CUDA_OBJS): | $(CUDA_INCLUDE)/cuda.h
@@ -46,6 +51,12 @@ $(BENCH_CUDA_CKPT): $(BENCH_CUDA_OBJ)/bench_cuda_ckpt.o $(BENCH_CUDA_OBJ)/bench_
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
 		-L$(BUILD)/lib -lselfckpt -Wl,-rpath,'$$ORIGIN/../lib' -ldl -lpthread
 
+$(BENCH_CUDA_BG): $(BENCH_CUDA_OBJ)/bench_cuda_background.o $(BENCH_CUDA_OBJ)/bench_cuda_data.o \
+		$(BUILD)/lib/libselfckpt.so
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
+		-L$(BUILD)/lib -lselfckpt -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
+
 # The stub only resolves the symbols; the driver's libcuda.so.1 runs them.
 $(BENCH_CUDA_TARGET): $(BENCH_CUDA_OBJ)/bench_cuda_native_target.o \
 		$(BENCH_CUDA_OBJ)/bench_cuda_data.o
@@ -58,12 +69,14 @@ ifeq ($(SAN),1)
 bench-cuda-progs bench-gpu bench-cuda-soft bench-gpu-soft:
 	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) $@
 else
-bench-cuda-progs: $(BENCH_CUDA) $(BENCH_CUDA_CKPT) $(BENCH_CUDA_TARGET) $(BENCH_CUDA_FATBIN)
+bench-cuda-progs: $(BENCH_CUDA) $(BENCH_CUDA_CKPT) $(BENCH_CUDA_TARGET) $(BENCH_CUDA_BG) \
+	$(BENCH_CUDA_FATBIN)
 
 # The library, the restorer and the GPU proxy, besides the programs.
 bench-gpu: bench-cuda-progs lib tools
 	$(Q)$(BENCH_CUDA) $(BENCH_CUDA_ARGS)
 	$(Q)$(BENCH_CUDA_CKPT) $(BENCH_CUDA_CKPT_ARGS)
+	$(Q)$(BENCH_CUDA_BG) $(BENCH_CUDA_BG_ARGS)
 
 # The software device: the kernels as host functions and a module text naming them; the
 # native target finds the device as libcuda.so.1 in $(BUILD)/tests/softlib.
@@ -94,4 +107,6 @@ bench-gpu-soft: bench-cuda-soft lib tools
 		LD_LIBRARY_PATH=$(abspath $(BENCH_SOFT_LIBDIR))$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} \
 		$(BENCH_CUDA_CKPT) --runs 1 --gib 0.0625 --libcuda $(abspath $(SOFTCUDA_LIB)) \
 		--module $(BENCH_SOFT_MODULE) $(BENCH_CUDA_CKPT_ARGS)
+	$(Q)SELFCKPT_LIBCUDA=$(abspath $(SOFTCUDA_LIB)) $(BENCH_CUDA_BG) --runs 1 --gib 0.0625 \
+		--module $(BENCH_SOFT_MODULE) $(BENCH_CUDA_BG_ARGS)
 endif

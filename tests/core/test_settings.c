@@ -62,6 +62,7 @@ static void expect_defaults(const struct sc_settings *s)
 	cr_expect_eq(s->cuda_arena, 0x40000000000ull);
 	cr_expect_eq(s->cuda_channel, 0x6f0000000000ull);
 	cr_expect_eq(s->cuda_pinned_mb, 16384);
+	cr_expect_eq(s->cuda_capture, SC_CUDA_CAPTURE_AUTO);
 	cr_expect_null(s->proxy);
 	cr_expect_null(s->driver_ckpt);
 	cr_expect_not(s->new_ids);
@@ -73,7 +74,7 @@ Test(settings, unset_and_empty_variables_give_the_defaults)
 	static const char *const empty[] = {
 		"SELFCKPT_DIR=", "SELFCKPT_LEVEL=", "SELFCKPT_THREADS=", "SELFCKPT_WRITEBACK=",
 		"SELFCKPT_LOG_LEVEL=", "SELFCKPT_STOP_SIGNAL=", "SELFCKPT_CUDA=",
-		"SELFCKPT_CUDA_ARENA=", "SELFCKPT_PROXY=", NULL,
+		"SELFCKPT_CUDA_ARENA=", "SELFCKPT_CUDA_CAPTURE=", "SELFCKPT_PROXY=", NULL,
 	};
 	struct sc_settings s;
 
@@ -97,7 +98,7 @@ Test(settings, every_variable_is_read)
 		"SELFCKPT_FORK=1", "SELFCKPT_NO_PAGEMAP_SCAN=1", "SELFCKPT_LOG_LEVEL=DEBUG",
 		"SELFCKPT_CUDA=driver", "SELFCKPT_CUDA_LOCK_MS=3600000",
 		"SELFCKPT_CUDA_ARENA=0x50000000000", "SELFCKPT_CUDA_CHANNEL=123",
-		"SELFCKPT_CUDA_PINNED_MB=64", "SELFCKPT_PROXY=/opt/proxy",
+		"SELFCKPT_CUDA_PINNED_MB=64", "SELFCKPT_CUDA_CAPTURE=host", "SELFCKPT_PROXY=/opt/proxy",
 		"SELFCKPT_DRIVER_CKPT=/opt/dc", "SELFCKPT_NEW_IDS=1",
 		"SELFCKPT_LIBRARY=/opt/lib.so",
 		NULL,
@@ -125,6 +126,7 @@ Test(settings, every_variable_is_read)
 	cr_expect_eq(s.cuda_arena, 0x50000000000ull);
 	cr_expect_eq(s.cuda_channel, 123);
 	cr_expect_eq(s.cuda_pinned_mb, 64);
+	cr_expect_eq(s.cuda_capture, SC_CUDA_CAPTURE_HOST);
 	cr_expect_str_eq(s.proxy, "/opt/proxy");
 	cr_expect_str_eq(s.driver_ckpt, "/opt/dc");
 	cr_expect(s.new_ids);
@@ -170,6 +172,7 @@ Test(settings, wrong_values_are_named_with_what_is_used_instead)
 		{ "SELFCKPT_CUDA_LOCK_MS=0", "SELFCKPT_CUDA_LOCK_MS", "10000" },
 		{ "SELFCKPT_CUDA_ARENA=4TiB", "SELFCKPT_CUDA_ARENA", "0x40000000000" },
 		{ "SELFCKPT_CUDA_PINNED_MB=-1", "SELFCKPT_CUDA_PINNED_MB", "16384" },
+		{ "SELFCKPT_CUDA_CAPTURE=gpu", "SELFCKPT_CUDA_CAPTURE", "auto" },
 	};
 	struct sc_settings s;
 

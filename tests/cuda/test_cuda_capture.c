@@ -6,10 +6,13 @@
  * the write finish before the image is in place, the image holds the device
  * memory of the instant however the program changes it meanwhile, and an
  * allocation that finds the device full while the copy is held waits for it.
- * With SELFCKPT_CUDA_CAPTURE=off the calls wait for the whole write.
+ * The same with the copy in pinned host memory, where the device has no room
+ * or SELFCKPT_CUDA_CAPTURE=host asks for it. With SELFCKPT_CUDA_CAPTURE=off
+ * the calls wait for the whole write.
  */
 #include <criterion/criterion.h>
 #include <cuda.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -156,11 +159,78 @@ Test(cuda_capture, the_programs_calls_go_on_while_the_image_is_written)
 	sc_test_remove_dir(dir);
 }
 
+static void capture(const char *where)
+{
+	setenv("SELFCKPT_CUDA_CAPTURE", where, 1);
+	sc_settings_reload();
+}
+
 static int save_with_capture_off(const char *image)
 {
-	setenv("SELFCKPT_CUDA_CAPTURE", "off", 1);
+	capture("off");
+	return save_with_a_call_during_the_write(image);
+}
+
+static int save_with_capture_to_host(const char *image)
+{
+	capture("host");
+	return save_with_a_call_during_the_write(image);
+}
+
+Test(cuda_capture, the_calls_go_on_with_the_copy_in_host_memory)
+{
+	char dir[] = "/tmp/sc-capture-XXXXXX", image[64];
+	int status;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
+	status = sc_test_exit_of_child(save_with_capture_to_host, image);
+	cr_assert_eq(status, 0, "exit %d (1: the call waited for the image, 2-4: see the "
+		     "program)", status);
+	sc_test_remove_dir(dir);
+}
+
+/* 400 MiB: 128 MiB in use, and the copy would leave less than the 256 MiB spare. */
+static int save_with_no_room_on_the_device(const char *image)
+{
+	char log[4200];
+	int fd;
+
+	snprintf(log, sizeof(log), "%s.log", image);
+	if ((fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 || dup2(fd, 2) < 0)
+		return 5;
+	setenv("SOFTCUDA_MEMORY", "400", 1);
+	setenv("SELFCKPT_LOG_LEVEL", "debug", 1);
 	sc_settings_reload();
 	return save_with_a_call_during_the_write(image);
+}
+
+/* Whether @file holds @text. */
+static bool file_says(const char *file, const char *text)
+{
+	static char buf[1 << 20];
+	FILE *f = fopen(file, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	return strstr(buf, text) != NULL;
+}
+
+Test(cuda_capture, without_room_on_the_device_the_copy_goes_to_host_memory)
+{
+	char dir[] = "/tmp/sc-capture-XXXXXX", image[64], log[80];
+	int status;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
+	snprintf(log, sizeof(log), "%s.log", image);
+	status = sc_test_exit_of_child(save_with_no_room_on_the_device, image);
+	cr_assert_eq(status, 0, "exit %d (1: the call waited for the image, 2-4: see the "
+		     "program)", status);
+	cr_assert(file_says(log, "copied aside, to host memory"), "see %s", log);
+	sc_test_remove_dir(dir);
 }
 
 Test(cuda_capture, with_capture_off_the_calls_wait_for_the_image)
@@ -176,7 +246,7 @@ Test(cuda_capture, with_capture_off_the_calls_wait_for_the_image)
 	sc_test_remove_dir(dir);
 }
 
-/* The device holds 1200 MiB: the copy of 128 MiB leaves room, an allocation of 1000 MiB only without it. */
+/* 1200 MiB: the copy of 128 MiB leaves room; an allocation of 1000 MiB fits only without it. */
 static int save_while_the_device_is_full(const char *image)
 {
 	setenv("SOFTCUDA_MEMORY", "1200", 1);
@@ -212,6 +282,22 @@ static int restored_noise(const char *image)
 	if (r != SELFCKPT_RESTORED || device_sum(&now))
 		return 3;
 	return now == sum ? 42 : 4;
+}
+
+static int restored_noise_from_host(const char *image)
+{
+	capture("host");
+	return restored_noise(image);
+}
+
+Test(cuda_capture, device_memory_written_from_its_copy_in_host_memory_comes_back)
+{
+	char dir[] = "/tmp/sc-capture-XXXXXX";
+	int status = sc_test_exit_after_restore(restored_noise_from_host, dir);
+
+	cr_assert_eq(status, 42, "restored: exit %d (4: the device memory differs; see %s/out)",
+		     status, dir);
+	sc_test_remove_dir(dir);
 }
 
 Test(cuda_capture, device_memory_written_from_its_copy_comes_back)
@@ -296,6 +382,22 @@ Test(cuda_capture, the_image_holds_device_memory_as_it_was_at_the_instant)
 {
 	char dir[] = "/tmp/sc-capture-XXXXXX";
 	int status = sc_test_exit_after_restore(restored_as_at_the_instant, dir);
+
+	cr_assert_eq(status, 42, "restored: exit %d (4: a piece was read after the instant; "
+		     "see %s/out)", status, dir);
+	sc_test_remove_dir(dir);
+}
+
+static int restored_as_at_the_instant_from_host(const char *image)
+{
+	capture("host");
+	return restored_as_at_the_instant(image);
+}
+
+Test(cuda_capture, the_image_holds_device_memory_as_it_was_at_the_instant_from_host_memory)
+{
+	char dir[] = "/tmp/sc-capture-XXXXXX";
+	int status = sc_test_exit_after_restore(restored_as_at_the_instant_from_host, dir);
 
 	cr_assert_eq(status, 42, "restored: exit %d (4: a piece was read after the instant; "
 		     "see %s/out)", status, dir);
