@@ -108,6 +108,14 @@ static int add_regions(struct scan *s, const struct sc_page_region *vec, long nr
 	enum sc_page_state st;
 	int err;
 
+	/*
+	 * With its vector full, the kernel may report a last range that starts at
+	 * walk_end or runs past it (seen on 6.18, under ASan's thousands of
+	 * ranges): its pages are what the kernel found, so the walk reaches its end.
+	 */
+	if (nr > 0 && vec[nr - 1].end > walk_end && vec[nr - 1].start >= *cur &&
+	    vec[nr - 1].end <= s->end && vec[nr - 1].end % s->page == 0)
+		walk_end = vec[nr - 1].end;
 	for (long i = 0; i < nr; i++) {
 		if (vec[i].start < *cur || vec[i].end <= vec[i].start || vec[i].end > walk_end)
 			return sc_err(EIO, "PAGEMAP_SCAN on '%s' returned range [0x%llx, 0x%llx) "

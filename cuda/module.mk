@@ -8,7 +8,7 @@
 # build in (the channel, the request codes, the GPU records, CUDA arrays); cuda/tools/: what the
 # command-line tools know of CUDA (module images, the GPU check before a restore,
 # selfckpt-driver-ckpt).
-CUDA_LIB_SRCS := $(addprefix cuda/lib/,api_lock.c gpu_capture.c api_init.c api_proc.c api_ctx.c api_memory.c \
+CUDA_LIB_SRCS := $(addprefix cuda/lib/,api_lock.c gpu_capture.c resumable.c api_init.c api_proc.c api_ctx.c api_memory.c \
 	api_copy.c api_copy2d.c api_module.c api_kernel.c api_launch.c api_hostfn.c api_vmm.c api_mempool.c api_occupancy.c api_query.c api_stream.c \
 	api_array.c api_peer.c api_graph.c api_graph_more.c api_capture.c api_managed.c graph_desc.c \
 	errors.c \

@@ -55,7 +55,7 @@ TEST_CUDA_SRCS := \
 	tests/cuda/cuda_api_harness.c \
 	tests/cuda/test_cuda_api.c \
 	tests/cuda/test_cuda_graph.c \
-	tests/cuda/test_cuda_peer.c tests/cuda/test_cuda_managed.c tests/cuda/test_cuda_capture.c \
+	tests/cuda/test_cuda_peer.c tests/cuda/test_cuda_managed.c tests/cuda/test_cuda_capture.c tests/cuda/test_cuda_resumable.c \
 	tests/cuda/test_cuda_roundtrip.c \
 	tests/cuda/test_cuda_samples.c \
 	tests/cuda/test_driver_record.c \
@@ -255,9 +255,11 @@ $(CUDA_PROG): tests/progs/cuda_state.c tests/progs/prog.h $(BUILD)/lib/libselfck
 	$(call quiet,LD,$@)$(CC) $(CPPFLAGS) $(TEST_INCLUDES) $(SC_CFLAGS) -I$(CUDA_INCLUDE) $(CFLAGS) -o $@ $< \
 		$(BUILD)/lib/libselfckpt.a $(SC_LDLIBS) -ldl
 
-$(CUDA_PROG_KERNELS): tests/progs/cuda_kernels.c tests/softcuda/softcuda.h $(SOFTCUDA_LIB)
+$(CUDA_PROG_KERNELS): tests/progs/cuda_kernels.c tests/softcuda/softcuda.h $(SOFTCUDA_LIB) \
+		$(PUBLIC_INCLUDE)/selfckpt_kernel.h
 	$(Q)mkdir -p $(@D)
-	$(call quiet,LD,$@)$(CC) -shared -fPIC -std=gnu11 -Wall -Wextra -Itests/softcuda $(CFLAGS) \
+	$(call quiet,LD,$@)$(CC) -shared -fPIC -std=gnu11 -Wall -Wextra -Itests/softcuda \
+		-I$(PUBLIC_INCLUDE) -I$(CUDA_INCLUDE) $(CFLAGS) \
 		-o $@ $< -L$(BUILD)/tests -l:libsoftcuda.so.1 -Wl,-rpath,$(abspath $(BUILD)/tests)
 endif
 

@@ -95,6 +95,8 @@ struct launch {
  * Post launch @l of @f. The request's data, one slot's at most: the
  * attributes (for an Ex launch), the parameters' layout, the parameter buffer.
  */
+const struct sc_cu_func *sc_last_launched;
+
 static CUresult post_launch(struct sc_cu_func *f, const struct launch *l, void **params,
 			    void **extra)
 {
@@ -129,6 +131,8 @@ static CUresult post_launch(struct sc_cu_func *f, const struct launch *l, void *
 		res = sc_managed_before_work(r.ctx, r.a[8], SC_MANAGED_ANY, SIZE_MAX);
 	if (res == CUDA_SUCCESS)
 		res = sc_cu_post(&r);
+	if (res == CUDA_SUCCESS) /* what a checkpoint names if it waits (gpu_checkpoint.c) */
+		__atomic_store_n(&sc_last_launched, f, __ATOMIC_RELAXED);
 	sc_cu_leave();
 	return res;
 }

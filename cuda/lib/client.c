@@ -484,6 +484,13 @@ CUresult sc_cu_post(struct sc_req *r)
 	return CUDA_SUCCESS;
 }
 
+bool sc_cu_ticket_done(uint32_t ticket)
+{
+	struct sc_ch_header *h = sc_ch_header(sc_cu.base);
+
+	return (int32_t)(__atomic_load_n(&h->tail, __ATOMIC_ACQUIRE) - ticket) > 0;
+}
+
 /* Done when the proxy's tail has passed @ticket (tickets wrap: compare the distance). */
 CUresult sc_cu_wait_ticket(uint32_t ticket)
 {

@@ -82,6 +82,9 @@ CUresult sc_cu_post(struct sc_req *r);
 /** sc_cu_wait_ticket() - wait until the proxy has carried out request @ticket. */
 CUresult sc_cu_wait_ticket(uint32_t ticket);
 
+/** sc_cu_ticket_done() - whether the proxy has carried out request @ticket (no wait). */
+bool sc_cu_ticket_done(uint32_t ticket);
+
 /** sc_cu_take_sticky() - the pending error of an asynchronous request, cleared. */
 CUresult sc_cu_take_sticky(void);
 
@@ -521,6 +524,17 @@ bool sc_cu_initialised(void);
  * one: CUDA_ERROR_INVALID_CONTEXT, or before cuInit CUDA_ERROR_NOT_INITIALIZED.
  */
 CUresult sc_ctx_missing(void);
+
+/* The function of the program's last kernel launch (may be unloaded since). */
+extern const struct sc_cu_func *sc_last_launched;
+
+/**
+ * sc_resumable_raise() - ask running resumable kernels (selfckpt_kernel.h)
+ * to stop at their next item; sc_resumable_lower() lets them run again.
+ * Neither makes a CUDA call.
+ */
+void sc_resumable_raise(void);
+void sc_resumable_lower(void);
 
 /** sc_cu_enter() - take the lock; CUDA_SUCCESS, or why no call can be made. */
 CUresult sc_cu_enter(void);

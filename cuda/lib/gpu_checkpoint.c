@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/sc_core.h"
@@ -72,15 +73,63 @@ static bool ctx_live(const struct sc_cu_obj *o)
 	return o->kind == SC_K_CTX && (!c->primary || c->retains > 0);
 }
 
+/* The name of the program's last kernel, if its module is still loaded. */
+static const char *last_kernel(void)
+{
+	const struct sc_cu_func *f = __atomic_load_n(&sc_last_launched, __ATOMIC_RELAXED);
+
+	for (struct sc_cu_obj *o = sc_obj_first(); o && f; o = o->next)
+		if (o == &f->o && f->name)
+			return f->name;
+	return "(unloaded)";
+}
+
+#define WAIT_SAID_MS 1000
+
+/*
+ * Request @op of the proxy and wait for it, saying once in the log, after
+ * WAIT_SAID_MS, which kernel the checkpoint is likely waiting for: one
+ * written as resumable (selfckpt_kernel.h) would have stopped at its next
+ * item. The proxy may be waiting for the GPU on the program's behalf (a
+ * cuStreamSynchronize) before it gets to the request.
+ */
+static CUresult wait_for_gpu(unsigned op, uint64_t ctx)
+{
+	struct sc_ch_header *h = sc_ch_header(sc_cu.base);
+	struct sc_req r = { .op = op, .ctx = ctx, .flags = SC_MSG_DRAIN };
+	double t0 = sc_log_seconds();
+	bool said = false;
+	CUresult res;
+
+	__atomic_store_n(&h->drain_error, 0, __ATOMIC_RELEASE);
+	if ((res = sc_cu_post(&r)) != CUDA_SUCCESS)
+		return res;
+	while (!sc_cu_ticket_done(r.ticket) && !sc_cu.dead) {
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		if (!said && sc_log_seconds() - t0 >= WAIT_SAID_MS / 1000.0) {
+			sc_log(SC_LOG_INFO, "checkpoint: waiting for the GPU to finish its work, "
+			       "the last kernel launched being '%s' (a kernel launched with "
+			       "selfckpt_launch_resumable() would stop at its next item)",
+			       last_kernel());
+			said = true;
+		}
+	}
+	if ((res = sc_cu_wait_ticket(r.ticket)) == CUDA_SUCCESS)
+		res = (CUresult)__atomic_load_n(&h->drain_error, __ATOMIC_ACQUIRE);
+	if (said)
+		sc_log(SC_LOG_INFO, "checkpoint: the GPU finished after %.1f s",
+		       sc_log_seconds() - t0);
+	return res;
+}
+
 static int synchronise_all(void)
 {
 	for (struct sc_cu_obj *o = sc_obj_first(); o; o = o->next) {
-		struct sc_req r = { .op = SC_OP_CTX_SYNC, .ctx = o->real };
 		CUresult res;
 
 		if (!ctx_live(o))
 			continue;
-		if ((res = sc_cu_call(&r)) != CUDA_SUCCESS)
+		if ((res = wait_for_gpu(SC_OP_CTX_SYNC, o->real)) != CUDA_SUCCESS)
 			return sc_err(SELFCKPT_ECUDA, "cannot synchronise the GPU for the "
 				      "checkpoint: %s", sc_cu_result_name(res));
 	}
@@ -101,7 +150,8 @@ static int proxy_prepare(void)
 	 * Pinned host memory for a copy of device memory is set aside first,
 	 * while the application's calls go on: pinning takes seconds.
 	 */
-	if (sc_cu.started && !sc_cu.dead)
+	sc_resumable_raise(); /* first: the proxy may be waiting for a resumable kernel */
+	if (sc_cu.started && !sc_cu.dead && wait_for_gpu(SC_OP_NOP, 0) == CUDA_SUCCESS)
 		sc_capture_prepare();
 	sc_cu_lock_write();
 	ck.locked = true;
@@ -185,6 +235,7 @@ static void thawed(void)
 {
 	if (ck.captured != SC_CAPTURED_NONE && ck.locked) {
 		ck.locked = false;
+		sc_resumable_lower();
 		sc_cu_unlock_write();
 	}
 }
@@ -205,6 +256,7 @@ void sc_cuda_checkpoint_done(int err)
 	}
 	ck.host_copy = NULL;
 	ck.host_len = 0;
+	sc_resumable_lower(); /* restored: the instant left it raised */
 	if (ck.locked) {
 		ck.locked = false;
 		sc_cu_unlock_write();

@@ -5,7 +5,9 @@
  * covering the whole grid of its launch.
  */
 #include <stdint.h>
+#include <time.h>
 
+#include "selfckpt_kernel.h"
 #include "softcuda.h"
 
 #define KERNEL __attribute__((visibility("default")))
@@ -47,4 +49,23 @@ KERNEL void softk_tex_sum(const struct softcuda_launch *l, void **params)
 			if (softcuda_tex2d_read(tex, x, y, &v, sizeof(v)) == 0)
 				sum += v;
 	out[0] = sum;
+}
+
+/*
+ * kernel resumable_fill 8 8: out[item] = item * item + 1, an item every
+ * millisecond, taken as SELFCKPT_FOR_EACH_ITEM takes them: none once the
+ * flag is up. The flag is pinned host memory the proxy maps too.
+ */
+KERNEL void softk_resumable_fill(const struct softcuda_launch *l, void **params)
+{
+	uint64_t *out = *(uint64_t **)params[0];
+	struct selfckpt_work *w = *(struct selfckpt_work **)params[1];
+
+	(void)l;
+	while (!(w->flag && *w->flag) && w->next < w->total) { /* no flag: launched plainly */
+		unsigned long long item = w->next++;
+
+		out[item] = item * item + 1;
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
 }
