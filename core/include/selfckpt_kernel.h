@@ -30,7 +30,9 @@
  *				  work, items);
  *
  * which returns once every item is done (it synchronises @stream). A kernel
- * launched otherwise is waited for by a checkpoint, as any kernel.
+ * launched otherwise is waited for by a checkpoint, as any kernel; launched
+ * plainly with a work of { 0, items, NULL, 0 } (a program without selfckpt),
+ * it does every item in one launch.
  */
 #ifndef SELFCKPT_KERNEL_H
 #define SELFCKPT_KERNEL_H
@@ -39,7 +41,8 @@
 struct selfckpt_work {
 	unsigned long long next;             /* items taken so far (may pass total) */
 	unsigned long long total;            /* items in all */
-	const volatile unsigned int *flag;   /* non-zero: a checkpoint waits; take no more */
+	const volatile unsigned int *flag;   /* *flag non-zero: a checkpoint waits; take no
+					      * more (NULL, launched plainly: take all) */
 	unsigned long long launches;         /* launches it took so far */
 };
 
@@ -54,7 +57,7 @@ __device__ __forceinline__ bool selfckpt_take_item(struct selfckpt_work *w,
 
 	__syncthreads(); /* every thread is done with the block's last item */
 	if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
-		taken = *w->flag ? ~0ull : atomicAdd(&w->next, 1ull);
+		taken = w->flag && *w->flag ? ~0ull : atomicAdd(&w->next, 1ull);
 	__syncthreads();
 	*item = taken;
 	return taken < w->total;

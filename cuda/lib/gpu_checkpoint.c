@@ -141,6 +141,7 @@ static int synchronise_all(void)
 
 static int proxy_prepare(void)
 {
+	double t0 = sc_log_seconds();
 	int err;
 
 	/*
@@ -163,8 +164,11 @@ static int proxy_prepare(void)
 		goto fail;
 	}
 	/* before the GPU is synchronised, which would spoil a capture under way */
-	if ((err = sc_graphs_refuse_capture()) < 0 || (err = synchronise_all()) < 0 ||
-	    (err = sc_managed_checkpoint()) < 0 || (err = sc_graphs_checkpoint()) < 0)
+	if ((err = sc_graphs_refuse_capture()) < 0 || (err = synchronise_all()) < 0)
+		goto fail;
+	sc_log(SC_LOG_DEBUG, "checkpoint: the GPU idle %.3f s after the checkpoint began "
+	       "(resumable kernels stopped, others ended)", sc_log_seconds() - t0);
+	if ((err = sc_managed_checkpoint()) < 0 || (err = sc_graphs_checkpoint()) < 0)
 		goto fail;
 	/* the host memory set aside for a copy of device memory is no part of the image */
 	ck.host_len = sc_capture_host_area() ? sc_host_extent_without(sc_capture_host_area()) :

@@ -60,9 +60,9 @@ limit=${GPU_TEST_TIMEOUT:-60}
 save_at=$((iters * 2 / 5))
 signal_after=5 # iterations before a signal; one more is needed after a restore
 if [ $soft = 1 ]; then
-	samples=${GPU_TEST_SAMPLES:-vecadd matmul texrotate solver loader vmm graph peer managed}
+	samples=${GPU_TEST_SAMPLES:-vecadd matmul texrotate solver loader vmm graph peer managed resumable}
 else
-	samples=${GPU_TEST_SAMPLES:-vecadd matmul matmul-embedded texrotate solver loader vmm graph peer managed}
+	samples=${GPU_TEST_SAMPLES:-vecadd matmul matmul-embedded texrotate solver loader vmm graph peer managed resumable}
 fi
 gpus=1
 if [ $soft = 0 ] && [ -z "${CUDA_VISIBLE_DEVICES+set}" ]; then

@@ -20,7 +20,7 @@ CUDA_ARCHS ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=
 # software device runs (tests/softcuda/sample_kernels.c) compute the same bits.
 CUDA_SAMPLE_NVFLAGS := --fatbin -fmad=false
 
-CUDA_SAMPLE_NAMES := vecadd matmul texrotate solver loader vmm graph peer managed
+CUDA_SAMPLE_NAMES := vecadd matmul texrotate solver loader vmm graph peer managed resumable
 CUDA_SAMPLE_DIR := $(BUILD)/samples/cuda
 CUDA_SAMPLE_FATBINS := $(CUDA_SAMPLE_NAMES:%=$(CUDA_SAMPLE_DIR)/%.fatbin)
 CUDA_SAMPLES := $(CUDA_SAMPLE_NAMES:%=$(CUDA_SAMPLE_DIR)/%)
@@ -42,9 +42,10 @@ cuda-toolkit:
 	@test -r $(CUDA_INCLUDE)/cuda.h || { echo "cuda-samples: no cuda.h in" \
 		"$(CUDA_INCLUDE): set CUDA_HOME or CUDA_INCLUDE" >&2; exit 1; }
 
-$(CUDA_SAMPLE_DIR)/%.fatbin: samples/cuda/kernels/%.cu samples/cuda/module.mk | cuda-toolkit
+$(CUDA_SAMPLE_DIR)/%.fatbin: samples/cuda/kernels/%.cu samples/cuda/module.mk \
+		$(PUBLIC_INCLUDE)/selfckpt_kernel.h | cuda-toolkit
 	$(Q)mkdir -p $(@D)
-	$(call quiet,NVCC,$<)$(NVCC) $(CUDA_SAMPLE_NVFLAGS) $(CUDA_ARCHS) -o $@ $<
+	$(call quiet,NVCC,$<)$(NVCC) $(CUDA_SAMPLE_NVFLAGS) $(CUDA_ARCHS) -I$(PUBLIC_INCLUDE) -o $@ $<
 
 # matmul --embedded: the fatbin inside the program.
 $(CUDA_SAMPLE_DIR)/matmul-fatbin.o: samples/cuda/embed.S $(CUDA_SAMPLE_DIR)/matmul.fatbin
@@ -60,7 +61,7 @@ $(CUDA_SAMPLES): $(CUDA_SAMPLE_DIR)/%: samples/cuda/%.c $(CUDA_SAMPLE_DEPS) core
 $(CUDA_SAMPLES_NATIVE): $(CUDA_SAMPLE_DIR)/%-native: samples/cuda/%.c $(CUDA_SAMPLE_DEPS) \
 		| cuda-toolkit
 	$(Q)mkdir -p $(@D)
-	$(call quiet,CC,$@)$(CC) $(CPPFLAGS) $(CUDA_SAMPLE_CFLAGS) -DSAMPLE_NATIVE $(CFLAGS) \
+	$(call quiet,CC,$@)$(CC) $(CPPFLAGS) $(CUDA_SAMPLE_CFLAGS) -DSAMPLE_NATIVE -I$(PUBLIC_INCLUDE) $(CFLAGS) \
 		-o $@ $(filter %.c %.o,$^) $(LDFLAGS) $(CUDA_SAMPLE_DRIVER)
 
 # The software device: the kernels as host functions, and a module per sample
@@ -105,7 +106,7 @@ cuda-rt-samples: $(RT_SAMPLES)
 $(CUDA_SAMPLE_DIR)/rtmixed.fatbin: samples/cuda/rt/rtmixed_kernels.cu samples/cuda/module.mk \
 		| cuda-toolkit
 	$(Q)mkdir -p $(@D)
-	$(call quiet,NVCC,$<)$(NVCC) $(CUDA_SAMPLE_NVFLAGS) $(CUDA_ARCHS) -o $@ $<
+	$(call quiet,NVCC,$<)$(NVCC) $(CUDA_SAMPLE_NVFLAGS) $(CUDA_ARCHS) -I$(PUBLIC_INCLUDE) -o $@ $<
 
 $(CUDA_SAMPLE_DIR)/rtmixed-fatbin.o: samples/cuda/embed.S $(CUDA_SAMPLE_DIR)/rtmixed.fatbin
 	$(call quiet,AS,$@)$(CC) -c -DFATBIN='"$(CUDA_SAMPLE_DIR)/rtmixed.fatbin"' -o $@ $<

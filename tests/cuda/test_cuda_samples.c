@@ -97,3 +97,9 @@ Test(cuda_samples, managed)
 {
 	run_sample("managed");
 }
+
+/* A few rounds a word: the software device runs the kernel on the CPU. */
+Test(cuda_samples, resumable)
+{
+	run_sample_in("resumable", "RESUMABLE_ROUNDS=4");
+}

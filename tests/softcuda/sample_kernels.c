@@ -66,6 +66,45 @@ static int param_int(void **params, int i)
 	return *(const int *)params[i];
 }
 
+/* resumable.cu: each row a block takes, until none is left or the flag is up */
+
+static unsigned mix(unsigned x, int rounds)
+{
+	for (int r = 0; r < rounds; r++) {
+		x = x * 0x9e3779b1u + 0x7f4a7c15u;
+		x ^= x >> 15;
+	}
+	return x;
+}
+
+/* struct selfckpt_work of selfckpt_kernel.h */
+struct work {
+	unsigned long long next, total;
+	const volatile unsigned *flag;
+	unsigned long long launches;
+};
+
+SOFTK void softk_mix_rows(const struct softcuda_launch *l, void **params)
+{
+	const unsigned *in = param_ptr(params, 0);
+	unsigned *out = param_ptr(params, 1);
+	int w = param_int(params, 2), h = param_int(params, 3), rounds = param_int(params, 4);
+	struct work *work = param_ptr(params, 5);
+
+	(void)l;
+	while (!(work->flag && *work->flag) && work->next < work->total) {
+		int y = (int)work->next++;
+
+		for (int x = 0; x < w; x++) {
+			unsigned right = in[y * w + (x + 1) % w];
+			unsigned v = in[y * w + x] ^ (right << 7 | right >> 25) ^
+				     in[((y + 1) % h) * w + x];
+
+			out[y * w + x] = mix(v, rounds);
+		}
+	}
+}
+
 /* vecadd.cu */
 
 static void vec_add_thread(const struct softcuda_launch *l, const struct thread_idx *t,
