@@ -107,7 +107,7 @@ static CUresult wait_for_gpu(unsigned op, uint64_t ctx)
 	while (!sc_cu_ticket_done(r.ticket) && !sc_cu.dead) {
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 		if (!said && sc_log_seconds() - t0 >= WAIT_SAID_MS / 1000.0) {
-			sc_log(SC_LOG_INFO, "checkpoint: waiting for the GPU to finish its work, "
+			sc_log(SC_LOG_WARN, "checkpoint: waiting for the GPU to finish its work, "
 			       "the last kernel launched being '%s' (a kernel launched with "
 			       "selfckpt_launch_resumable() would stop at its next item)",
 			       last_kernel());
