@@ -12,11 +12,13 @@
  * raised).
  *
  * The launcher is an ordinary user of the Driver API: it launches, waits,
- * reads the counter back, and launches again while items are left. Its state
+ * reads the counter back, and launches again, once the flag is down, while
+ * items are left. Its state
  * is its stack and the counter in device memory, so a thread restored inside
  * it goes on as it would have.
  */
 #include <stddef.h>
+#include <time.h>
 
 #include "cuda/lib/cuda_internal.h"
 #include "format/sc_log.h"
@@ -55,6 +57,31 @@ void sc_resumable_lower(void)
 		__atomic_store_n(f, 0u, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * The launch ends. Asked, not waited for: the proxy serves one request at a
+ * time, and a checkpoint's write must not queue behind a synchronisation
+ * that lasts as long as the kernel. Polled from every 20 us up to 1 ms: the
+ * kernels this serves are long.
+ */
+static CUresult wait_for_stream(CUstream stream)
+{
+	long ns = 20000;
+	CUresult res;
+
+	while ((res = cuStreamQuery(stream)) == CUDA_ERROR_NOT_READY) {
+		nanosleep(&(struct timespec){ 0, ns }, NULL);
+		ns = ns < 1000000 ? ns * 2 : 1000000;
+	}
+	return res;
+}
+
+/* Until the checkpoint that stopped the kernel is over: launched now, it would stop at once. */
+static void wait_for_flag_down(void)
+{
+	while (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+}
+
 /* The work's counter and flag for the next launch: the flag's device address may change. */
 static CUresult set_flag(CUdeviceptr work, struct selfckpt_work *w)
 {
@@ -87,12 +114,13 @@ SELFCKPT_API CUresult selfckpt_launch_resumable(CUfunction f, unsigned int gx, u
 		if ((res = set_flag(work, &w)) != CUDA_SUCCESS ||
 		    (res = cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params,
 					  NULL)) != CUDA_SUCCESS ||
-		    (res = cuStreamSynchronize(stream)) != CUDA_SUCCESS ||
+		    (res = wait_for_stream(stream)) != CUDA_SUCCESS ||
 		    (res = cuMemcpyDtoH(&w, work, sizeof(w))) != CUDA_SUCCESS)
 			return res;
 		if (w.next >= w.total)
 			return CUDA_SUCCESS;
-		/* a checkpoint stopped it: this launch again waits until the checkpoint is over */
+		/* a checkpoint stopped it: launched again once the checkpoint is over */
+		wait_for_flag_down();
 		sc_log(SC_LOG_DEBUG, "resumable launch: %llu of %llu items done, launched again",
 		       w.next, w.total);
 	}

@@ -17,10 +17,14 @@
  * bench_empty:    nothing, for launch rates.
  * bench_stencil:  out = the five-point average of in, on a w x h grid whose
  *                 edges stay as they are; one thread a point.
+ * bench_items:    resumable items (selfckpt_kernel.h) of a given number of
+ *                 clock cycles each.
  *
  * The host versions for the software device (bench_kernels_soft.c) compute
  * the same values for bench_fill and bench_checksum.
  */
+
+#include "selfckpt_kernel.h"
 
 #define MIX_K 0x9e3779b97f4a7c15ull
 
@@ -104,4 +108,21 @@ extern "C" __global__ void bench_stencil(float *out, const float *in, int w, int
 		out[i] = in[i];
 	else
 		out[i] = 0.2f * (in[i] + in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
+}
+
+/*
+ * bench_items: items of @cycles clock cycles each, taken as resumable
+ * launches take them (selfckpt_kernel.h); out[item] = mix(item) once done.
+ */
+extern "C" __global__ void bench_items(unsigned long long *out, long long cycles,
+				       struct selfckpt_work *work)
+{
+	SELFCKPT_FOR_EACH_ITEM(work, item) {
+		long long start = clock64();
+
+		while (clock64() - start < cycles)
+			;
+		if (threadIdx.x == 0)
+			out[item] = mix(item);
+	}
 }

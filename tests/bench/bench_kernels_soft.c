@@ -10,6 +10,7 @@
  * matters. Figures measured on the software device say nothing about GPUs.
  */
 #include <stdint.h>
+#include <time.h>
 
 #include "softcuda.h"
 
@@ -100,4 +101,27 @@ SOFTK void softk_bench_stencil(const struct softcuda_launch *l, void **params)
 			else
 				out[i] = 0.2f * (in[i] + in[i - 1] + in[i + 1] + in[i - w] + in[i + w]);
 		}
+}
+
+/* kernel bench_items: the cycles taken as nanoseconds; items as selfckpt_kernel.h takes them */
+struct work {
+	unsigned long long next, total;
+	const volatile unsigned *flag;
+	unsigned long long launches;
+};
+
+SOFTK void softk_bench_items(const struct softcuda_launch *l, void **params)
+{
+	uint64_t *out = *(uint64_t **)params[0];
+	long long ns = *(long long *)params[1];
+	struct work *w = *(struct work **)params[2];
+
+	(void)l;
+	while (!(w->flag && *w->flag) && w->next < w->total) {
+		unsigned long long item = w->next++;
+		struct timespec t = { ns / 1000000000, ns % 1000000000 };
+
+		nanosleep(&t, NULL);
+		out[item] = mix(item);
+	}
 }

@@ -2,11 +2,12 @@
 # (they need the CUDA toolkit, and a GPU to run); only by the targets below.
 #
 #   make bench-cuda-progs  bench-cuda, bench-cuda-ckpt, bench-cuda-native-target,
-#                          bench-cuda-background and their
+#                          bench-cuda-background, bench-cuda-interrupt and their
 #                          kernels (bench_kernels.fatbin) in $(BUILD)/tests/
 #   make bench-gpu         runs bench-cuda, then bench-cuda-ckpt (8 GiB, 3 runs by default),
-#                          then bench-cuda-background (the same); BENCH_CUDA_ARGS,
-#                          BENCH_CUDA_CKPT_ARGS and BENCH_CUDA_BG_ARGS pass options
+#                          then bench-cuda-background (the same), then bench-cuda-interrupt
+#                          (a 60 s kernel); BENCH_CUDA_ARGS, BENCH_CUDA_CKPT_ARGS,
+#                          BENCH_CUDA_BG_ARGS and BENCH_CUDA_INT_ARGS pass options
 #   make bench-gpu-soft    all three on the software CUDA device (tests/softcuda), small: tries
 #                          the programs where there is no GPU; its figures mean nothing
 #
@@ -21,23 +22,26 @@ BENCH_CUDA := $(BUILD)/tests/bench-cuda
 BENCH_CUDA_CKPT := $(BUILD)/tests/bench-cuda-ckpt
 BENCH_CUDA_TARGET := $(BUILD)/tests/bench-cuda-native-target
 BENCH_CUDA_BG := $(BUILD)/tests/bench-cuda-background
+BENCH_CUDA_INT := $(BUILD)/tests/bench-cuda-interrupt
 BENCH_CUDA_FATBIN := $(BUILD)/tests/bench_kernels.fatbin
 BENCH_CUDA_OBJ := $(BUILD)/obj/tests/bench
 BENCH_CUDA_OBJS := $(BENCH_CUDA_OBJ)/bench_cuda.o $(BENCH_CUDA_OBJ)/bench_cuda_ckpt.o \
 	$(BENCH_CUDA_OBJ)/bench_cuda_native_target.o $(BENCH_CUDA_OBJ)/bench_cuda_data.o \
-	$(BENCH_CUDA_OBJ)/bench_cuda_background.o
+	$(BENCH_CUDA_OBJ)/bench_cuda_background.o $(BENCH_CUDA_OBJ)/bench_cuda_interrupt.o
 BENCH_CUDA_ARGS ?=
 BENCH_CUDA_CKPT_ARGS ?=
 BENCH_CUDA_BG_ARGS ?=
+BENCH_CUDA_INT_ARGS ?=
 
 $(BENCH_CUDA_OBJS): SC_CFLAGS += -I$(CUDA_INCLUDE)
 $(BENCH_CUDA_OBJS): | $(CUDA_INCLUDE)/cuda.h
 
-$(BENCH_CUDA_FATBIN): tests/bench/bench_kernels.cu tests/bench/cuda.mk
+$(BENCH_CUDA_FATBIN): tests/bench/bench_kernels.cu tests/bench/cuda.mk \
+		$(PUBLIC_INCLUDE)/selfckpt_kernel.h
 	@command -v $(NVCC) > /dev/null 2>&1 || { echo "bench-cuda-progs: no nvcc at" \
 		"NVCC=$(NVCC): install the CUDA toolkit, or set NVCC or CUDA_HOME" >&2; exit 1; }
 	$(Q)mkdir -p $(@D)
-	$(call quiet,NVCC,$<)$(NVCC) --fatbin $(CUDA_ARCHS) -o $@ $<
+	$(call quiet,NVCC,$<)$(NVCC) --fatbin $(CUDA_ARCHS) -I$(PUBLIC_INCLUDE) -o $@ $<
 
 # Loads the driver's libcuda and libselfckpt itself (dlopen): linked with neither.
 $(BENCH_CUDA): $(BENCH_CUDA_OBJ)/bench_cuda.o $(BENCH_DATA)
@@ -57,6 +61,11 @@ $(BENCH_CUDA_BG): $(BENCH_CUDA_OBJ)/bench_cuda_background.o $(BENCH_CUDA_OBJ)/be
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
 		-L$(BUILD)/lib -lselfckpt -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
 
+$(BENCH_CUDA_INT): $(BENCH_CUDA_OBJ)/bench_cuda_interrupt.o $(BUILD)/lib/libselfckpt.so
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
+		-L$(BUILD)/lib -lselfckpt -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
+
 # The stub only resolves the symbols; the driver's libcuda.so.1 runs them.
 $(BENCH_CUDA_TARGET): $(BENCH_CUDA_OBJ)/bench_cuda_native_target.o \
 		$(BENCH_CUDA_OBJ)/bench_cuda_data.o
@@ -70,13 +79,14 @@ bench-cuda-progs bench-gpu bench-cuda-soft bench-gpu-soft:
 	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) $@
 else
 bench-cuda-progs: $(BENCH_CUDA) $(BENCH_CUDA_CKPT) $(BENCH_CUDA_TARGET) $(BENCH_CUDA_BG) \
-	$(BENCH_CUDA_FATBIN)
+	$(BENCH_CUDA_INT) $(BENCH_CUDA_FATBIN)
 
 # The library, the restorer and the GPU proxy, besides the programs.
 bench-gpu: bench-cuda-progs lib tools
 	$(Q)$(BENCH_CUDA) $(BENCH_CUDA_ARGS)
 	$(Q)$(BENCH_CUDA_CKPT) $(BENCH_CUDA_CKPT_ARGS)
 	$(Q)$(BENCH_CUDA_BG) $(BENCH_CUDA_BG_ARGS)
+	$(Q)$(BENCH_CUDA_INT) $(BENCH_CUDA_INT_ARGS)
 
 # The software device: the kernels as host functions and a module text naming them; the
 # native target finds the device as libcuda.so.1 in $(BUILD)/tests/softlib.
@@ -94,7 +104,8 @@ $(BENCH_SOFT_MODULE): tests/bench/cuda.mk
 	$(call quiet,GEN,$@)printf '%s\n' '.version 8.0' '.target sm_90' \
 		'// softcuda library $(abspath $(BENCH_SOFT_KERNELS))' '.entry bench_fill (8, 8, 8)' \
 		'.entry bench_checksum (8, 8, 8, 8)' '.entry bench_compute (8, 4)' \
-		'.entry bench_empty ()' '.entry bench_stencil (8, 8, 4, 4)' > $@
+		'.entry bench_empty ()' '.entry bench_stencil (8, 8, 4, 4)' \
+		'.entry bench_items (8, 8, 8)' > $@
 
 bench-cuda-soft: bench-cuda-progs $(SOFTCUDA_LIB) $(BENCH_SOFT_KERNELS) $(BENCH_SOFT_MODULE)
 	$(Q)mkdir -p $(BENCH_SOFT_LIBDIR)
@@ -109,4 +120,6 @@ bench-gpu-soft: bench-cuda-soft lib tools
 		--module $(BENCH_SOFT_MODULE) $(BENCH_CUDA_CKPT_ARGS)
 	$(Q)SELFCKPT_LIBCUDA=$(abspath $(SOFTCUDA_LIB)) $(BENCH_CUDA_BG) --runs 1 --gib 0.0625 \
 		--module $(BENCH_SOFT_MODULE) $(BENCH_CUDA_BG_ARGS)
+	$(Q)SELFCKPT_LIBCUDA=$(abspath $(SOFTCUDA_LIB)) $(BENCH_CUDA_INT) --seconds 2 --item-ms 5 \
+		--module $(BENCH_SOFT_MODULE) $(BENCH_CUDA_INT_ARGS)
 endif
