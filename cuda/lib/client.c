@@ -484,15 +484,8 @@ CUresult sc_cu_post(struct sc_req *r)
 	return CUDA_SUCCESS;
 }
 
-bool sc_cu_ticket_done(uint32_t ticket)
-{
-	struct sc_ch_header *h = sc_ch_header(sc_cu.base);
-
-	return (int32_t)(__atomic_load_n(&h->tail, __ATOMIC_ACQUIRE) - ticket) > 0;
-}
-
 /* Done when the proxy's tail has passed @ticket (tickets wrap: compare the distance). */
-CUresult sc_cu_wait_ticket(uint32_t ticket)
+CUresult sc_cu_wait_ticket_for(uint32_t ticket, uint64_t ns)
 {
 	struct sc_ch_header *h = sc_ch_header(sc_cu.base);
 	uint64_t start = sc_cu_now_ns();
@@ -504,11 +497,18 @@ CUresult sc_cu_wait_ticket(uint32_t ticket)
 		}
 		if (proxy_gone())
 			return CUDA_ERROR_DEVICE_UNAVAILABLE;
+		if (sc_cu_now_ns() - start >= ns)
+			return CUDA_ERROR_NOT_READY;
 		struct timespec ts = { 0, 20000 };
 
 		nanosleep(&ts, NULL);
 	}
 	return CUDA_SUCCESS;
+}
+
+CUresult sc_cu_wait_ticket(uint32_t ticket)
+{
+	return sc_cu_wait_ticket_for(ticket, UINT64_MAX);
 }
 
 CUresult sc_cu_take_sticky(void)

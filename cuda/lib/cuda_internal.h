@@ -82,8 +82,8 @@ CUresult sc_cu_post(struct sc_req *r);
 /** sc_cu_wait_ticket() - wait until the proxy has carried out request @ticket. */
 CUresult sc_cu_wait_ticket(uint32_t ticket);
 
-/** sc_cu_ticket_done() - whether the proxy has carried out request @ticket (no wait). */
-bool sc_cu_ticket_done(uint32_t ticket);
+/** sc_cu_wait_ticket_for() - as sc_cu_wait_ticket(), for @ns at most: CUDA_ERROR_NOT_READY after. */
+CUresult sc_cu_wait_ticket_for(uint32_t ticket, uint64_t ns);
 
 /** sc_cu_take_sticky() - the pending error of an asynchronous request, cleared. */
 CUresult sc_cu_take_sticky(void);

@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/sc_core.h"
@@ -98,28 +97,22 @@ static CUresult wait_for_gpu(unsigned op, uint64_t ctx)
 	struct sc_ch_header *h = sc_ch_header(sc_cu.base);
 	struct sc_req r = { .op = op, .ctx = ctx, .flags = SC_MSG_DRAIN };
 	double t0 = sc_log_seconds();
-	bool said = false;
 	CUresult res;
 
 	__atomic_store_n(&h->drain_error, 0, __ATOMIC_RELEASE);
 	if ((res = sc_cu_post(&r)) != CUDA_SUCCESS)
 		return res;
-	while (!sc_cu_ticket_done(r.ticket) && !sc_cu.dead) {
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-		if (!said && sc_log_seconds() - t0 >= WAIT_SAID_MS / 1000.0) {
-			sc_log(SC_LOG_WARN, "checkpoint: waiting for the GPU to finish its work, "
-			       "the last kernel launched being '%s' (a kernel launched with "
-			       "selfckpt_launch_resumable() would stop at its next item)",
-			       last_kernel());
-			said = true;
-		}
-	}
-	if ((res = sc_cu_wait_ticket(r.ticket)) == CUDA_SUCCESS)
-		res = (CUresult)__atomic_load_n(&h->drain_error, __ATOMIC_ACQUIRE);
-	if (said)
+	res = sc_cu_wait_ticket_for(r.ticket, WAIT_SAID_MS * 1000000ull);
+	if (res == CUDA_ERROR_NOT_READY) {
+		sc_log(SC_LOG_WARN, "checkpoint: waiting for the GPU to finish its work, the last "
+		       "kernel launched being '%s' (a kernel launched with "
+		       "selfckpt_launch_resumable() would stop at its next item)", last_kernel());
+		res = sc_cu_wait_ticket(r.ticket);
 		sc_log(SC_LOG_INFO, "checkpoint: the GPU finished after %.1f s",
 		       sc_log_seconds() - t0);
-	return res;
+	}
+	return res == CUDA_SUCCESS ? (CUresult)__atomic_load_n(&h->drain_error, __ATOMIC_ACQUIRE)
+				   : res;
 }
 
 static int synchronise_all(void)
