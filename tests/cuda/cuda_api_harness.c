@@ -71,15 +71,19 @@ int sc_test_exit_of_child(int (*fn)(const char *), const char *image)
 	return WEXITSTATUS(status);
 }
 
+int sc_test_exit_in_dir(int (*fn)(const char *), char *dir, char *image, size_t n)
+{
+	cr_assert(mkdtemp(dir));
+	snprintf(image, n, "%s/img.sckpt", dir);
+	return sc_test_exit_of_child(fn, image);
+}
+
 int sc_test_exit_after_restore(int (*fn)(const char *), char *dir)
 {
 	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
 	char image[4096], cmd[8192];
-	int status;
+	int status = sc_test_exit_in_dir(fn, dir, image, sizeof(image));
 
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	status = sc_test_exit_of_child(fn, image);
 	cr_assert_eq(status, 0, "exit %d before the restore", status);
 	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, image,
 		 dir);

@@ -8,6 +8,7 @@
 #define SC_TESTS_CUDA_API_HARNESS_H
 
 #include <cuda.h>
+#include <stddef.h>
 
 #define OK(call) cr_assert_eq((call), CUDA_SUCCESS, "%s", #call)
 
@@ -32,6 +33,13 @@ CUmodule sc_test_load(CUfunction *step);
  * checkpointed); its exit status.
  */
 int sc_test_exit_of_child(int (*fn)(const char *), const char *image);
+
+/**
+ * sc_test_exit_in_dir() - sc_test_exit_of_child(@fn, @dir/img.sckpt) in a
+ * new directory @dir (a mkdtemp() template); the image's path goes to @image
+ * (@n bytes). The caller removes @dir (sc_test_remove_dir()).
+ */
+int sc_test_exit_in_dir(int (*fn)(const char *), char *dir, char *image, size_t n);
 
 /**
  * sc_test_exit_after_restore() - @fn(image) in a child of the test, which

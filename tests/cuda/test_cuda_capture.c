@@ -151,9 +151,8 @@ Test(cuda_capture, the_programs_calls_go_on_while_the_image_is_written)
 	char dir[] = "/tmp/sc-capture-XXXXXX", image[64];
 	int status;
 
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	status = sc_test_exit_of_child(save_with_a_call_during_the_write, image);
+	status = sc_test_exit_in_dir(save_with_a_call_during_the_write, dir, image, sizeof(image));
+
 	cr_assert_eq(status, 0, "exit %d (1: the call waited for the image, 2-4: see the "
 		     "program)", status);
 	sc_test_remove_dir(dir);
@@ -182,9 +181,8 @@ Test(cuda_capture, the_calls_go_on_with_the_copy_in_host_memory)
 	char dir[] = "/tmp/sc-capture-XXXXXX", image[64];
 	int status;
 
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	status = sc_test_exit_of_child(save_with_capture_to_host, image);
+	status = sc_test_exit_in_dir(save_with_capture_to_host, dir, image, sizeof(image));
+
 	cr_assert_eq(status, 0, "exit %d (1: the call waited for the image, 2-4: see the "
 		     "program)", status);
 	sc_test_remove_dir(dir);
@@ -223,10 +221,9 @@ Test(cuda_capture, without_room_on_the_device_the_copy_goes_to_host_memory)
 	char dir[] = "/tmp/sc-capture-XXXXXX", image[64], log[80];
 	int status;
 
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
+	status = sc_test_exit_in_dir(save_with_no_room_on_the_device, dir, image, sizeof(image));
 	snprintf(log, sizeof(log), "%s.log", image);
-	status = sc_test_exit_of_child(save_with_no_room_on_the_device, image);
+
 	cr_assert_eq(status, 0, "exit %d (1: the call waited for the image, 2-4: see the "
 		     "program)", status);
 	cr_assert(file_says(log, "copied aside, to host memory"), "see %s", log);
@@ -238,9 +235,8 @@ Test(cuda_capture, with_capture_off_the_calls_wait_for_the_image)
 	char dir[] = "/tmp/sc-capture-XXXXXX", image[64];
 	int status;
 
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	status = sc_test_exit_of_child(save_with_capture_off, image);
+	status = sc_test_exit_in_dir(save_with_capture_off, dir, image, sizeof(image));
+
 	cr_assert_eq(status, 1, "exit %d (0: the call went on during the write, 2-4: see the "
 		     "program)", status);
 	sc_test_remove_dir(dir);
@@ -259,9 +255,8 @@ Test(cuda_capture, an_allocation_that_finds_the_device_full_waits_for_the_copy)
 	char dir[] = "/tmp/sc-capture-XXXXXX", image[64];
 	int status;
 
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	status = sc_test_exit_of_child(save_while_the_device_is_full, image);
+	status = sc_test_exit_in_dir(save_while_the_device_is_full, dir, image, sizeof(image));
+
 	cr_assert_eq(status, 1, "exit %d (0: the allocation did not wait for the copy to be "
 		     "freed, 4: it failed, 2-3: see the program)", status);
 	sc_test_remove_dir(dir);

@@ -132,9 +132,8 @@ Test(cuda_resumable, a_checkpoint_stops_the_kernel_which_goes_on_after)
 	char dir[] = "/tmp/sc-resumable-XXXXXX", image[64];
 	int status;
 
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
-	status = sc_test_exit_of_child(save_during_a_launch_here, image);
+	status = sc_test_exit_in_dir(save_during_a_launch_here, dir, image, sizeof(image));
+
 	cr_assert_eq(status, 0, "exit %d (4: the launch failed, 5: an item is wrong, 6: not two "
 		     "launches: the kernel was not stopped, or launched again too soon)", status);
 	sc_test_remove_dir(dir);
@@ -181,10 +180,9 @@ Test(cuda_resumable, a_checkpoint_that_waits_for_a_kernel_names_it)
 	FILE *f;
 	int status;
 
-	cr_assert(mkdtemp(dir));
-	snprintf(image, sizeof(image), "%s/img.sckpt", dir);
+	status = sc_test_exit_in_dir(save_during_a_plain_launch, dir, image, sizeof(image));
 	snprintf(log, sizeof(log), "%s.log", image);
-	status = sc_test_exit_of_child(save_during_a_plain_launch, image);
+
 	cr_assert_eq(status, 0, "exit %d", status);
 	cr_assert(f = fopen(log, "r"));
 	text[fread(text, 1, sizeof(text) - 1, f)] = 0;
