@@ -201,7 +201,8 @@ static void free_device_areas(void)
 {
 	for (size_t i = 0; i < cap.n_areas; i++) {
 		struct area *a = &cap.areas[i];
-		struct sc_req f = { .op = SC_OP_CAPTURE_FREE, .ctx = a->ctx, .a = { a->addr } };
+		struct sc_req f = { .op = SC_OP_CAPTURE_FREE, .ctx = a->ctx,
+				    .a = { a->addr, a->stream } };
 
 		if (a->addr)
 			sc_cu_call(&f);

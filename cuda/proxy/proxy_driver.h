@@ -36,7 +36,7 @@
 	X(cuStreamSynchronize) X(cuStreamQuery) X(cuStreamWaitEvent) X(cuEventCreate) \
 	X(cuEventRecordWithFlags) X(cuEventSynchronize) X(cuEventQuery) X(cuEventElapsedTime) \
 	X(cuEventDestroy) X(cuEventRecord) X(cuArray3DGetDescriptor) \
-	X(cuMemAlloc) X(cuMemFree) X(cuDeviceGetPCIBusId) X(cuDeviceGetByPCIBusId) \
+	X(cuMemAlloc) X(cuMemFree) X(cuMemFreeAsync) X(cuDeviceGetPCIBusId) X(cuDeviceGetByPCIBusId) \
 	X(cuDeviceGetTexture1DLinearMaxWidth) X(cuDeviceGetExecAffinitySupport) \
 	X(cuFlushGPUDirectRDMAWrites) X(cuCtxSetFlags) X(cuCtxSetCacheConfig) \
 	X(cuCtxGetCacheConfig) X(cuCtxSetSharedMemConfig) X(cuCtxGetSharedMemConfig) \

@@ -28,6 +28,9 @@ void sc_proxy_ops_graph(sc_proxy_op_fn *t);
 /* Parameters of one kernel a request can carry. */
 #define SC_PROXY_MAX_PARAMS ((SC_CH_INLINE) / 8)
 
+/* A stream a request names by the proxy's own handle (0: the default stream). */
+#define STREAM(v) ((CUstream)(uintptr_t)(v))
+
 /**
  * sc_proxy_unpack_params() - the pointers to each of @n kernel parameters,
  * from @len bytes at @data: their (offset, size) pairs, then the parameter

@@ -15,7 +15,6 @@
 #define GRAPH(v) ((CUgraph)(uintptr_t)(v))
 #define NODE(v) ((CUgraphNode)(uintptr_t)(v))
 #define EXEC(v) ((CUgraphExec)(uintptr_t)(v))
-#define STREAM(v) ((CUstream)(uintptr_t)(v))
 #define HANDLE(p) ((uint64_t)(uintptr_t)(p))
 
 /* The kernel node attributes a graph keeps, which a rebuilt node must have again. */

@@ -7,7 +7,6 @@
 
 #include "cuda/proxy/proxy_internal.h"
 
-#define STREAM(v) ((CUstream)(uintptr_t)(v))
 #define CTX(v) ((CUcontext)(uintptr_t)(v))
 
 static CUmemAllocationProp device_prop(CUdevice dev)

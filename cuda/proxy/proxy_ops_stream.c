@@ -6,7 +6,6 @@
 
 #include "cuda/proxy/proxy_internal.h"
 
-#define STREAM(v) ((CUstream)(uintptr_t)(v))
 #define EVENT(v) ((CUevent)(uintptr_t)(v))
 
 static CUresult op_stream_create(struct sc_ch_slot *s)

@@ -178,7 +178,9 @@ enum sc_op {
 	SC_OP_CAPTURE_AREA,     /* in a0 bytes; the device keeps free besides a1 bytes or
 				 * 1/a2 of its memory, the more; out a0 device address
 				 * (proxy_capture.c) */
-	SC_OP_CAPTURE_FREE,     /* in a0 device address */
+	SC_OP_CAPTURE_FREE,     /* in a0 device address, a1 the stream that read it (freed
+				 * once that stream's work is done, not waiting for the
+				 * program's kernels) */
 	SC_OP_COUNT
 };
 

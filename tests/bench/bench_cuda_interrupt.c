@@ -227,6 +227,12 @@ static void parse(int argc, char **argv, double *seconds, double *item_ms, char 
 		exit(EXIT_USAGE);
 	}
 	self[n] = 0;
+	/* found out now, not after the two minutes of launches before the checkpoint */
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr, "bench-cuda-interrupt: cannot write the image in '%s': %s\n", dir,
+			strerror(errno));
+		exit(EXIT_USAGE);
+	}
 	at = dirname(self);
 	snprintf(b.restore, sizeof(b.restore), "%.4000s/../bin/selfckpt-restore", at);
 	if (!b.module[0])
