@@ -17,46 +17,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "core/pagemap_scan.h"
 #include "core/sc_core.h"
 #include "core/sc_settings.h"
 #include "format/sc_array.h"
 #include "format/sc_log.h"
-
-/*
- * The PAGEMAP_SCAN interface, as in the kernel's include/uapi/linux/fs.h
- * (Linux 6.7+). Debian 12's headers predate it, so it is spelled out here
- * under our own names.
- */
-#define SC_PAGE_IS_FILE (1u << 2)
-#define SC_PAGE_IS_PRESENT (1u << 3)
-#define SC_PAGE_IS_SWAPPED (1u << 4)
-#define SC_PAGE_IS_GUARD (1u << 8) /* Linux 6.15+; an earlier kernel refuses the bit */
-
-struct sc_page_region {
-	uint64_t start, end; /* [start, end) */
-	uint64_t categories; /* SC_PAGE_IS_* */
-};
-
-struct sc_pm_scan_arg {
-	uint64_t size;
-	uint64_t flags;
-	uint64_t start;
-	uint64_t end;
-	uint64_t walk_end; /* set by the kernel: where the walk stopped */
-	uint64_t vec;
-	uint64_t vec_len;
-	uint64_t max_pages;
-	uint64_t category_inverted;
-	uint64_t category_mask;
-	uint64_t category_anyof_mask;
-	uint64_t return_mask;
-};
-
-#define SC_PAGEMAP_SCAN _IOWR('f', 16, struct sc_pm_scan_arg)
-
-_Static_assert(sizeof(struct sc_pm_scan_arg) == 96, "struct pm_scan_arg is 96 bytes");
-_Static_assert(sizeof(struct sc_page_region) == 24, "struct page_region is 24 bytes");
-_Static_assert(SC_PAGEMAP_SCAN == 0xc0606610, "PAGEMAP_SCAN is _IOWR('f', 16, 96 bytes)");
 
 /* Entries of the old interface (Documentation/admin-guide/mm/pagemap.rst). */
 #define PM_PRESENT (1ull << 63)

@@ -12,7 +12,7 @@ CUDA_LIB_SRCS := $(addprefix cuda/lib/,api_lock.c gpu_capture.c resumable.c api_
 	api_copy.c api_copy2d.c api_module.c api_kernel.c api_launch.c api_hostfn.c api_vmm.c api_mempool.c api_occupancy.c api_query.c api_stream.c \
 	api_array.c api_peer.c api_graph.c api_graph_more.c api_capture.c api_managed.c graph_desc.c \
 	errors.c \
-	objects.c context.c managed.c write_watch.c \
+	objects.c context.c managed.c \
 	par_copy.c arena.c host_heap.c client.c module_size.c gpu_checkpoint.c replay.c \
 	driver_seen.c driver_call.c driver_ckpt.c)
 CUDA_SHARED_SRCS := $(addprefix cuda/shared/,channel.c array_format.c array_data.c)

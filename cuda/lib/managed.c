@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/sc_core.h"
+#include "core/sc_write_watch.h"
 #include "cuda/lib/managed.h"
 #include "format/sc_array.h"
 #include "format/sc_log.h"

@@ -11,7 +11,7 @@
  *
  *  - before any work is given to the GPU (a launch, a graph, a copy or a
  *    memory set), the pages the CPU wrote since the last time are copied to
- *    the device (write_watch.c finds them);
+ *    the device (core/write_watch.c finds them);
  *  - after a synchronisation that covers GPU work given since the last one
  *    (cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize, a query
  *    that finds the work done, a synchronous copy), every managed allocation
@@ -29,27 +29,6 @@
 #include <stdint.h>
 
 #include "cuda/lib/cuda_internal.h"
-
-/* ---- which pages the program wrote (write_watch.c) ---- */
-
-/** sc_ww_init() - open the write watch once. Return: 0, or -errno (logged) where it cannot be had. */
-int sc_ww_init(void);
-/** sc_ww_reopen() - at a restart: a new watch (the image holds none). */
-int sc_ww_reopen(void);
-/** sc_ww_watch() - watch @len bytes at @p (page-aligned): every page counts as unwritten. */
-int sc_ww_watch(void *p, size_t len);
-/** sc_ww_unwatch() - stop watching @len bytes at @p. */
-void sc_ww_unwatch(void *p, size_t len);
-/** sc_ww_protect() - set (@on) or lift the watch's protection of a range, reporting nothing. */
-int sc_ww_protect(void *p, size_t len, bool on);
-/* one run of written pages, [start, end) */
-typedef int (*sc_ww_fn)(void *arg, uint64_t start, uint64_t end);
-/**
- * sc_ww_take() - call @fn for each run of pages of [@p, @p + @len) written
- * since the last call, and count them as unwritten again. Return: 0, -errno,
- * or the first non-zero value @fn returned.
- */
-int sc_ww_take(void *p, size_t len, sc_ww_fn fn, void *arg);
 
 /* ---- managed allocations (managed.c) ---- */
 

@@ -30,33 +30,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/pagemap_scan.h"
 #include "core/sc_fds.h"
-#include "cuda/lib/managed.h"
+#include "core/sc_write_watch.h"
 #include "format/sc_log.h"
 
-/*
- * The kernel's interface (include/uapi/linux/fs.h, userfaultfd.h of 6.7),
- * spelled out here: the system's headers may be older than the kernel.
- */
-#ifndef UFFD_USER_MODE_ONLY
-#define UFFD_USER_MODE_ONLY 1
-#endif
-#define WW_FEATURE_WP_UNPOPULATED (1ull << 13)
-#define WW_FEATURE_WP_ASYNC (1ull << 15)
-#define WW_PAGE_IS_WRITTEN (1ull << 1)
-#define WW_SCAN_WP_MATCHING (1ull << 0)
-#define WW_SCAN_CHECK_WPASYNC (1ull << 1)
-
-struct ww_page_region {
-	uint64_t start, end, categories;
-};
-
-struct ww_scan_arg {
-	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
-	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
-};
-
-#define WW_PAGEMAP_SCAN _IOWR('f', 16, struct ww_scan_arg)
 #define WW_RUNS 256 /* written runs per scan call */
 
 static struct {
@@ -79,14 +57,14 @@ static int ww_fail(int err, const char *what)
 }
 
 /* The scan that lists the written pages also protects them again. */
-static long ww_scan(uint64_t start, uint64_t end, struct ww_page_region *runs, uint64_t *walk_end)
+static long ww_scan(uint64_t start, uint64_t end, struct sc_page_region *runs, uint64_t *walk_end)
 {
-	struct ww_scan_arg a = {
-		.size = sizeof(a), .flags = WW_SCAN_WP_MATCHING | WW_SCAN_CHECK_WPASYNC,
+	struct sc_pm_scan_arg a = {
+		.size = sizeof(a), .flags = SC_PM_SCAN_WP_MATCHING | SC_PM_SCAN_CHECK_WPASYNC,
 		.start = start, .end = end, .vec = (uint64_t)(uintptr_t)runs, .vec_len = WW_RUNS,
-		.category_mask = WW_PAGE_IS_WRITTEN, .return_mask = WW_PAGE_IS_WRITTEN,
+		.category_mask = SC_PAGE_IS_WRITTEN, .return_mask = SC_PAGE_IS_WRITTEN,
 	};
-	long n = ioctl(ww.pagemap, WW_PAGEMAP_SCAN, &a);
+	long n = ioctl(ww.pagemap, SC_PAGEMAP_SCAN, &a);
 
 	*walk_end = a.walk_end;
 	return n < 0 ? -errno : n;
@@ -95,8 +73,8 @@ static long ww_scan(uint64_t start, uint64_t end, struct ww_page_region *runs, u
 static int ww_open(void)
 {
 	struct uffdio_api api = { .api = UFFD_API,
-				  .features = WW_FEATURE_WP_ASYNC | WW_FEATURE_WP_UNPOPULATED };
-	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+				  .features = SC_UFFD_FEATURE_WP_ASYNC | SC_UFFD_FEATURE_WP_UNPOPULATED };
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | SC_UFFD_USER_MODE_ONLY);
 
 	if (fd < 0)
 		return ww_fail(-errno, "userfaultfd()");
@@ -157,7 +135,7 @@ void sc_ww_unwatch(void *p, size_t len)
 
 int sc_ww_take(void *p, size_t len, sc_ww_fn fn, void *arg)
 {
-	struct ww_page_region runs[WW_RUNS];
+	struct sc_page_region runs[WW_RUNS];
 	uint64_t at = (uint64_t)(uintptr_t)p, end = at + len, walked;
 	long n;
 	int err = 0;
