@@ -11,6 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/**
+ * sc_uffd_open_async() - a userfaultfd descriptor with asynchronous write
+ * protection (Linux 6.7) and @features besides (SC_UFFD_FEATURE_*), usable
+ * without privilege (UFFD_USER_MODE_ONLY).
+ * Return: the descriptor, or -errno with *@what naming the step that failed.
+ */
+int sc_uffd_open_async(uint64_t features, const char **what);
+
 /** sc_ww_init() - open the write watch once. Return: 0, or -errno (logged) where it cannot be had. */
 int sc_ww_init(void);
 /** sc_ww_reopen() - at a restart: a new watch (the image holds none). */

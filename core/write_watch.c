@@ -70,17 +70,32 @@ static long ww_scan(uint64_t start, uint64_t end, struct sc_page_region *runs, u
 	return n < 0 ? -errno : n;
 }
 
+int sc_uffd_open_async(uint64_t features, const char **what)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = SC_UFFD_FEATURE_WP_ASYNC | features };
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | SC_UFFD_USER_MODE_ONLY);
+	int err;
+
+	*what = "userfaultfd()";
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, UFFDIO_API, &api) < 0) {
+		err = -errno;
+		close(fd);
+		*what = "UFFDIO_API with asynchronous write protection";
+		return err;
+	}
+	return fd;
+}
+
 static int ww_open(void)
 {
-	struct uffdio_api api = { .api = UFFD_API,
-				  .features = SC_UFFD_FEATURE_WP_ASYNC | SC_UFFD_FEATURE_WP_UNPOPULATED };
-	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | SC_UFFD_USER_MODE_ONLY);
+	const char *what;
+	int fd = sc_uffd_open_async(SC_UFFD_FEATURE_WP_UNPOPULATED, &what);
 
 	if (fd < 0)
-		return ww_fail(-errno, "userfaultfd()");
+		return ww_fail(fd, what);
 	ww.uffd = fd;
-	if (ioctl(fd, UFFDIO_API, &api) < 0)
-		return ww_fail(-errno, "UFFDIO_API with asynchronous write protection");
 	if ((ww.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0)
 		return ww_fail(-errno, "/proc/self/pagemap");
 	sc_fds_own_add(ww.uffd);

@@ -27,6 +27,7 @@ TEST_SRCS := \
 	tests/core/test_maps.c \
 	tests/core/roundtrip_harness.c \
 	tests/core/test_pages.c \
+	tests/core/test_written.c \
 	tests/core/test_restored_process.c \
 	tests/core/test_restored_mappings.c \
 	tests/core/test_settings.c \

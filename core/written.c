@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * written.c - arming the watch of written pages before a checkpoint's stop,
+ * and the writer's questions once the instant is taken (written.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "core/sc_core.h"
+#include "core/sc_fds.h"
+#include "core/sc_sys.h"
+#include "core/sc_write_watch.h"
+#include "core/written.h"
+#include "format/sc_log.h"
+
+static struct {
+	pid_t owner;                /* the process the descriptors are of; 0: none open */
+	int uffd;
+	bool unavailable;           /* said why once; every page counts as written */
+	struct sc_written_scan scan;
+	uint32_t cap_armed;
+	bool taken;                 /* the scan ran at this checkpoint's instant */
+	struct sc_wrange *vouched;  /* the ranges scanned at the last instant kept */
+	uint32_t n_vouched, cap_vouched;
+} wt = { .uffd = -1, .scan = { .pagemap = -1 } };
+
+/* Written runs the scan makes room for: twice the last count, 4096 at least. */
+#define MIN_WRITTEN_ROOM 4096
+
+static void close_own(int *fd)
+{
+	if (*fd >= 0) {
+		sc_fds_own_remove(*fd);
+		close(*fd);
+	}
+	*fd = -1;
+}
+
+static int unavailable(int err, const char *what)
+{
+	close_own(&wt.uffd);
+	close_own(&wt.scan.pagemap);
+	wt.unavailable = true;
+	sc_log(SC_LOG_INFO, "checkpoint: images are full, not incremental: the pages written "
+	       "between checkpoints need userfaultfd's asynchronous write protection and "
+	       "PAGEMAP_SCAN (Linux 6.7 or later, userfaultfd allowed by the seccomp profile): "
+	       "%s: %s", what, strerror(-err));
+	return 1;
+}
+
+static int open_watch(void)
+{
+	const char *what;
+	int fd = sc_uffd_open_async(0, &what);
+
+	if (fd < 0)
+		return unavailable(fd, what);
+	wt.uffd = fd;
+	sc_fds_own_add(fd);
+	if ((wt.scan.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0)
+		return unavailable(-errno, "/proc/self/pagemap");
+	sc_fds_own_add(wt.scan.pagemap);
+	wt.owner = (pid_t)sc_sys0(SYS_getpid);
+	return 0;
+}
+
+/* Private anonymous memory of the program: what the watch covers. */
+static bool watched_kind(const struct sc_vma *v)
+{
+	return !(v->flags & SC_VMA_SHARED) && !sc_skip_covers(v->start, v->end) &&
+	       (v->kind == SC_VMA_ANON || v->kind == SC_VMA_HEAP || v->kind == SC_VMA_STACK);
+}
+
+/* Registered already (by this descriptor) or now: true; refused (another watch's): false. */
+static bool register_range(const struct sc_vma *v)
+{
+	struct uffdio_register reg = { .range = { v->start, v->end - v->start },
+				       .mode = UFFDIO_REGISTER_MODE_WP };
+
+	return ioctl(wt.uffd, UFFDIO_REGISTER, &reg) == 0;
+}
+
+static int grow(void **p, size_t n, size_t size)
+{
+	void *q = realloc(*p, n * size);
+
+	if (!q)
+		return sc_err(ENOMEM, "out of memory watching the pages written");
+	*p = q;
+	return 0;
+}
+
+static int arm_ranges(const struct sc_vma *v, size_t n)
+{
+	struct sc_written_scan *s = &wt.scan;
+	uint64_t room = 2 * s->n_written > MIN_WRITTEN_ROOM ? 2 * s->n_written : MIN_WRITTEN_ROOM;
+
+	s->n_armed = 0;
+	if (n > wt.cap_armed) {
+		if (grow((void **)&s->armed, n, sizeof(*s->armed)) < 0 ||
+		    grow((void **)&s->scanned, n, sizeof(*s->scanned)) < 0)
+			return -ENOMEM;
+		wt.cap_armed = (uint32_t)n;
+	}
+	if (room > s->cap_written) {
+		if (grow((void **)&s->written, room, sizeof(*s->written)) < 0)
+			return -ENOMEM;
+		s->cap_written = room;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (watched_kind(&v[i]) && register_range(&v[i]))
+			s->armed[s->n_armed++] = (struct sc_wrange){ v[i].start, v[i].end };
+	return 0;
+}
+
+int sc_written_arm(void)
+{
+	struct sc_vma *v;
+	size_t n;
+	int err;
+
+	wt.taken = false;
+	if (wt.owner && wt.owner != (pid_t)sc_sys0(SYS_getpid)) {
+		/* a forked child: the descriptors are copies of its parent's watch */
+		close_own(&wt.uffd);
+		close_own(&wt.scan.pagemap);
+		sc_written_forget();
+	}
+	if (wt.unavailable)
+		return 1;
+	if (wt.uffd < 0 && (err = open_watch()) != 0)
+		return err;
+	if ((err = sc_maps_read(0, &v, &n)) < 0)
+		return err;
+	err = arm_ranges(v, n);
+	sc_maps_free(v, n);
+	return err < 0 ? err : 0;
+}
+
+void sc_written_take(void)
+{
+	if (wt.uffd < 0 || wt.unavailable)
+		return;
+	sc_written_take_rt(&wt.scan);
+	wt.taken = true;
+}
+
+/* Is @a in the sorted ranges @r? *@edge: the next address above @a where the answer changes. */
+static bool in_ranges(const struct sc_wrange *r, uint64_t n, uint64_t a, uint64_t *edge)
+{
+	uint64_t lo = 0, hi = n;
+
+	while (lo < hi) { /* the first range that ends above @a */
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n) {
+		*edge = UINT64_MAX;
+		return false;
+	}
+	if (r[lo].start <= a) {
+		*edge = r[lo].end;
+		return true;
+	}
+	*edge = r[lo].start;
+	return false;
+}
+
+uint64_t sc_written_clean_run(uint64_t addr, uint64_t end, bool *clean)
+{
+	const struct sc_written_scan *s = &wt.scan;
+	uint64_t e1 = UINT64_MAX, e2 = UINT64_MAX, e3 = UINT64_MAX, edge;
+
+	*clean = false;
+	if (!wt.taken || addr >= end)
+		return end > addr ? end - addr : 0;
+	bool vouched = in_ranges(wt.vouched, wt.n_vouched, addr, &e1);
+	bool scanned = in_ranges(s->scanned, s->n_scanned, addr, &e2);
+	bool written = in_ranges(s->written, s->n_written, addr, &e3);
+
+	*clean = vouched && scanned && !written;
+	/* the answer holds up to the nearest edge of the three */
+	edge = e1 < e2 ? e1 : e2;
+	edge = edge < e3 ? edge : e3;
+	return (edge < end ? edge : end) - addr;
+}
+
+void sc_written_settle(bool kept)
+{
+	const struct sc_written_scan *s = &wt.scan;
+
+	wt.n_vouched = 0;
+	if (kept && wt.taken && s->n_scanned) {
+		if (s->n_scanned > wt.cap_vouched) {
+			if (grow((void **)&wt.vouched, s->n_scanned, sizeof(*wt.vouched)) < 0)
+				return; /* nothing vouched for: the next image is full */
+			wt.cap_vouched = s->n_scanned;
+		}
+		memcpy(wt.vouched, s->scanned, s->n_scanned * sizeof(*wt.vouched));
+		wt.n_vouched = s->n_scanned;
+	}
+	wt.taken = false;
+}
+
+void sc_written_forget(void)
+{
+	/*
+	 * In a restarted process the numbers are the checkpointed process's:
+	 * never closed here, the program may own them now.
+	 */
+	if (wt.uffd >= 0)
+		sc_fds_own_remove(wt.uffd);
+	if (wt.scan.pagemap >= 0)
+		sc_fds_own_remove(wt.scan.pagemap);
+	wt.uffd = wt.scan.pagemap = -1;
+	wt.owner = 0;
+	wt.unavailable = false;
+	wt.taken = false;
+	wt.n_vouched = 0;
+	wt.scan.n_armed = wt.scan.n_scanned = 0;
+	wt.scan.n_written = 0;
+}
