@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/inspect_chain.h"
 #include "cli/tool.h"
 #include "core/sc_fds.h"
 #include "core/sc_records.h"
@@ -91,6 +92,9 @@ struct inspection {
 	struct sc_cuda_driver driver;
 	struct devmem_stat devmem;
 	struct process_view pv;
+	bool has_parent;                  /* an incremental image: its parent record */
+	struct sc_parent_info parent;
+	struct sc_chain_view chain;       /* and its parents, as found */
 };
 
 /* ---- command line ---- */
@@ -330,7 +334,8 @@ static int read_range(struct inspection *in, const struct sc_segment_info *s, ui
 		uint64_t a = lo > start ? lo : start, b = hi < start + len ? hi : start + len;
 		int err;
 
-		if (a < b && (run->kind == SC_RUN_FILE || run->kind == SC_RUN_GUARD))
+		if (a < b && (run->kind == SC_RUN_FILE || run->kind == SC_RUN_GUARD ||
+			      run->kind == SC_RUN_PARENT))
 			return 0;
 		if (a < b && run->kind == SC_RUN_ZERO)
 			memset(out + (a - lo), 0, b - a);
@@ -410,6 +415,13 @@ static int take_process(struct inspection *in, const struct sc_record *rec)
 	return err;
 }
 
+static int take_parent(struct inspection *in, const struct sc_record *rec)
+{
+	sc_parent_free(&in->parent);
+	in->has_parent = sc_parent_read(in->r, rec, &in->parent) == 0;
+	return in->has_parent ? 0 : -SELFCKPT_ELENGTH;
+}
+
 static int take_record(struct inspection *in, const struct sc_record *rec)
 {
 	switch (rec->type) {
@@ -417,6 +429,7 @@ static int take_record(struct inspection *in, const struct sc_record *rec)
 	case SC_REC_THREAD: return take_thread(in, rec);
 	case SC_REC_FD: return take_fd(in, rec);
 	case SC_REC_SEGMENT: return take_segment(in, rec);
+	case SC_REC_PARENT: return take_parent(in, rec);
 	default: return take_cuda(in, rec);
 	}
 }
@@ -737,7 +750,11 @@ static void print_header(const struct inspection *in)
 	printf("page size     %u\nkernel        ", h->page_size);
 	sc_tool_print_text(stdout, h->kernel);
 	printf("\ncreated       %s\n", time_utc(when, sizeof(when), h->created_ns));
-	printf("flags         0x%llx\n\n", (unsigned long long)h->flags);
+	printf("flags         0x%llx%s\n", (unsigned long long)h->flags,
+	       h->flags & SC_HF_INCREMENTAL ? " (incremental: it needs the images below)" : "");
+	if (in->has_parent)
+		sc_chain_view_print(&in->chain, stdout);
+	putchar('\n');
 }
 
 static void print_devices(const struct devmem_stat *st)
@@ -883,6 +900,7 @@ static void json_header(const struct inspection *in)
 	printf(", \"created_ns\": %llu, \"created\": \"%s\", \"flags\": %llu},\n",
 	       (unsigned long long)h->created_ns, time_utc(when, sizeof(when), h->created_ns),
 	       (unsigned long long)h->flags);
+	sc_chain_view_json(&in->chain, stdout);
 }
 
 static void json_args(const struct process_view *pv)
@@ -1166,6 +1184,8 @@ static int inspect(const struct options *opt)
 		err = locate_end(&in);
 	if (!err)
 		err = group_types(&in);
+	if (!err && in.has_parent && strcmp(opt->path, "-"))
+		err = sc_chain_view(opt->path, &in.parent, opt->verify, &in.chain);
 	if (!err) {
 		if (opt->json)
 			print_json(&in);
@@ -1175,6 +1195,11 @@ static int inspect(const struct options *opt)
 	}
 	if (!err)
 		err = cuda_damage(&in);
+	if (!err && opt->verify && in.chain.err) /* the image cannot be restored as it is */
+		err = sc_err(-in.chain.err, "'%s' is incremental, and its chain is broken (see "
+			     "above)", opt->path);
+	sc_chain_view_free(&in.chain);
+	sc_parent_free(&in.parent);
 	close_input(&in);
 	return err;
 }

@@ -4,7 +4,7 @@ ifneq ($(SAN),1)
 TOOLS += $(BUILD)/bin/selfckpt-restore # see PLAIN_BUILD in the Makefile
 endif
 
-INSPECT_OBJS := $(BUILD)/obj/cli/inspect.o $(BUILD)/obj/cli/tool.o
+INSPECT_OBJS := $(BUILD)/obj/cli/inspect.o $(BUILD)/obj/cli/inspect_chain.o $(BUILD)/obj/cli/tool.o
 
 $(BUILD)/bin/selfckpt-inspect: $(INSPECT_OBJS) $(LIB_A)
 	$(Q)mkdir -p $(@D)

@@ -28,6 +28,8 @@ int sc_tool_exit_code(int err)
 		return SC_EXIT_USAGE;
 	if (err == SELFCKPT_EIPCNS)
 		return SC_EXIT_NOPERM;
+	if (err == SELFCKPT_ENOPARENT)
+		return SC_EXIT_NOINPUT;
 	if (err == SELFCKPT_EHOST || err == SELFCKPT_ECUDA)
 		return SC_EXIT_UNAVAILABLE;
 	if (err >= SELFCKPT_EFIRST && err < SELFCKPT_ELAST)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/checkpoint_internal.h"
+#include "core/lineage.h"
 #include "core/sc_exiting.h"
 #include "core/sc_fds.h"
 #include "core/sc_handoff.h"
@@ -246,9 +247,11 @@ static int freeze(struct sc_frozen *fz, bool hold, const struct sc_job_member *j
 		sc_unix_in_flight(&self, 1, &fz->flight);
 	}
 	sc_vmflags_fork_whole(&fz->vmflags);
+	sc_lineage_instant(); /* last: a write after it counts for the next image */
 	if (sc_ctx_save(&me->ctx))
 		return 1;
 	fz->child = (pid_t)sc_clone_frozen();
+	sc_lineage_snapshot_taken(); /* first: what this thread wrote since the scan */
 	sc_vmflags_fork_back(&fz->vmflags);
 	sc_fds_freeze_drop(&fz->fds); /* the snapshot holds the copies now */
 	if (fz->child >= 0 && (err = sc_job_captured(job)) < 0) {
@@ -332,16 +335,20 @@ static int write_fds(struct sc_writer *w, const struct sc_frozen *fz, struct sc_
 }
 
 /* Phase 2: everything is read from the snapshot; other threads run meanwhile. */
-static int write_image(struct sc_writer *w, const struct sc_frozen *fz)
+static int write_image(struct sc_writer *w, const struct sc_frozen *fz,
+		       const struct sc_lineage_plan *plan)
 {
 	struct sc_process_info p;
-	struct sc_save_opts o = { .embed_files = sc_settings()->embed_files };
+	struct sc_save_opts o = { .embed_files = sc_settings()->embed_files,
+				  .incremental = plan->incremental };
 	int err = sc_process_collect(fz, &p);
 
 	if (err < 0)
 		return err;
 	err = sc_process_write(w, &p);
 	sc_process_free(&p);
+	if (!err && plan->incremental)
+		err = sc_parent_write(w, &plan->parent);
 	if (!err)
 		err = sc_signals_write(w, &fz->signals);
 	if (!err)
@@ -378,26 +385,36 @@ static int save_to(const char *path, const struct sc_frozen *fz)
 	struct sc_atomic_file f;
 	struct sc_writer *w = NULL;
 	struct sc_write_opts wo;
-	int err = sc_atomic_open(&f, path);
+	struct sc_lineage_plan plan;
+	int err = sc_lineage_plan(path, &plan);
 
-	if (err < 0)
+	if (!err)
+		err = sc_atomic_open(&f, path);
+	if (err < 0) {
+		sc_lineage_done(&plan, path, err, 0, 0, 0);
 		return err;
+	}
 	double t0 = sc_log_seconds(), t1;
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, created = 0, sum = 0;
 
 	write_opts(&wo);
+	wo.incremental = plan.incremental;
 	err = sc_writer_new(&w, f.fd, path, &wo);
 	if (!err)
-		err = write_image(w, fz);
-	if (!err)
+		err = write_image(w, fz, &plan);
+	if (!err) {
 		bytes = sc_writer_bytes(w);
+		sc_writer_identity(w, &created, &sum);
+	}
 	sc_writer_free(w);
 	if (err < 0) {
 		sc_atomic_abort(&f);
+		sc_lineage_done(&plan, path, err, 0, 0, 0);
 		return err;
 	}
 	t1 = sc_log_seconds();
 	err = sc_atomic_commit(&f);
+	sc_lineage_done(&plan, path, err, created, bytes, sum);
 	if (!err)
 		sc_log(SC_LOG_DEBUG, "checkpoint: '%s' (%.1f MiB) written in %.3f s, synced and "
 		       "renamed in %.3f s", path, (double)bytes / (1 << 20), t1 - t0,
@@ -493,6 +510,7 @@ static int restarted(void)
 	/* with new ids, another pid, and this thread, which began the checkpoint, another tid */
 	memory_owner = (pid_t)sc_sys0(SYS_getpid);
 	busy_thread = (pid_t)sc_gettid();
+	sc_lineage_forget(); /* the watch was the saved process's */
 	err = sc_restart_finish();
 
 	sc_copier_forget();
@@ -719,6 +737,7 @@ static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, doub
 		*stopped = false;
 		if ((err = prepare(fz, fd_spare)) < 0)
 			return err;
+		sc_lineage_prepare(job != NULL);
 		t[0] = sc_log_seconds();
 		/* Without a copier the snapshot is read through /proc: slower, as good. */
 		err = sc_copier_start(SC_SHARED_SIZE);

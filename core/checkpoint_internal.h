@@ -43,6 +43,7 @@ struct sc_held_file {
 
 struct sc_save_opts {
 	bool embed_files; /* store clean file pages too */
+	bool incremental; /* leave the pages the watch vouches for to the parent (lineage.h) */
 	struct sc_held_file *held; /* from the descriptors written (segment_held.c) */
 	size_t n_held;
 };

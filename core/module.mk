@@ -1,12 +1,12 @@
 # core/: the process - its memory, threads, descriptors and kernel objects, the checkpoint
 # and its triggers - and the public interface (core/include/). The restore engine is in
 # core/restore/ (its own module.mk).
-LIB_SRCS += core/version.c core/records.c core/settings.c core/tool_path.c core/process_info.c core/exiting.c \
+LIB_SRCS += core/version.c core/records.c core/parent_record.c core/settings.c core/tool_path.c core/process_info.c core/exiting.c \
 	core/nvidia_devices.c core/gpu_guard.c
 # memory
 LIB_SRCS += core/maps.c core/pages.c core/segments.c core/segment_vmflags.c core/segment_held.c \
 	core/vmflags.c core/vmflags_rt.c core/own_mappings_rt.c core/zero_rt.c core/write_watch.c \
-	core/written.c core/written_rt.c
+	core/written.c core/written_rt.c core/lineage.c
 # threads, the stop and the snapshot
 LIB_SRCS += core/ctx_rt.c core/thread_rt.c core/stop_rt.c core/pending_rt.c core/hold_rt.c \
 	core/reaper_rt.c core/snapshot.c core/copier.c core/copier_rt.c core/shared_freeze.c \

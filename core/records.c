@@ -383,6 +383,20 @@ static int segment_vmflags(struct sc_reader *r, const struct sc_record *rec,
 	return 0;
 }
 
+/* [R-INC-5] parent runs: in an incremental image, in private memory of no file. */
+static bool parent_runs_allowed(struct sc_reader *r, const struct sc_segment_info *s)
+{
+	return (sc_reader_header(r)->flags & SC_HF_INCREMENTAL) &&
+	       !(s->flags & (SC_SEG_SHARED | SC_SEG_FILE | SC_SEG_SYSV | SC_SEG_HELD));
+}
+
+static const char *parent_runs_where(struct sc_reader *r, const struct sc_segment_info *s)
+{
+	if (!(sc_reader_header(r)->flags & SC_HF_INCREMENTAL))
+		return "an image that is not incremental";
+	return s->flags & SC_SEG_SHARED ? "a shared mapping" : "a mapping of a file";
+}
+
 /* [R-SEG-3] runs tile the window; [R-SEG-4] the payload holds the stored pages. */
 static int parse_runs(struct sc_reader *r, const struct sc_record *rec, struct sc_segment_info *s,
 		      const uint8_t *v, uint64_t page)
@@ -400,9 +414,12 @@ static int parse_runs(struct sc_reader *r, const struct sc_record *rec, struct s
 		run->kind = v[12];
 		if (v[13] | v[14] | v[15])
 			return meta_err(r, rec, SELFCKPT_ERESERVED, "run %u has reserved bytes", i);
-		if (run->kind > SC_RUN_GUARD)
+		if (run->kind > SC_RUN_PARENT)
 			return meta_err(r, rec, SELFCKPT_EUNKNOWN, "run %u has unknown kind %u", i,
 					run->kind);
+		if (run->kind == SC_RUN_PARENT && !parent_runs_allowed(r, s))
+			return meta_err(r, rec, SELFCKPT_ELENGTH, "run %u leaves its pages to a parent "
+					"image, in %s", i, parent_runs_where(r, s));
 		if (run->first != next || run->count == 0)
 			return meta_err(r, rec, SELFCKPT_ELENGTH, "run %u starts at page %llu, "
 					"expected %llu", i, (unsigned long long)run->first,

@@ -97,7 +97,10 @@ struct sc_signals_info {
 #define SC_VMF_DROPPABLE 0x2000u   /* dp: MAP_DROPPABLE */
 #define SC_VMF_DEFINED 0x3fffu
 
-enum sc_run_kind { SC_RUN_STORED = 0, SC_RUN_ZERO = 1, SC_RUN_FILE = 2, SC_RUN_GUARD = 3 /* 1.5 */ };
+enum sc_run_kind {
+	SC_RUN_STORED = 0, SC_RUN_ZERO = 1, SC_RUN_FILE = 2, SC_RUN_GUARD = 3 /* 1.5 */,
+	SC_RUN_PARENT = 4 /* 1.7: the parent image's pages at these addresses */
+};
 
 struct sc_run {
 	uint64_t first; /* page index within the window */
@@ -127,6 +130,30 @@ int sc_thread_read(struct sc_reader *r, const struct sc_record *rec, struct sc_t
 
 int sc_signals_write(struct sc_writer *w, const struct sc_signals_info *s);
 int sc_signals_read(struct sc_reader *r, const struct sc_record *rec, struct sc_signals_info *s);
+
+/* The parent record of an incremental image (spec §9.14). */
+struct sc_parent_info {
+	uint64_t created_ns; /* the parent's header */
+	uint64_t size;       /* the parent's size, bytes */
+	uint64_t file_sum;   /* the parent's file checksum (its trailer's) */
+	uint32_t depth;      /* incremental images from this one to the full one, this one included */
+	char *path;          /* as written: relative to the image's directory, or absolute */
+};
+
+#define SC_CHAIN_MAX 64 /* [R-INC-3] the deepest a chain may be */
+
+int sc_parent_write(struct sc_writer *w, const struct sc_parent_info *p);
+/** sc_parent_read() - decode and check a parent record (R-INC-1 to R-INC-3). */
+int sc_parent_read(struct sc_reader *r, const struct sc_record *rec, struct sc_parent_info *p);
+void sc_parent_free(struct sc_parent_info *p);
+/**
+ * sc_parent_find() - the parent record of the image @r reads, its next records
+ * read up to it. Return: 1 with @p filled, 0 for a full image, or a negative
+ * error (an incremental image without one before its memory: R-INC-1).
+ */
+int sc_parent_find(struct sc_reader *r, struct sc_parent_info *p);
+/** sc_parent_path() - where the parent @parent that the image at @child names is (R-INC-2). */
+char *sc_parent_path(const char *child, const char *parent);
 
 /** sc_segment_begin() - write a segment's header and meta; the stored pages follow. */
 int sc_segment_begin(struct sc_writer *w, const struct sc_segment_info *s, uint64_t page_size);

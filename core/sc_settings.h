@@ -74,6 +74,7 @@ struct sc_settings {
 	bool embed_files;         /* SELFCKPT_EMBED_FILES=1 */
 	bool fork;                /* SELFCKPT_FORK=1 */
 	bool no_pagemap_scan;     /* SELFCKPT_NO_PAGEMAP_SCAN=1 */
+	unsigned incremental;     /* SELFCKPT_INCREMENTAL: incremental images after a full one, 0-64 */
 	enum sc_log_level log_level; /* SELFCKPT_LOG_LEVEL, default warn */
 
 	/* CUDA */

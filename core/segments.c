@@ -22,9 +22,11 @@
 #include "compress/sc_compress.h"
 #include "core/checkpoint_internal.h"
 #include "core/job.h"
+#include "core/lineage.h"
 #include "core/sc_core.h"
 #include "core/sc_settings.h"
 #include "core/shared_freeze.h"
+#include "core/written.h"
 #include "format/sc_log.h"
 
 
@@ -340,6 +342,22 @@ static uint32_t segment_flags(const struct sc_vma *v, bool embed)
 	return f;
 }
 
+/* The pages of private memory the record holds, which the next image may leave to it. */
+static void note_held(const struct window *w)
+{
+	uint64_t ps = page_size();
+
+	if (!sc_written_watches(w->vma))
+		return;
+	for (uint32_t i = 0; i < w->n_runs; i++) {
+		const struct sc_run *r = &w->runs[i];
+		uint64_t at = w->start + r->first * ps;
+
+		if (r->kind == SC_RUN_STORED || r->kind == SC_RUN_ZERO || r->kind == SC_RUN_PARENT)
+			sc_lineage_note_held(at, at + (uint64_t)r->count * ps);
+	}
+}
+
 /* Write the window as one record, then start the next one where it ended. */
 static int write_record(struct sc_writer *wr, const struct window *w, bool embed,
 			double *ended)
@@ -359,6 +377,7 @@ static int write_record(struct sc_writer *wr, const struct window *w, bool embed
 	for (uint32_t i = 0; i < w->n_runs; i++)
 		if (w->runs[i].kind == SC_RUN_STORED)
 			payload += w->runs[i].count;
+	note_held(w);
 	/*
 	 * The stored pages lie packed in the buffer: one append lets the writer
 	 * compress whole chunks where they are, where an append per run (a page or
@@ -395,6 +414,7 @@ struct pipeline {
 	struct sc_pool *pool;    /* reads the snapshot on every core */
 	bool copier;             /* the window buffers are the copier's */
 	bool embed;
+	bool incremental;        /* pages the parent holds unchanged are parent runs */
 	const struct sc_vma *v;
 	size_t n;
 	/* for the debug log: which side of the pipeline waited for the other */
@@ -484,9 +504,36 @@ static uint64_t window_bytes(unsigned threads)
 	return bytes < WINDOW_MIN ? WINDOW_MIN : bytes > SC_WINDOW ? SC_WINDOW : bytes;
 }
 
-static int read_vma(struct pipeline *pl, const struct sc_vma *v)
+/*
+ * Read @n data pages of @v from page @page on (at @src + page * ps in the
+ * snapshot) into the window; a window whose buffer is full is handed over
+ * and *@w is the next one.
+ */
+static int read_span(struct pipeline *pl, struct window **w, const struct sc_vma *v, uint64_t src,
+		     uint64_t page, uint64_t n)
 {
 	uint64_t ps = page_size(), limit = pl->window_pages;
+	int err = 0;
+
+	while (!err && n) {
+		/* a read fills the room left; its zero pages then drop out */
+		uint64_t room = limit - (*w)->fill, take = room < n ? room : n;
+
+		err = read_pages(*w, pl->pool, pl->child, pl->copier && copier_reads(v),
+				 src + page * ps, take);
+		page += take;
+		n -= take;
+		if (!err && limit - (*w)->fill < limit / ROOM_PART) {
+			err = flush_window(pl);
+			*w = &pl->win[pl->fill];
+		}
+	}
+	return err;
+}
+
+static int read_vma(struct pipeline *pl, const struct sc_vma *v)
+{
+	uint64_t ps = page_size();
 	pid_t child = pl->child;
 	bool embed = pl->embed, keep_shared = keeps_shared_file(v);
 	uint64_t src = instant_source(pl, v, keep_shared);
@@ -510,17 +557,19 @@ static int read_vma(struct pipeline *pl, const struct sc_vma *v)
 			continue;
 		}
 		while (!err && left) {
-			/* a read fills the room left; its zero pages then drop out */
-			uint64_t room = limit - w->fill, take = room < left ? room : left;
+			bool leave = false;
+			uint64_t span = left;
 
-			err = read_pages(w, pl->pool, child, pl->copier && copier_reads(v),
-					 src + page * ps, take);
-			page += take;
-			left -= take;
-			if (!err && limit - w->fill < limit / ROOM_PART) {
-				err = flush_window(pl);
-				w = &pl->win[pl->fill];
+			if (pl->incremental && sc_written_watches(v)) {
+				/* pages nobody wrote since the parent's instant are the parent's */
+				uint64_t at = v->start + page * ps;
+
+				span = sc_lineage_leaves(at, at + left * ps, &leave) / ps;
 			}
+			err = leave ? add_run(w, SC_RUN_PARENT, span)
+				    : read_span(pl, &w, v, src, page, span);
+			page += span;
+			left -= span;
 		}
 	}
 	free(pr);
@@ -620,7 +669,8 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 {
 	struct pipeline pl = { .lock = PTHREAD_MUTEX_INITIALIZER,
 			       .changed = PTHREAD_COND_INITIALIZER, .child = fz->child,
-			       .shared = &fz->shared, .embed = o->embed_files };
+			       .shared = &fz->shared, .embed = o->embed_files,
+			       .incremental = o->incremental };
 	struct sc_vma *v;
 	uint8_t *shared;
 	size_t n, shared_size;

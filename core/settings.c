@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "core/sc_handoff.h"
+#include "core/sc_records.h"
 #include "core/sc_settings.h"
 #include "core/sc_trigger.h"
 #include "format/sc_log.h"
@@ -150,6 +151,21 @@ static unsigned count(struct sc_settings *s, sc_settings_lookup_fn lookup, const
 	return dflt;
 }
 
+/* How many incremental images may follow a full one: 0 (every image full) to the deepest chain. */
+static unsigned read_incremental(struct sc_settings *s, sc_settings_lookup_fn lookup)
+{
+	const char *v = value(lookup, "SELFCKPT_INCREMENTAL");
+	long long n;
+
+	if (!v)
+		return 0;
+	if (whole(v, 10, 0, SC_CHAIN_MAX, &n) == 0)
+		return (unsigned)n;
+	bad(s, "SELFCKPT_INCREMENTAL", "0", "SELFCKPT_INCREMENTAL='%s' is not a whole number from 0 "
+	    "to %d", v, SC_CHAIN_MAX);
+	return 0;
+}
+
 static enum sc_log_level read_log_level(struct sc_settings *s, sc_settings_lookup_fn lookup)
 {
 	static const char *const names[] = { "none", "error", "warn", "info", "debug" };
@@ -228,6 +244,7 @@ static void read_checkpoint(struct sc_settings *s, sc_settings_lookup_fn lookup)
 	s->fork = flag(s, lookup, "SELFCKPT_FORK", false, false);
 	s->no_pagemap_scan = flag(s, lookup, "SELFCKPT_NO_PAGEMAP_SCAN", false, true);
 	s->new_ids = flag(s, lookup, "SELFCKPT_NEW_IDS", false, false);
+	s->incremental = read_incremental(s, lookup);
 }
 
 static void read_cuda_numbers(struct sc_settings *s, sc_settings_lookup_fn lookup)

@@ -70,7 +70,7 @@ static int open_watch(void)
 }
 
 /* Private anonymous memory of the program: what the watch covers. */
-static bool watched_kind(const struct sc_vma *v)
+bool sc_written_watches(const struct sc_vma *v)
 {
 	return !(v->flags & SC_VMA_SHARED) && !sc_skip_covers(v->start, v->end) &&
 	       (v->kind == SC_VMA_ANON || v->kind == SC_VMA_HEAP || v->kind == SC_VMA_STACK);
@@ -112,8 +112,13 @@ static int arm_ranges(const struct sc_vma *v, size_t n)
 			return -ENOMEM;
 		s->cap_written = room;
 	}
+	if (!s->cap_late) { /* a few pages of one thread */
+		if (grow((void **)&s->late, MIN_WRITTEN_ROOM, sizeof(*s->late)) < 0)
+			return -ENOMEM;
+		s->cap_late = MIN_WRITTEN_ROOM;
+	}
 	for (size_t i = 0; i < n; i++)
-		if (watched_kind(&v[i]) && register_range(&v[i]))
+		if (sc_written_watches(&v[i]) && register_range(&v[i]))
 			s->armed[s->n_armed++] = (struct sc_wrange){ v[i].start, v[i].end };
 	return 0;
 }
@@ -124,6 +129,13 @@ int sc_written_arm(void)
 	size_t n;
 	int err;
 
+	/*
+	 * An instant whose checkpoint never settled (it failed, or was taken
+	 * again) protected the pages it found written, and no image holds them:
+	 * nothing is vouched for now.
+	 */
+	if (wt.taken)
+		wt.n_vouched = 0;
 	wt.taken = false;
 	if (wt.owner && wt.owner != (pid_t)sc_sys0(SYS_getpid)) {
 		/* a forked child: the descriptors are copies of its parent's watch */
@@ -150,8 +162,13 @@ void sc_written_take(void)
 	wt.taken = true;
 }
 
-/* Is @a in the sorted ranges @r? *@edge: the next address above @a where the answer changes. */
-static bool in_ranges(const struct sc_wrange *r, uint64_t n, uint64_t a, uint64_t *edge)
+void sc_written_late(void)
+{
+	if (wt.taken)
+		sc_written_late_rt(&wt.scan);
+}
+
+bool sc_wrange_find(const struct sc_wrange *r, uint64_t n, uint64_t a, uint64_t *edge)
 {
 	uint64_t lo = 0, hi = n;
 
@@ -178,20 +195,27 @@ static bool in_ranges(const struct sc_wrange *r, uint64_t n, uint64_t a, uint64_
 uint64_t sc_written_clean_run(uint64_t addr, uint64_t end, bool *clean)
 {
 	const struct sc_written_scan *s = &wt.scan;
-	uint64_t e1 = UINT64_MAX, e2 = UINT64_MAX, e3 = UINT64_MAX, edge;
+	uint64_t e1 = UINT64_MAX, e2 = UINT64_MAX, e3 = UINT64_MAX, e4 = UINT64_MAX, edge;
 
 	*clean = false;
 	if (!wt.taken || addr >= end)
 		return end > addr ? end - addr : 0;
-	bool vouched = in_ranges(wt.vouched, wt.n_vouched, addr, &e1);
-	bool scanned = in_ranges(s->scanned, s->n_scanned, addr, &e2);
-	bool written = in_ranges(s->written, s->n_written, addr, &e3);
+	bool vouched = sc_wrange_find(wt.vouched, wt.n_vouched, addr, &e1);
+	bool scanned = sc_wrange_find(s->scanned, s->n_scanned, addr, &e2);
+	bool written = sc_wrange_find(s->written, s->n_written, addr, &e3);
+	bool late = sc_wrange_find(s->late, s->n_late, addr, &e4);
 
-	*clean = vouched && scanned && !written;
-	/* the answer holds up to the nearest edge of the three */
+	*clean = vouched && scanned && !written && !late;
+	/* the answer holds up to the nearest edge of the four */
 	edge = e1 < e2 ? e1 : e2;
 	edge = edge < e3 ? edge : e3;
+	edge = edge < e4 ? edge : e4;
 	return (edge < end ? edge : end) - addr;
+}
+
+bool sc_written_vouches(void)
+{
+	return wt.taken && wt.n_vouched && wt.scan.n_scanned;
 }
 
 void sc_written_settle(bool kept)
@@ -227,5 +251,5 @@ void sc_written_forget(void)
 	wt.taken = false;
 	wt.n_vouched = 0;
 	wt.scan.n_armed = wt.scan.n_scanned = 0;
-	wt.scan.n_written = 0;
+	wt.scan.n_written = wt.scan.n_late = 0;
 }

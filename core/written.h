@@ -2,7 +2,7 @@
 /*
  * written.h - which pages of the process's private memory it wrote since the
  * last checkpoint's instant: what an incremental image may leave to its
- * parent (spec/incremental.md, R-INC-7).
+ * parent (spec §9.14, R-INC-7).
  *
  *   written.c     arming before the stop, and the writer's questions after it
  *   written_rt.c  the scan at the instant, among stopped threads
@@ -40,11 +40,28 @@ struct sc_written_scan {
 	uint32_t n_scanned;
 	struct sc_wrange *written;       /* out: written runs, in address order */
 	uint64_t n_written, cap_written;
+	struct sc_wrange *late;          /* out: written after the scan, before the snapshot */
+	uint64_t n_late, cap_late;
 	bool overflowed;                 /* out: a range had more runs than room */
 };
 
+/**
+ * sc_wrange_find() - is @a in the @n sorted, disjoint ranges @r? *@edge: the
+ * next address above @a where the answer changes (UINT64_MAX: none).
+ */
+bool sc_wrange_find(const struct sc_wrange *r, uint64_t n, uint64_t a, uint64_t *edge);
+
+struct sc_vma;
+/** sc_written_watches() - is @v memory the watch covers (private, anonymous, the program's)? */
+bool sc_written_watches(const struct sc_vma *v);
+
+/** sc_written_vouches() - after the instant: does the watch vouch for any page? */
+bool sc_written_vouches(void);
+
 /* written_rt.c: sc_written_take_rt() - the scan at the instant (async-signal-safe). */
 void sc_written_take_rt(struct sc_written_scan *s);
+/* sc_written_late_rt() - the scan right after the snapshot, which protects nothing. */
+void sc_written_late_rt(struct sc_written_scan *s);
 
 /**
  * sc_written_arm() - before the stop: register every private anonymous
@@ -58,6 +75,11 @@ int sc_written_arm(void);
 
 /** sc_written_take() - at the instant, among stopped threads: the scan, when armed. */
 void sc_written_take(void);
+/**
+ * sc_written_late() - right after the snapshot, the threads still stopped:
+ * the pages this thread wrote since sc_written_take() are not clean.
+ */
+void sc_written_late(void);
 
 /**
  * sc_written_clean_run() - after the instant: the length in bytes of the run

@@ -37,6 +37,9 @@ static const char *const error_strings[SELFCKPT_ELAST - SELFCKPT_EFIRST] = {
 					       "that cannot be saved",
 	[SELFCKPT_EIPCNS - SELFCKPT_EFIRST] = "the image holds System V IPC objects, which need "
 					      "an IPC namespace this restore cannot make",
+	[SELFCKPT_ENOPARENT - SELFCKPT_EFIRST] = "an image the incremental image needs is missing",
+	[SELFCKPT_EPARENT - SELFCKPT_EFIRST] = "an image the incremental image needs is another "
+					       "image, or damaged",
 };
 
 SELFCKPT_API const char *selfckpt_strerror(int err)

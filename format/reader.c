@@ -436,6 +436,15 @@ const struct sc_header *sc_reader_header(const struct sc_reader *r)
 	return &r->hdr;
 }
 
+int sc_reader_file_identity(const struct sc_reader *r, uint64_t *size, uint64_t *file_sum)
+{
+	if (!r->seekable)
+		return -SELFCKPT_EUSAGE;
+	*size = r->file_size;
+	*file_sum = r->file_hash;
+	return 0;
+}
+
 const char *sc_reader_name(const struct sc_reader *r)
 {
 	return r->name;

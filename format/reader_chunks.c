@@ -128,7 +128,7 @@ static void scatter_settle(struct rd_scatter *d)
 /* Where the next @len bytes go when they all fall in one piece, else NULL. */
 static uint8_t *scatter_contiguous(const struct rd_scatter *d, uint64_t len)
 {
-	if (d->i == d->n || d->p[d->i].len - d->off < len)
+	if (d->i == d->n || d->p[d->i].len - d->off < len || !d->p[d->i].dst)
 		return NULL;
 	return (uint8_t *)d->p[d->i].dst + d->off;
 }
@@ -154,9 +154,10 @@ static void scatter_put(struct rd_scatter *d, const uint8_t *src, uint64_t len)
 		uint8_t *to = (uint8_t *)d->p[d->i].dst + d->off;
 		uint64_t take = d->p[d->i].len - d->off < len ? d->p[d->i].len - d->off : len;
 
-		if (take >= PREFAULT_MIN)
+		if (d->p[d->i].dst && take >= PREFAULT_MIN) /* a NULL piece drops its bytes */
 			sc_prefault_write(to, take);
-		memcpy(to, src, take);
+		if (d->p[d->i].dst)
+			memcpy(to, src, take);
 		src += take;
 		len -= take;
 		d->off += take;

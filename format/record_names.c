@@ -18,6 +18,7 @@ const char *sc_record_type_name(uint32_t type)
 	case SC_REC_LOCKS: return "locks";
 	case SC_REC_CUDA_DRIVER: return "cuda-driver";
 	case SC_REC_SYSV: return "sysv-ipc";
+	case SC_REC_PARENT: return "parent";
 	case SC_REC_END: return "end";
 	default: return NULL;
 	}

@@ -60,6 +60,7 @@ enum sc_record_type {
 	SC_REC_LOCKS = 9,    /* file locks and leases (1.2) */
 	SC_REC_CUDA_DRIVER = 10, /* the CUDA driver's process checkpoint is in memory (1.4) */
 	SC_REC_SYSV = 11,    /* one System V IPC object: segment, semaphore set, queue (1.5) */
+	SC_REC_PARENT = 12,  /* the image an incremental image completes (1.7) */
 	SC_REC_END = 0xFFFF, /* end of records; payload is the index */
 };
 
@@ -69,7 +70,9 @@ enum sc_record_type {
 /* Header flags: the low 32 bits may be ignored by a reader that does not know
  * them, the high 32 bits must be understood or the image refused. */
 #define SC_HF_COMPAT_MASK 0x00000000ffffffffull
-#define SC_HF_KNOWN_INCOMPAT 0ull
+#define SC_HF_INCREMENTAL (1ull << 32) /* 1.7: the image leaves memory to its parent */
+#define SC_HF_KNOWN_INCOMPAT SC_HF_INCREMENTAL
+#define SC_FORMAT_MINOR_INCREMENTAL 7 /* the minor of an incremental image */
 
 struct sc_header {
 	uint16_t major, minor;
@@ -160,6 +163,7 @@ struct sc_write_opts {
 	uint64_t created_ns;  /* 0 = now; fixed values make reproducible images */
 	const char *producer; /* NULL = "selfckpt <version>" */
 	const char *kernel;   /* NULL = uname release */
+	bool incremental;     /* flag SC_HF_INCREMENTAL, minor 7: the image has a parent */
 };
 
 /** sc_write_opts_init() - defaults: SC_LEVEL_DEFAULT, all CPUs, one writer, writeback. */
@@ -210,6 +214,12 @@ int sc_writer_finish(struct sc_writer *w);
 
 /** sc_writer_bytes() - bytes written to the descriptor so far. */
 uint64_t sc_writer_bytes(const struct sc_writer *w);
+
+/**
+ * sc_writer_identity() - what names a finished image: its creation time and
+ * its file checksum (the trailer's); its size is sc_writer_bytes().
+ */
+void sc_writer_identity(const struct sc_writer *w, uint64_t *created_ns, uint64_t *file_sum);
 
 /** sc_writer_free() - release the writer (not the descriptor); NULL is a no-op. */
 void sc_writer_free(struct sc_writer *w);
@@ -296,6 +306,12 @@ void sc_reader_free(struct sc_reader *r);
 int sc_reader_set_threads(struct sc_reader *r, unsigned threads);
 
 const struct sc_header *sc_reader_header(const struct sc_reader *r);
+
+/**
+ * sc_reader_file_identity() - a seekable image's size and the file checksum
+ * its trailer holds (-SELFCKPT_EUSAGE for a stream).
+ */
+int sc_reader_file_identity(const struct sc_reader *r, uint64_t *size, uint64_t *file_sum);
 const char *sc_reader_name(const struct sc_reader *r);
 bool sc_reader_seekable(const struct sc_reader *r);
 
@@ -343,7 +359,8 @@ struct sc_piece {
  * For content that lies in many places, such as a memory segment's stored runs:
  * a chunk that falls inside one piece is decoded straight into it, any other
  * is decoded into a buffer and copied out to its pieces on the thread that
- * decoded it, once its checksum matched.
+ * decoded it, once its checksum matched. A piece whose dst is NULL takes its
+ * bytes nowhere: they are decoded and checked, and dropped.
  * Return: 0, or a negative error as sc_reader_read().
  */
 int sc_reader_read_pieces(struct sc_reader *r, const struct sc_piece *pieces, size_t n);

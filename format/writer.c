@@ -38,6 +38,7 @@ struct sc_writer {
 	struct sc_wout_slot *staging; /* slot being filled across appends, or NULL */
 	uint8_t *stage;               /* its buffer */
 	size_t stage_fill;
+	uint64_t created_ns, file_sum; /* the finished image's identity */
 };
 
 void sc_write_opts_init(struct sc_write_opts *o)
@@ -86,12 +87,13 @@ static int write_header(struct sc_writer *w)
 		strcpy(u.release, "unknown");
 	memcpy(h, SC_MAGIC, SC_MAGIC_LEN);
 	sc_put_le16(h + 8, SC_FORMAT_MAJOR);
-	sc_put_le16(h + 10, SC_FORMAT_MINOR);
+	sc_put_le16(h + 10, w->opts.incremental ? SC_FORMAT_MINOR_INCREMENTAL : SC_FORMAT_MINOR);
 	sc_put_le32(h + 12, SC_HEADER_SIZE);
 	sc_put_le32(h + 16, SC_ARCH_X86_64);
 	sc_put_le32(h + 20, (uint32_t)sysconf(_SC_PAGESIZE));
-	sc_put_le64(h + 24, 0);
+	sc_put_le64(h + 24, w->opts.incremental ? SC_HF_INCREMENTAL : 0);
 	sc_put_le64(h + 32, created);
+	w->created_ns = created;
 	copy_padded(h + 40, 32, w->opts.producer ? w->opts.producer
 						 : "selfckpt " SELFCKPT_VERSION_STRING);
 	copy_padded(h + 72, 64, w->opts.kernel ? w->opts.kernel : u.release);
@@ -346,11 +348,18 @@ int sc_writer_finish(struct sc_writer *w)
 	memcpy(t, SC_TRAILER_MAGIC, 8);
 	sc_put_le64(t + 8, end_offset);
 	sc_put_le64(t + 16, n_records);
-	sc_put_le64(t + 24, sc_wout_digest(w->out));
+	w->file_sum = sc_wout_digest(w->out);
+	sc_put_le64(t + 24, w->file_sum);
 	sc_put_le64(t + 32, XXH3_64bits(t, 32));
 	if (fail_if(w, sc_wout_put(w->out, t, sizeof(t))) < 0 ||
 	    fail_if(w, sc_wout_finish(w->out)) < 0)
 		return w->err;
 	w->err = -SELFCKPT_EUSAGE; /* a finished image takes no more records */
 	return 0;
+}
+
+void sc_writer_identity(const struct sc_writer *w, uint64_t *created_ns, uint64_t *file_sum)
+{
+	*created_ns = w->created_ns;
+	*file_sum = w->file_sum;
 }

@@ -28,6 +28,7 @@ TEST_SRCS := \
 	tests/core/roundtrip_harness.c \
 	tests/core/test_pages.c \
 	tests/core/test_written.c \
+	tests/core/test_incremental.c \
 	tests/core/test_restored_process.c \
 	tests/core/test_restored_mappings.c \
 	tests/core/test_settings.c \
@@ -45,6 +46,7 @@ TEST_SRCS := \
 	tests/format/test_roundtrip.c \
 	tests/format/test_spec_misc.c \
 	tests/format/test_spec_seg.c \
+	tests/format/test_spec_parent.c \
 	tests/format/test_truncation.c \
 	tests/format/test_writer.c \
 	tests/cuda/test_module_info.c
@@ -207,7 +209,7 @@ fuzz: fuzz-build
 # Round-trip test programs (tests/progs/, run by tests/core/test_roundtrip*.c): each is its own
 # process that checkpoints itself, linked with the static library. Like every checkpointed
 # process they come from the plain build (test-processes, PLAIN_BUILD in the Makefile).
-PROG_NAMES := badsave blocked churn clock dlopen failsave fdrace files growth heap mapfile mappings procstate signals \
+PROG_NAMES := badsave blocked churn clock dlopen failsave fdrace files growth heap lineage mapfile mappings procstate signals \
 	threads tlsmisc
 
 test-progs: $(PROG_NAMES:%=$(BUILD)/tests/progs/%)

@@ -43,7 +43,9 @@ enum selfckpt_error {
 	SELFCKPT_ECUDA = 4113,           /* the GPU or its proxy failed a CUDA call */
 	SELFCKPT_EDRIVER = 4114,         /* the CUDA driver in the process holds GPU state no image can */
 	SELFCKPT_EIPCNS = 4115,          /* System V objects, and no IPC namespace of the restore's own */
-	SELFCKPT_ELAST = 4116            /* one past the last code; not an error */
+	SELFCKPT_ENOPARENT = 4116,       /* an incremental image's parent is missing or unreadable */
+	SELFCKPT_EPARENT = 4117,         /* an incremental image's parent is another image, or damaged */
+	SELFCKPT_ELAST = 4118            /* one past the last code; not an error */
 };
 
 /**

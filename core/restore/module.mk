@@ -8,7 +8,7 @@
 # The descriptors' code is in the library too, where the tests call it.
 LIB_SRCS += $(addprefix core/restore/,fds_restore.c fd_place.c fd_objects_restore.c \
 	fd_socket_restore.c fd_owner_restore.c restart.c tree_shared.c)
-RESTORE_ENGINE_OBJS := $(addprefix $(BUILD)/obj/core/restore/,restore.o restore_load.o \
+RESTORE_ENGINE_OBJS := $(addprefix $(BUILD)/obj/core/restore/,restore.o restore_load.o restore_chain.o \
 	restore_plan.o restore_jump.o restore_ids.o restore_probe.o restore_timers.o \
 	restore_sysv.o tree_restore.o restorer_blob.o)
 

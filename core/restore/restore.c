@@ -32,6 +32,9 @@ static int no_ipc_namespace(const char *path, const char *why)
 		      "IPC namespace of the restore's own; %s: nothing was restored", path, why);
 }
 
+/* The parents of an incremental image: open from before the namespaces to the jump. */
+static struct sc_chain chain;
+
 /* Stage 1, before the point of no return: every refusal comes back from here. */
 static int prepare(struct sc_restore_opts *o, struct image *im, struct plan *plan)
 {
@@ -50,6 +53,8 @@ static int prepare(struct sc_restore_opts *o, struct image *im, struct plan *pla
 	err = sc_image_open(o->path, &fd);
 	if (!err)
 		err = sc_image_peek(fd, o->path, &peek);
+	if (!err) /* before the namespaces: inside one, root may no longer open them */
+		err = sc_chain_open(o->path, fd, &chain);
 	if (!err && o->check_machine)
 		err = o->check_machine(fd, o->path, o->threads);
 	if (err < 0)
@@ -72,6 +77,8 @@ static int prepare(struct sc_restore_opts *o, struct image *im, struct plan *pla
 		sc_loginuid_check_namespace(&peek);
 	t[2] = sc_log_seconds();
 	err = sc_image_load_fd(im, fd, o->path);
+	if (!err && (err = sc_chain_load(&chain, o->path)) == 0)
+		im->chain = &chain;
 	if (!err && !o->in_tree) /* a tree's top made the objects of all its images */
 		err = sc_sysv_restore(im);
 	if (!err)
@@ -83,8 +90,13 @@ static int prepare(struct sc_restore_opts *o, struct image *im, struct plan *pla
 	if (!err)
 		err = sc_image_verify_start(im);
 	if (!err)
+		err = sc_chain_verify_start(&chain);
+	if (!err)
 		err = sc_plan_fill(im, plan, o->threads);
 	verdict = sc_image_verify_finish(im);
+	if (!err)
+		err = verdict;
+	verdict = sc_chain_verified(&chain, o->path);
 	t[4] = sc_log_seconds();
 	if (!err)
 		err = verdict;

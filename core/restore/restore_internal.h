@@ -47,6 +47,8 @@ struct mapping {
 	bool remade;        /* a shared file that was gone, made again from the image */
 };
 
+struct sc_chain;
+
 struct image {
 	const char *path;
 	int fd;              /* the image, opened once (sc_image_open()); -1 when by path */
@@ -69,6 +71,9 @@ struct image {
 	struct sc_thread_record *coord;
 	struct mapping *maps;
 	size_t n_maps;
+	bool has_parent;            /* an incremental image: its parent record (1.7) */
+	struct sc_parent_info parent;
+	struct sc_chain *chain;     /* its parents, where the pages it leaves to them come from */
 };
 
 #define SC_BLOB_ROOM (64ull << 20) /* blob code, arguments, tables and stack */
@@ -156,6 +161,44 @@ static inline bool sc_seg_shared_writable(const struct sc_segment_info *s)
 	return (s->flags & SC_SEG_SHARED) &&
 	       ((s->prot & PROT_WRITE) || (s->vmflags & SC_VMF_MAYWRITE));
 }
+
+/* restore_chain.c: the parents of an incremental image (spec §9.14). */
+
+/* Pages the chain is asked for: @len bytes at @addr, to go to @dst. */
+struct sc_ask {
+	uint64_t addr, len;
+	uint8_t *dst;
+};
+
+struct sc_chain {
+	size_t n;                                /* parents: [0] the image's, [1] its parent's */
+	int fd[SC_CHAIN_MAX];
+	char *path[SC_CHAIN_MAX];
+	struct sc_parent_info want[SC_CHAIN_MAX]; /* each as its child names it */
+	struct image *im;                        /* loaded, @loaded of them */
+	size_t loaded;
+	struct sc_ask *asks;                     /* in address order */
+	size_t n_asks, cap_asks;
+};
+
+/*
+ * sc_chain_open() - before the restore enters namespaces: open every parent
+ * of the image at @path (open at @fd), following each one's parent record.
+ * Return: 0 (a full image: @c empty), or -SELFCKPT_ENOPARENT where a parent
+ * cannot be opened, or another error; reported.
+ */
+int sc_chain_open(const char *path, int fd, struct sc_chain *c);
+/** sc_chain_load() - load each parent, check it is the image its child names (R-INC-4). */
+int sc_chain_load(struct sc_chain *c, const char *path);
+/** sc_chain_verify_start() - check each parent's whole file on a thread, as the image's. */
+int sc_chain_verify_start(struct sc_chain *c);
+/** sc_chain_ask() - note that @len bytes at @addr go to @dst from the chain. */
+int sc_chain_ask(struct sc_chain *c, uint64_t addr, uint64_t len, void *dst);
+/** sc_chain_fill() - read every page asked for from the parents, on @threads threads. */
+int sc_chain_fill(struct sc_chain *c, const char *path, unsigned threads);
+/** sc_chain_verified() - each parent's whole-file checksum, checked meanwhile (R-INC-4). */
+int sc_chain_verified(struct sc_chain *c, const char *path);
+void sc_chain_release(struct sc_chain *c);
 
 /* restore_plan.c */
 int sc_plan_build(struct image *im, struct plan *p);

@@ -175,6 +175,9 @@ static int check_complete(struct image *im)
 	}
 	if (!im->proc.cwd)
 		return sc_err(SELFCKPT_ELENGTH, "'%s' has no process record", im->path);
+	if (!im->has_parent != !(sc_reader_header(im->r)->flags & SC_HF_INCREMENTAL))
+		return sc_err(SELFCKPT_ELENGTH, "'%s' is an incremental image without a parent "
+			      "record", im->path); /* [R-INC-1] (the other way, sc_parent_read()) */
 	for (size_t i = 0; i < im->n_threads; i++)
 		if (im->threads[i].flags & 1)
 			im->coord = &im->threads[i];
@@ -224,6 +227,14 @@ static int load_record(struct image *im, const struct sc_record *rec, size_t *ca
 		err = sc_thread_read(im->r, rec, &im->threads[im->n_threads]);
 		im->n_threads += err == 0;
 		return err;
+	case SC_REC_PARENT: /* [R-INC-1] one, before the memory */
+		if (im->has_parent || im->n_maps)
+			return sc_err(SELFCKPT_ELENGTH, "parent record %u of '%s' is a second one, or "
+				      "comes after memory", rec->seq, im->path);
+		if ((err = sc_parent_read(im->r, rec, &im->parent)) < 0)
+			return err;
+		im->has_parent = true;
+		return 0;
 	case SC_REC_SEGMENT:
 		if ((err = sc_segment_read(im->r, rec, im->page, &s)) < 0)
 			return err;
@@ -421,5 +432,6 @@ void sc_image_release(struct image *im)
 		free(im->maps[i].win);
 	}
 	free(im->maps);
+	sc_parent_free(&im->parent);
 	memset(im, 0, sizeof(*im));
 }

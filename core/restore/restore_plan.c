@@ -211,11 +211,16 @@ static bool is_memfd(const struct sc_segment_info *s)
 	return s->path[0] == '/' && strcmp(s->path, "/dev/zero") && strncmp(s->path, "/SYSV", 5);
 }
 
+/* Content to stage: stored pages, or pages a parent image gives (parent runs). */
 static bool has_stored(const struct mapping *m)
 {
-	for (size_t w = 0; w < m->n_win; w++)
+	for (size_t w = 0; w < m->n_win; w++) {
 		if (sc_segment_stored_pages(&m->win[w].seg))
 			return true;
+		for (uint32_t i = 0; i < m->win[w].seg.n_runs; i++)
+			if (m->win[w].seg.runs[i].kind == SC_RUN_PARENT)
+				return true;
+	}
 	return false;
 }
 
@@ -592,20 +597,24 @@ static int fill_window(struct image *im, struct plan *p, const struct mapping *m
 	if ((err = sc_reader_seek(im->r, w->record)) < 0 ||
 	    (err = sc_reader_next(im->r, &rec)) < 0 || (err = pieces_room(p, im, w->seg.n_runs)) < 0)
 		return err;
-	for (uint32_t i = 0; i < w->seg.n_runs; i++) {
+	for (uint32_t i = 0; i < w->seg.n_runs && !err; i++) {
 		const struct sc_run *run = &w->seg.runs[i];
+		uint64_t at = off + run->first * ps, len = (uint64_t)run->count * ps;
 
 		if (run->kind == SC_RUN_STORED)
-			p->pieces[n++] = (struct sc_piece){ (void *)(m->premap + off + run->first * ps),
-							    (uint64_t)run->count * ps };
+			p->pieces[n++] = (struct sc_piece){ (void *)(m->premap + at), len };
+		else if (run->kind == SC_RUN_PARENT) /* read once every window asked (restore_chain.c) */
+			err = sc_chain_ask(im->chain, m->start + at, len, (void *)(m->premap + at));
 	}
+	if (err < 0)
+		return err;
 	if (n && (err = sc_reader_read_pieces(im->r, p->pieces, n)) < 0)
 		return err;
 	for (uint32_t i = 0; i < w->seg.n_runs && m->staged_copy; i++) {
 		const struct sc_run *run = &w->seg.runs[i];
 		uint64_t at = off + run->first * ps, len = (uint64_t)run->count * ps;
 
-		if (run->kind == SC_RUN_STORED)
+		if (run->kind == SC_RUN_STORED || run->kind == SC_RUN_PARENT)
 			err = add_copy(p, m->start + at, m->premap + at, len);
 		else if (run->kind == SC_RUN_ZERO && (w->seg.flags & (SC_SEG_FILE | SC_SEG_HELD)))
 			err = add_copy(p, m->start + at, 0, len);
@@ -649,5 +658,5 @@ int sc_plan_fill(struct image *im, struct plan *p, unsigned threads)
 			m->premap = 0;
 		}
 	}
-	return 0;
+	return im->chain ? sc_chain_fill(im->chain, im->path, threads) : 0;
 }

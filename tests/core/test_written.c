@@ -2,7 +2,7 @@
 /*
  * The watch of written pages (core/written.h): which pages of private
  * anonymous memory the process wrote between two instants, as an incremental
- * image may leave the others to its parent (spec/incremental.md, R-INC-7). Every way a page
+ * image may leave the others to its parent (spec §9.14, R-INC-7). Every way a page
  * can change without a write through its old mapping must leave it not clean.
  *
  * Mappings are MADV_NOHUGEPAGE: a huge page is written and protected whole,

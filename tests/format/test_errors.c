@@ -22,7 +22,7 @@ Test(errors, codes_keep_their_numbers)
 		{ SELFCKPT_EFILESUM, 4107 }, { SELFCKPT_ELENGTH, 4108 },   { SELFCKPT_EUNKNOWN, 4109 },
 		{ SELFCKPT_ERESERVED, 4110 }, { SELFCKPT_EUSAGE, 4111 },   { SELFCKPT_EHOST, 4112 },
 		{ SELFCKPT_ECUDA, 4113 },    { SELFCKPT_EDRIVER, 4114 },   { SELFCKPT_EIPCNS, 4115 },
-		{ SELFCKPT_ELAST, 4116 },
+		{ SELFCKPT_ENOPARENT, 4116 }, { SELFCKPT_EPARENT, 4117 },  { SELFCKPT_ELAST, 4118 },
 	};
 
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)

@@ -332,7 +332,8 @@ Test(spec_seg, window_bounds, .fini = cleanup)
 /*
  * [R-SEG-3] the runs start at page 0, follow each other without gap or
  * overlap, hold a page at least each and end at the window's end; a run kind
- * other than stored, zero, file and (1.5) guard is unknown
+ * other than stored, zero, file, (1.5) guard and (1.7) parent is unknown;
+ * [R-INC-5] a parent run in an image that is not incremental is refused
  */
 Test(spec_seg, run_table, .fini = cleanup)
 {
@@ -355,7 +356,8 @@ Test(spec_seg, run_table, .fini = cleanup)
 		{ 2, { { 0, 4, Z }, { 4, 0xffffffffu, Z } }, E },
 		{ 2, { { 0, 0xffffffffu, Z }, { 0xffffffffull, 0xffffffffu, Z } }, E },
 		{ 2, { { 0, 1, SC_RUN_ZERO }, { 1, 3, SC_RUN_GUARD } }, 0 }, /* 1.5 */
-		{ 1, { { 0, 4, 4 } }, -SELFCKPT_EUNKNOWN },
+		{ 1, { { 0, 4, SC_RUN_PARENT } }, E },                    /* not incremental */
+		{ 1, { { 0, 4, 5 } }, -SELFCKPT_EUNKNOWN },
 		{ 2, { { 0, 1, SC_RUN_ZERO }, { 1, 3, 0xff } }, -SELFCKPT_EUNKNOWN },
 	};
 
