@@ -214,6 +214,11 @@ void sc_lineage_done(struct sc_lineage_plan *p, const char *path, int err, uint6
 	p->incremental = false;
 }
 
+bool sc_lineage_last_full(void)
+{
+	return ln.last_depth == 0;
+}
+
 void sc_lineage_forget(void)
 {
 	ln.have_last = false;

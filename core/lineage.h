@@ -57,6 +57,9 @@ void sc_lineage_note_held(uint64_t start, uint64_t end);
 void sc_lineage_done(struct sc_lineage_plan *p, const char *path, int err, uint64_t created_ns,
 		     uint64_t size, uint64_t file_sum);
 
+/** sc_lineage_last_full() - is the last image completed a full one? */
+bool sc_lineage_last_full(void);
+
 /** sc_lineage_forget() - a restarted process: its first image is full. */
 void sc_lineage_forget(void);
 

@@ -21,7 +21,7 @@ LIB_SRCS += core/fd_socket.c core/fd_socket_freeze_rt.c core/sock_defaults.c cor
 LIB_SRCS += core/timers.c core/timers_rt.c core/timers_record.c
 LIB_SRCS += core/sysv_ipc.c core/sysv_collect.c core/sysv_freeze_rt.c core/sysv_record.c
 # triggers: signals, the interval, selfckpt-run's options
-LIB_SRCS += core/trigger_opts.c core/trigger.c core/trigger_rt.c
+LIB_SRCS += core/trigger_opts.c core/trigger.c core/trigger_chain.c core/trigger_rt.c
 # the job: a process tree checkpointed at one instant into one set
 LIB_SRCS += core/job.c core/job_rt.c core/job_save.c core/job_set.c core/job_share.c \
 	core/job_files_rt.c core/unix_flight_rt.c core/proc_fds_rt.c \

@@ -13,9 +13,10 @@
  * stop signal: it must never run the program's handlers, and it must stop like
  * any other thread when the program itself calls selfckpt_save().
  *
- * Images go to DIR/<program>.<pid>.sckpt, and DIR/latest is a symbolic link
- * to the newest (replaced by renaming, so it is always whole). A restored
- * process has another pid, so it never overwrites the image it came from.
+ * Images go to DIR/<program>.<pid>.sckpt (with SELFCKPT_INCREMENTAL, a name
+ * for each: trigger_chain.c), and DIR/latest is a symbolic link to the newest
+ * (replaced by renaming, so it is always whole). A restored process has
+ * another pid, so it never overwrites the image it came from.
  *
  * "At the next safe point" (SELFCKPT_SIGNAL, SIGUSR1) and "at once"
  * (SELFCKPT_SIGNAL_NOW, SIGUSR2) differ only for CUDA programs, whose safe
@@ -228,6 +229,8 @@ static void saved(const char *path, const char *why)
 	if (update_latest(path + strlen(cfg.dir) + 1) < 0)
 		sc_log(SC_LOG_WARN, "'%s/%s' still names an older image", cfg.dir,
 		       SC_TRIGGER_LATEST);
+	else
+		sc_trigger_chain_saved(path);
 	sc_log(SC_LOG_INFO, "checkpoint on %s written to '%s'", why, path);
 }
 
@@ -366,8 +369,8 @@ static void serve_in_span(unsigned req)
 		serve_job(why, cfg.exit_after_save && by_signal ? SC_TRIGGER_EXIT_SAVED : 0);
 		return;
 	}
-	n = snprintf(path, sizeof(path), "%s/%s.%d.sckpt", cfg.dir, cfg.prog, (int)getpid());
-	if (n >= (int)sizeof(path)) {
+	n = sc_trigger_image_path(cfg.dir, cfg.prog, path, sizeof(path));
+	if (n < 0) {
 		sc_err(ENAMETOOLONG, "image path '%s/%s...' is too long", cfg.dir, cfg.prog);
 		return;
 	}

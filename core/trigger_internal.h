@@ -8,6 +8,7 @@
 #define SC_TRIGGER_INTERNAL_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Requests, as bits of sc_trigger.pending. */
@@ -44,5 +45,12 @@ void sc_trigger_handler(int sig, siginfo_t *info, void *uc);
  * program.
  */
 void sc_trigger_note_action(int sig, void (*handler)(int));
+
+/* trigger_chain.c */
+
+/** sc_trigger_image_path() - where the next image of this process goes. Return: 0 or -ENAMETOOLONG. */
+int sc_trigger_image_path(const char *dir, const char *prog, char *path, size_t size);
+/** sc_trigger_chain_saved() - DIR/latest names @path: the images it does not need go. */
+void sc_trigger_chain_saved(const char *path);
 
 #endif /* SC_TRIGGER_INTERNAL_H */

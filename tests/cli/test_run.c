@@ -256,6 +256,50 @@ Test(run, interval_writes_images, .timeout = 60)
 }
 
 /*
+ * With SELFCKPT_INCREMENTAL each image gets a name of its own
+ * (counter.<pid>.<n>.sckpt): an incremental image needs those before it. Once
+ * DIR/latest names a new full image, the older ones go: what is left is the
+ * chain of DIR/latest, which restores (and verifies, chain and all).
+ */
+Test(run, incremental_images_keep_the_chain_latest_needs, .timeout = 60)
+{
+	const char *line = "checkpoint on interval written to";
+	char image[2 * PATH_MAX], want[64], inspect[PATH_MAX], cmd[4 * PATH_MAX];
+	struct run r, again;
+	struct dirent *e;
+	int written = 0, kept = 0;
+	DIR *d;
+
+	run_init(&r);
+	start(&r, (const char *[]){ "SELFCKPT_INCREMENTAL=2", NULL },
+	      (const char *[]){ "--dir", r.dir, "--interval", "0.2", "--log-level", "info",
+				COUNTER(&r, 100) });
+	cr_assert_eq(finish(&r), 0, "%s", r.err);
+	for (const char *p = r.err; (p = strstr(p, line)); p++)
+		written++;
+	cr_assert_geq(written, 4, "too few images to begin a second chain:\n%s", r.err);
+	cr_assert_not_null(d = opendir(r.dir));
+	snprintf(want, sizeof(want), "counter.%d.", (int)r.pid);
+	while ((e = readdir(d)))
+		if (strstr(e->d_name, ".sckpt")) {
+			cr_assert(!strncmp(e->d_name, want, strlen(want)), "%s", e->d_name);
+			kept++;
+		}
+	closedir(d);
+	/* a full image and at most two incremental ones after it */
+	cr_assert(kept >= 1 && kept <= 3 && kept < written, "%d images kept of %d", kept,
+		  written);
+	snprintf(image, sizeof(image), "%s/%s", r.dir, wait_latest(&r));
+	snprintf(cmd, sizeof(cmd), "%s --verify %s > /dev/null",
+		 build_path(inspect, "bin/selfckpt-inspect"), image);
+	cr_assert_eq(system(cmd), 0, "'%s' or its chain does not verify", image);
+	again = r; /* the counter goes on from the chain's instant: the same 100 lines */
+	start(&again, NULL, (const char *[]){ "--resume", "--dir", r.dir, COUNTER(&r, 100) });
+	cr_assert_eq(finish(&again), 0, "%s", again.err);
+	check_output(&r, 100);
+}
+
+/*
  * A program that ends while an interval checkpoint is being written (here
  * its first, of 96 MiB, which cuts the counter's sleep short) leaves DIR/latest naming
  * that image: the exit waits for the link too, not only for the image, and
