@@ -80,10 +80,13 @@ int sc_copier_threads(void);
  * sc_copier_scan() - have the snapshot's thread @i flag the pages of the @len
  * bytes at @src, 1 where a page is all zero, into @flags (in the region), and
  * count the others (sc_copier_count() once it is done).
+ * sc_copier_scan_left() - the same for the pages @flags does not mark
+ * SC_COPY_LEFT already, which stay so.
  * sc_copier_pack() - have it copy the pages @flags marks not zero, packed, to
  * @dst (in the region). One request per thread at a time: wait before the next.
  */
 void sc_copier_scan(int i, uint64_t src, uint64_t len, uint8_t *flags);
+void sc_copier_scan_left(int i, uint64_t src, uint64_t len, uint8_t *flags);
 void sc_copier_pack(int i, void *dst, uint64_t src, uint64_t len, const uint8_t *flags);
 uint64_t sc_copier_count(int i);
 /**

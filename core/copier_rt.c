@@ -23,13 +23,20 @@ int sc_copier_n;
 /* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM: a plain thread of the snapshot */
 #define COPIER_CLONE 0x50f00ul
 
-/* Flag each page of the request, 1 where it is all zero; the others are counted. */
+/*
+ * Flag each page of the request, 1 where it is all zero; the others are
+ * counted. SC_COPY_SCAN_LEFT leaves the pages flagged SC_COPY_LEFT alone:
+ * they are not read, and no pack copies them.
+ */
 static void scan(struct sc_copier_ctl *c)
 {
 	uint8_t *flags = (uint8_t *)c->flags;
 	uint64_t n = c->len / c->page, data = 0;
+	bool left = c->op == SC_COPY_SCAN_LEFT;
 
 	for (uint64_t i = 0; i < n; i++) {
+		if (left && flags[i] == SC_COPY_LEFT)
+			continue;
 		flags[i] = sc_page_is_zero((const void *)(c->src + i * c->page), c->page);
 		data += !flags[i];
 	}
@@ -70,7 +77,7 @@ __attribute__((noreturn)) static void serve(void *arg)
 			sc_sys4(SYS_futex, (long)&c->seq, SC_FUTEX_WAIT_SHARED, seen, 0);
 			continue;
 		}
-		if (c->op == SC_COPY_SCAN)
+		if (c->op == SC_COPY_SCAN || c->op == SC_COPY_SCAN_LEFT)
 			scan(c);
 		else if (c->op == SC_COPY_PACK)
 			pack(c);

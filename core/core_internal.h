@@ -105,6 +105,8 @@ struct sc_copier_ctl {
 
 #define SC_COPY_SCAN 1u
 #define SC_COPY_PACK 2u
+#define SC_COPY_SCAN_LEFT 3u /* a scan of the pages not flagged SC_COPY_LEFT, which stay so */
+#define SC_COPY_LEFT 2       /* a page's flag: not read (an incremental image leaves it) */
 #define SC_COPIER_MAX 8 /* snapshot threads that copy: a few cores saturate memory */
 
 /* The control blocks, sc_copier_n of them; NULL: the snapshot only pauses. */

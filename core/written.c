@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/sc_core.h"
@@ -29,8 +30,8 @@ static struct {
 	uint32_t n_vouched, cap_vouched;
 } wt = { .uffd = -1, .scan = { .pagemap = -1 } };
 
-/* Written runs the scan makes room for: twice the last count, 4096 at least. */
-#define MIN_WRITTEN_ROOM 4096
+/* Runs the late scan makes room for: the few pages the checkpointing thread writes. */
+#define LATE_ROOM 4096
 
 static void close_own(int *fd)
 {
@@ -95,10 +96,43 @@ static int grow(void **p, size_t n, size_t size)
 	return 0;
 }
 
+/*
+ * Room for every written run the scan can find, made before the stop: one run
+ * per two pages of the armed ranges at most (written, unwritten, written...).
+ * Reserved, not committed: only the runs found touch their pages (8 MiB of
+ * address space for 4 GiB of memory).
+ */
+static int written_room(struct sc_written_scan *s)
+{
+	uint64_t pages = 0, need, page = (uint64_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	for (uint32_t i = 0; i < s->n_armed; i++)
+		pages += (s->armed[i].end - s->armed[i].start) / page;
+	need = pages / 2 + 1;
+	if (need <= s->cap_written)
+		return 0;
+	p = mmap(NULL, need * sizeof(*s->written), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return sc_err(ENOMEM, "out of address space watching the pages written");
+	/* the library's own: in no image, under no watch */
+	if (sc_skip_add((uint64_t)(uintptr_t)p, (uint64_t)(uintptr_t)p + need * sizeof(*s->written))) {
+		munmap(p, need * sizeof(*s->written));
+		return sc_err(ENOMEM, "too many mappings of the library's own");
+	}
+	if (s->written) {
+		sc_skip_remove((uint64_t)(uintptr_t)s->written);
+		munmap(s->written, s->cap_written * sizeof(*s->written));
+	}
+	s->written = p;
+	s->cap_written = need;
+	return 0;
+}
+
 static int arm_ranges(const struct sc_vma *v, size_t n)
 {
 	struct sc_written_scan *s = &wt.scan;
-	uint64_t room = 2 * s->n_written > MIN_WRITTEN_ROOM ? 2 * s->n_written : MIN_WRITTEN_ROOM;
 
 	s->n_armed = 0;
 	if (n > wt.cap_armed) {
@@ -107,20 +141,15 @@ static int arm_ranges(const struct sc_vma *v, size_t n)
 			return -ENOMEM;
 		wt.cap_armed = (uint32_t)n;
 	}
-	if (room > s->cap_written) {
-		if (grow((void **)&s->written, room, sizeof(*s->written)) < 0)
+	if (!s->cap_late) {
+		if (grow((void **)&s->late, LATE_ROOM, sizeof(*s->late)) < 0)
 			return -ENOMEM;
-		s->cap_written = room;
-	}
-	if (!s->cap_late) { /* a few pages of one thread */
-		if (grow((void **)&s->late, MIN_WRITTEN_ROOM, sizeof(*s->late)) < 0)
-			return -ENOMEM;
-		s->cap_late = MIN_WRITTEN_ROOM;
+		s->cap_late = LATE_ROOM;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (sc_written_watches(&v[i]) && register_range(&v[i]))
 			s->armed[s->n_armed++] = (struct sc_wrange){ v[i].start, v[i].end };
-	return 0;
+	return written_room(s);
 }
 
 int sc_written_arm(void)

@@ -133,7 +133,8 @@ $(BENCH_FORMAT): $(BUILD)/obj/tests/bench/bench_format.o $(BENCH_DATA) $(BUILD)/
 
 bench: $(BENCH_FORMAT)
 	$(Q)$(BENCH_FORMAT) $(BENCH_ARGS)
-	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) bench-ckpt bench-fds bench-tree
+	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) bench-ckpt bench-fds bench-tree \
+		bench-incremental
 
 # golden: the images of tests/golden/ (committed; see its README.md). Regenerate them only
 # when the format changes: `make golden`, then check the offsets test_golden.c expects.
@@ -287,6 +288,13 @@ $(BENCH_FDS): $(BUILD)/obj/tests/bench/bench_fds.o $(BENCH_DATA) $(BUILD)/lib/li
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
 
+# bench-incremental: a checkpoint after a small change, and a restart from a chain (spec §9.14).
+BENCH_INCR := $(BUILD)/tests/bench-incremental
+
+$(BENCH_INCR): $(BUILD)/obj/tests/bench/bench_incremental.o $(BENCH_DATA) $(BUILD)/lib/libselfckpt.a
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
+
 # bench-tree: a job of 8 processes of 256 MiB against one process of 2 GiB.
 BENCH_TREE := $(BUILD)/tests/bench-tree
 TREE_SUBJECT := $(BUILD)/tests/tree-subject
@@ -299,9 +307,9 @@ $(TREE_SUBJECT): $(BUILD)/obj/tests/bench/tree_subject.o $(BENCH_DATA)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^
 
-.PHONY: bench-ckpt bench-fds bench-tree
+.PHONY: bench-ckpt bench-fds bench-tree bench-incremental
 ifeq ($(SAN),1)
-bench-ckpt bench-fds bench-tree:
+bench-ckpt bench-fds bench-tree bench-incremental:
 	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) $@
 else
 bench-tree: $(BENCH_TREE) $(TREE_SUBJECT) $(BUILD)/bin/selfckpt-restore $(BUILD)/bin/selfckpt-run \
@@ -311,6 +319,8 @@ bench-ckpt: $(BENCH_CKPT) $(CKPT_SUBJECT) $(BUILD)/bin/selfckpt-restore
 	$(Q)$(BENCH_CKPT) $(BENCH_ARGS)
 bench-fds: $(BENCH_FDS) $(BUILD)/bin/selfckpt-restore
 	$(Q)$(BENCH_FDS) $(BENCH_FDS_ARGS)
+bench-incremental: $(BENCH_INCR) $(BUILD)/bin/selfckpt-restore
+	$(Q)$(BENCH_INCR) $(BENCH_INCR_ARGS)
 endif
 $(BUILD)/obj/tests/cuda/%.o: SC_CFLAGS += -I$(CUDA_INCLUDE)
 include tests/bench/cuda.mk
