@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/restore/restore_internal.h"
@@ -124,223 +125,253 @@ int sc_chain_load(struct sc_chain *c, const char *path)
 	return err;
 }
 
-int sc_chain_verify_start(struct sc_chain *c)
+int sc_chain_ask(struct sc_chain *c, uint64_t addr, uint64_t len)
 {
-	int err = 0;
+	struct sc_ask *last = c && c->n_asks ? &c->asks[c->n_asks - 1] : NULL;
 
-	for (size_t i = 0; i < c->loaded && !err; i++)
-		err = sc_image_verify_start(&c->im[i]);
-	return err;
-}
-
-int sc_chain_ask(struct sc_chain *c, uint64_t addr, uint64_t len, void *dst)
-{
 	if (!c || !c->n)
 		return sc_err(SELFCKPT_EPARENT, "a page at 0x%llx is left to a parent image, and "
 			      "the image has none open", (unsigned long long)addr);
-	if (c->n_asks && c->asks[c->n_asks - 1].addr + c->asks[c->n_asks - 1].len > addr)
+	if (last && last->addr + last->len > addr)
 		return sc_err(SELFCKPT_ELENGTH, "parent runs out of address order at 0x%llx",
 			      (unsigned long long)addr);
+	if (last && last->addr + last->len == addr) {
+		last->len += len;
+		return 0;
+	}
 	if (sc_grow((void **)&c->asks, &c->cap_asks, c->n_asks + 1, sizeof(*c->asks)))
 		return sc_err(ENOMEM, "out of memory planning the restore");
-	c->asks[c->n_asks++] = (struct sc_ask){ addr, len, dst };
+	c->asks[c->n_asks++] = (struct sc_ask){ addr, len, NULL };
 	return 0;
 }
 
-/* An ask cut at a window's end: within window @win. */
-struct slice {
-	uint64_t addr, len;
-	uint8_t *dst;
-	size_t win;
-};
-
-/* One level's reading: the windows of one image, and what is asked of each. */
-struct level {
-	struct image *im;
-	const struct window **wins;   /* every window, in address order */
-	size_t n_wins;
-	struct slice *slices;         /* the asks cut at window ends, in address order */
-	size_t n_slices, cap_slices;
-	struct sc_ask *next;          /* what this image leaves to its own parent */
-	size_t n_next, cap_next;
-	struct sc_piece *pieces;
-	size_t cap_pieces;
-};
+int sc_chain_stage(struct sc_chain *c, uint64_t start, uint64_t end, void *premap)
+{
+	if (!c || !c->n)
+		return sc_err(SELFCKPT_EPARENT, "the mapping at 0x%llx leaves pages to a parent "
+			      "image, and the image has none open", (unsigned long long)start);
+	if (sc_grow((void **)&c->areas, &c->cap_areas, c->n_areas + 1, sizeof(*c->areas)))
+		return sc_err(ENOMEM, "out of memory planning the restore");
+	c->areas[c->n_areas++] = (struct sc_ask){ start, end - start, premap };
+	return 0;
+}
 
 static uint64_t win_end(const struct window *w)
 {
 	return w->seg.start + w->seg.length;
 }
 
-static int list_windows(struct level *l)
+/* Every window of @im, in address order. */
+static int list_windows(const struct image *im, const struct window ***out, size_t *n)
 {
-	size_t n = 0;
+	size_t k = 0;
 
-	for (size_t i = 0; i < l->im->n_maps; i++)
-		n += l->im->maps[i].n_win;
-	if (!(l->wins = calloc(n ? n : 1, sizeof(*l->wins))))
-		return sc_err(ENOMEM, "out of memory reading '%s'", l->im->path);
-	for (size_t i = 0; i < l->im->n_maps; i++)
-		for (size_t w = 0; w < l->im->maps[i].n_win; w++)
-			l->wins[l->n_wins++] = &l->im->maps[i].win[w];
+	for (size_t i = 0; i < im->n_maps; i++)
+		k += im->maps[i].n_win;
+	if (!(*out = calloc(k ? k : 1, sizeof(**out))))
+		return sc_err(ENOMEM, "out of memory reading '%s'", im->path);
+	*n = 0;
+	for (size_t i = 0; i < im->n_maps; i++)
+		for (size_t w = 0; w < im->maps[i].n_win; w++)
+			(*out)[(*n)++] = &im->maps[i].win[w];
 	return 0;
 }
 
-static int push(struct sc_ask **v, size_t *n, size_t *cap, struct sc_ask a)
+/* The first run of @w that ends above @at. */
+static uint32_t run_at(const struct window *w, uint64_t page, uint64_t at)
 {
-	if (*n && (*v)[*n - 1].addr + (*v)[*n - 1].len == a.addr &&
-	    (*v)[*n - 1].dst + (*v)[*n - 1].len == a.dst) {
-		(*v)[*n - 1].len += a.len; /* one ask, as the image asked it */
+	uint32_t lo = 0, hi = w->seg.n_runs;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct sc_run *r = &w->seg.runs[mid];
+
+		if (w->seg.start + (r->first + r->count) * page <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int push(struct sc_ask **v, size_t *n, size_t *cap, uint64_t addr, uint64_t len)
+{
+	if (*n && (*v)[*n - 1].addr + (*v)[*n - 1].len == addr) {
+		(*v)[*n - 1].len += len;
 		return 0;
 	}
 	if (sc_grow((void **)v, cap, *n + 1, sizeof(**v)))
 		return sc_err(ENOMEM, "out of memory reading the parent images");
-	(*v)[(*n)++] = a;
-	return 0;
-}
-
-/* [R-INC-5] Cut the asks at window ends; a page no window holds is refused. */
-static int slice(struct level *l, const struct sc_ask *asks, size_t n, const char *child)
-{
-	size_t wi = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		uint64_t at = asks[i].addr, end = at + asks[i].len;
-
-		while (at < end) {
-			uint64_t take;
-
-			while (wi < l->n_wins && win_end(l->wins[wi]) <= at)
-				wi++;
-			if (wi == l->n_wins || l->wins[wi]->seg.start > at)
-				return sc_err(SELFCKPT_EPARENT, "'%s' leaves the page at 0x%llx to its "
-					      "parent image '%s', which does not hold it; nothing was "
-					      "restored", child, (unsigned long long)at, l->im->path);
-			take = (win_end(l->wins[wi]) < end ? win_end(l->wins[wi]) : end) - at;
-			if (sc_grow((void **)&l->slices, &l->cap_slices, l->n_slices + 1,
-				    sizeof(*l->slices)))
-				return sc_err(ENOMEM, "out of memory reading the parent images");
-			l->slices[l->n_slices++] = (struct slice){
-				at, take, asks[i].dst + (at - asks[i].addr), wi };
-			at += take;
-		}
-	}
-	return 0;
-}
-
-static int add_piece(struct level *l, size_t *n, void *dst, uint64_t len)
-{
-	if (!len)
-		return 0;
-	if (*n && !dst && !l->pieces[*n - 1].dst) {
-		l->pieces[*n - 1].len += len;
-		return 0;
-	}
-	if (sc_grow((void **)&l->pieces, &l->cap_pieces, *n + 1, sizeof(*l->pieces)))
-		return sc_err(ENOMEM, "out of memory reading the parent images");
-	l->pieces[(*n)++] = (struct sc_piece){ dst, len };
+	(*v)[(*n)++] = (struct sc_ask){ addr, len, NULL };
 	return 0;
 }
 
 /*
- * One window and its slices [@s, @e): its stored pages asked for go to their
- * places, the others are dropped; asked pages of its parent runs go to the
- * next level; its zero pages need nothing (the staging memory is new).
+ * [R-INC-5] Which pages @asks wants of image @im: held as stored or zero
+ * pages, or left to its own parent (into @next); a page it does not hold, or
+ * holds as a file or guard page, is refused.
  */
-static int read_window(struct level *l, const struct window *w, size_t s, size_t e,
-		       const char *child)
+static int resolve(const struct image *im, const char *child, const struct sc_ask *asks,
+		   size_t n, struct sc_ask **next, size_t *n_next)
 {
-	uint64_t ps = l->im->page, used = 0; /* pieces up to the last one that lands */
-	size_t n = 0, k = s;
-	struct sc_record rec;
-	int err = 0;
+	const struct window **wins;
+	size_t n_wins = 0, wi = 0, cap = 0;
+	int err = list_windows(im, &wins, &n_wins);
 
-	for (uint32_t i = 0; i < w->seg.n_runs && !err; i++) {
-		const struct sc_run *run = &w->seg.runs[i];
-		uint64_t rs = w->seg.start + run->first * ps, re = rs + (uint64_t)run->count * ps;
-		uint64_t cursor = rs;
+	for (size_t i = 0; i < n && !err; i++) {
+		for (uint64_t at = asks[i].addr, end = at + asks[i].len; at < end && !err;) {
+			const struct window *w;
+			uint64_t stop;
 
-		while (k < e && l->slices[k].addr + l->slices[k].len <= rs)
-			k++;
-		for (size_t j = k; j < e && l->slices[j].addr < re && !err; j++) {
-			const struct slice *a = &l->slices[j];
-			uint64_t os = a->addr > rs ? a->addr : rs;
-			uint64_t oe = a->addr + a->len < re ? a->addr + a->len : re;
-			uint8_t *dst = a->dst + (os - a->addr);
-
-			if (run->kind == SC_RUN_STORED) {
-				err = add_piece(l, &n, NULL, os - cursor);
-				if (!err)
-					err = add_piece(l, &n, dst, oe - os);
-				used = n;
-				cursor = oe;
-			} else if (run->kind == SC_RUN_PARENT) {
-				err = push(&l->next, &l->n_next, &l->cap_next,
-					   (struct sc_ask){ os, oe - os, dst });
-			} else if (run->kind != SC_RUN_ZERO) {
+			while (wi < n_wins && win_end(wins[wi]) <= at)
+				wi++;
+			if (wi == n_wins || wins[wi]->seg.start > at) {
 				err = sc_err(SELFCKPT_EPARENT, "'%s' leaves the page at 0x%llx to its "
-					     "parent image '%s', which holds no contents there (run "
-					     "kind %u); nothing was restored", child,
-					     (unsigned long long)os, l->im->path, run->kind);
+					     "parent image '%s', which does not hold it; nothing was "
+					     "restored", child, (unsigned long long)at, im->path);
+				break;
+			}
+			w = wins[wi];
+			stop = win_end(w) < end ? win_end(w) : end;
+			for (uint32_t r = run_at(w, im->page, at); at < stop && !err; r++) {
+				const struct sc_run *run = &w->seg.runs[r];
+				uint64_t re = w->seg.start + (run->first + run->count) * im->page;
+				uint64_t oe = re < stop ? re : stop;
+
+				if (run->kind == SC_RUN_PARENT)
+					err = push(next, n_next, &cap, at, oe - at);
+				else if (run->kind != SC_RUN_STORED && run->kind != SC_RUN_ZERO)
+					err = sc_err(SELFCKPT_EPARENT, "'%s' leaves the page at 0x%llx "
+						     "to its parent image '%s', which holds no contents "
+						     "there (run kind %u); nothing was restored", child,
+						     (unsigned long long)at, im->path, run->kind);
+				at = oe;
 			}
 		}
-		if (!err && run->kind == SC_RUN_STORED)
-			err = add_piece(l, &n, NULL, re - cursor);
 	}
-	if (err < 0 || !used)
-		return err;
-	if ((err = sc_reader_seek(l->im->r, w->record)) < 0 ||
-	    (err = sc_reader_next(l->im->r, &rec)) < 0)
-		return err;
-	return sc_reader_read_pieces(l->im->r, l->pieces, (size_t)used);
+	free(wins);
+	return err;
 }
 
-static void level_free(struct level *l)
+/* ---- writing the chain's pages, the oldest image first ---- */
+
+struct pieces {
+	struct sc_piece *v;
+	size_t n, cap, used; /* used: up to the last piece that lands */
+};
+
+static int add_piece(struct pieces *p, void *dst, uint64_t len)
 {
-	free(l->wins);
-	free(l->slices);
-	free(l->pieces);
+	if (!len)
+		return 0;
+	if (p->n && !dst && !p->v[p->n - 1].dst) {
+		p->v[p->n - 1].len += len;
+		return 0;
+	}
+	if (p->n && dst && (uint8_t *)p->v[p->n - 1].dst + p->v[p->n - 1].len == dst) {
+		p->v[p->n - 1].len += len;
+		p->used = p->n;
+		return 0;
+	}
+	if (sc_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)))
+		return sc_err(ENOMEM, "out of memory reading the parent images");
+	p->v[p->n++] = (struct sc_piece){ dst, len };
+	if (dst)
+		p->used = p->n;
+	return 0;
 }
 
-/* What @asks want of image @i of the chain; what it leaves to its own parent goes to @l->next. */
-static int read_level(struct sc_chain *c, size_t i, struct level *l, const struct sc_ask *asks,
-		      size_t n_asks, const char *child, unsigned threads)
+/*
+ * Run [@rs, @re) of one image, over the staged areas: stored bytes go where
+ * they are staged (the rest of the run is dropped), zero pages are made zero
+ * again there, as an older image may have written them.
+ */
+static int apply_run(const struct sc_chain *c, size_t *ai, uint8_t kind, uint64_t rs, uint64_t re,
+		     struct pieces *p)
 {
-	int err;
+	uint64_t at = rs;
+	int err = 0;
 
-	l->im = &c->im[i];
-	if ((err = sc_reader_set_threads(l->im->r, threads)) < 0 || (err = list_windows(l)) < 0 ||
-	    (err = slice(l, asks, n_asks, child)) < 0)
-		return err;
-	for (size_t s = 0, e; s < l->n_slices && !err; s = e) {
-		for (e = s; e < l->n_slices && l->slices[e].win == l->slices[s].win; e++)
-			;
-		err = read_window(l, l->wins[l->slices[s].win], s, e, child);
+	while (*ai < c->n_areas && c->areas[*ai].addr + c->areas[*ai].len <= rs)
+		(*ai)++;
+	for (size_t i = *ai; i < c->n_areas && c->areas[i].addr < re && !err; i++) {
+		const struct sc_ask *a = &c->areas[i];
+		uint64_t os = a->addr > rs ? a->addr : rs, oe = a->addr + a->len < re ? a->addr + a->len
+										    : re;
+		uint8_t *dst = a->dst + (os - a->addr);
+
+		if (kind == SC_RUN_STORED) {
+			err = add_piece(p, NULL, os - at);
+			if (!err)
+				err = add_piece(p, dst, oe - os);
+		} else if (kind == SC_RUN_ZERO) {
+			madvise(dst, oe - os, MADV_DONTNEED); /* private staging: zero pages again */
+		}
+		at = oe;
+	}
+	return !err && kind == SC_RUN_STORED ? add_piece(p, NULL, re - at) : err;
+}
+
+static int apply_image(const struct sc_chain *c, struct image *im, struct pieces *p)
+{
+	int err = 0;
+
+	for (size_t m = 0; m < im->n_maps && !err; m++) {
+		for (size_t k = 0; k < im->maps[m].n_win && !err; k++) {
+			const struct window *w = &im->maps[m].win[k];
+			struct sc_record rec;
+			size_t ai = 0;
+
+			p->n = p->used = 0;
+			for (uint32_t i = 0; i < w->seg.n_runs && !err; i++) {
+				const struct sc_run *r = &w->seg.runs[i];
+				uint64_t rs = w->seg.start + r->first * im->page;
+
+				err = apply_run(c, &ai, r->kind, rs, rs + (uint64_t)r->count * im->page,
+						p);
+			}
+			if (err < 0 || !p->used)
+				continue;
+			if ((err = sc_reader_seek(im->r, w->record)) < 0 ||
+			    (err = sc_reader_next(im->r, &rec)) < 0)
+				break;
+			err = sc_reader_read_pieces(im->r, p->v, p->used);
+		}
 	}
 	return err;
 }
 
+/*
+ * First every page asked for is found in the chain (metadata only). Then the
+ * images are written over the staged areas from the oldest to the newest,
+ * each as a whole: a page ends up with the bytes of the newest image that
+ * holds it, and the oldest, full image (most of the bytes) is decoded
+ * straight into place, not cut around the pages newer images hold. The
+ * image's own pages go last (restore_plan.c).
+ */
 int sc_chain_fill(struct sc_chain *c, const char *path, unsigned threads)
 {
-	struct sc_ask *asks = c->asks;
-	size_t n_asks = c->n_asks;
+	struct sc_ask *asks = c->asks, *next = NULL;
+	size_t n_asks = c->n_asks, n_next = 0;
+	struct pieces p = { 0 };
 	int err = 0;
 
-	c->asks = NULL; /* the levels own them from here */
-	c->n_asks = c->cap_asks = 0;
-	for (size_t i = 0; i < c->loaded && n_asks && !err; i++) {
-		struct level l = { 0 };
-
-		err = read_level(c, i, &l, asks, n_asks, i ? c->path[i - 1] : path, threads);
-		free(asks);
-		asks = l.next;
-		n_asks = l.n_next;
-		level_free(&l);
+	for (size_t i = 0; i < c->loaded && n_asks && !err; i++, asks = next, n_asks = n_next) {
+		next = NULL;
+		n_next = 0;
+		err = resolve(&c->im[i], i ? c->path[i - 1] : path, asks, n_asks, &next, &n_next);
+		if (asks != c->asks)
+			free(asks);
 	}
+	if (asks != c->asks)
+		free(asks);
 	if (!err && n_asks) /* the full image at the end holds no parent run: cannot be */
 		err = sc_err(SELFCKPT_EPARENT, "'%s' leaves pages to more images than its chain "
 			     "holds", path);
-	free(asks);
+	for (size_t i = c->loaded; i-- > 0 && !err;)
+		if ((err = sc_reader_set_threads(c->im[i].r, threads)) == 0)
+			err = apply_image(c, &c->im[i], &p);
+	free(p.v);
 	/*
 	 * Their decoding threads end here: a thread left idle would wake in the
 	 * restored process, whose memory is no longer this program's.
@@ -348,21 +379,6 @@ int sc_chain_fill(struct sc_chain *c, const char *path, unsigned threads)
 	for (size_t i = 0; i < c->loaded; i++) {
 		sc_reader_free(c->im[i].r);
 		c->im[i].r = NULL;
-	}
-	return err;
-}
-
-int sc_chain_verified(struct sc_chain *c, const char *path)
-{
-	int err = 0;
-
-	for (size_t i = 0; i < c->loaded; i++) {
-		int v = sc_image_verify_finish(&c->im[i]);
-
-		if (v < 0 && !err)
-			err = sc_err(SELFCKPT_EPARENT, "'%s', the parent image of '%s', is damaged: "
-				     "%s; nothing was restored", c->path[i],
-				     i ? c->path[i - 1] : path, selfckpt_strerror(v));
 	}
 	return err;
 }
@@ -379,5 +395,6 @@ void sc_chain_release(struct sc_chain *c)
 	}
 	free(c->im);
 	free(c->asks);
+	free(c->areas);
 	memset(c, 0, sizeof(*c));
 }

@@ -164,7 +164,7 @@ static inline bool sc_seg_shared_writable(const struct sc_segment_info *s)
 
 /* restore_chain.c: the parents of an incremental image (spec §9.14). */
 
-/* Pages the chain is asked for: @len bytes at @addr, to go to @dst. */
+/* @len bytes at @addr: pages asked of the chain; or an area staged at @dst. */
 struct sc_ask {
 	uint64_t addr, len;
 	uint8_t *dst;
@@ -177,8 +177,10 @@ struct sc_chain {
 	struct sc_parent_info want[SC_CHAIN_MAX]; /* each as its child names it */
 	struct image *im;                        /* loaded, @loaded of them */
 	size_t loaded;
-	struct sc_ask *asks;                     /* in address order */
+	struct sc_ask *asks;                     /* the image's parent runs, in address order */
 	size_t n_asks, cap_asks;
+	struct sc_ask *areas;                    /* its mappings with parent runs, staged */
+	size_t n_areas, cap_areas;
 };
 
 /*
@@ -190,14 +192,16 @@ struct sc_chain {
 int sc_chain_open(const char *path, int fd, struct sc_chain *c);
 /** sc_chain_load() - load each parent, check it is the image its child names (R-INC-4). */
 int sc_chain_load(struct sc_chain *c, const char *path);
-/** sc_chain_verify_start() - check each parent's whole file on a thread, as the image's. */
-int sc_chain_verify_start(struct sc_chain *c);
-/** sc_chain_ask() - note that @len bytes at @addr go to @dst from the chain. */
-int sc_chain_ask(struct sc_chain *c, uint64_t addr, uint64_t len, void *dst);
-/** sc_chain_fill() - read every page asked for from the parents, on @threads threads. */
+/** sc_chain_ask() - note that the chain gives the @len bytes at @addr (a parent run). */
+int sc_chain_ask(struct sc_chain *c, uint64_t addr, uint64_t len);
+/** sc_chain_stage() - the mapping [@start, @end), which has parent runs, is staged at @premap. */
+int sc_chain_stage(struct sc_chain *c, uint64_t start, uint64_t end, void *premap);
+/**
+ * sc_chain_fill() - check that the chain gives every page asked (R-INC-5), then
+ * write the staged areas from its images, on @threads threads; the image's own
+ * pages go over them after.
+ */
 int sc_chain_fill(struct sc_chain *c, const char *path, unsigned threads);
-/** sc_chain_verified() - each parent's whole-file checksum, checked meanwhile (R-INC-4). */
-int sc_chain_verified(struct sc_chain *c, const char *path);
 void sc_chain_release(struct sc_chain *c);
 
 /* restore_plan.c */

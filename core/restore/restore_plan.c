@@ -211,17 +211,23 @@ static bool is_memfd(const struct sc_segment_info *s)
 	return s->path[0] == '/' && strcmp(s->path, "/dev/zero") && strncmp(s->path, "/SYSV", 5);
 }
 
-/* Content to stage: stored pages, or pages a parent image gives (parent runs). */
-static bool has_stored(const struct mapping *m)
+/* Pages a parent image gives (spec §9.14): a private anonymous mapping only. */
+static bool has_parent_runs(const struct mapping *m)
 {
-	for (size_t w = 0; w < m->n_win; w++) {
-		if (sc_segment_stored_pages(&m->win[w].seg))
-			return true;
+	for (size_t w = 0; w < m->n_win; w++)
 		for (uint32_t i = 0; i < m->win[w].seg.n_runs; i++)
 			if (m->win[w].seg.runs[i].kind == SC_RUN_PARENT)
 				return true;
-	}
 	return false;
+}
+
+/* Content to stage: stored pages, or pages a parent image gives. */
+static bool has_stored(const struct mapping *m)
+{
+	for (size_t w = 0; w < m->n_win; w++)
+		if (sc_segment_stored_pages(&m->win[w].seg))
+			return true;
+	return has_parent_runs(m);
 }
 
 static int add_op(struct plan *p, const struct mapping *m, uint32_t kind, uint64_t flags,
@@ -597,17 +603,15 @@ static int fill_window(struct image *im, struct plan *p, const struct mapping *m
 	if ((err = sc_reader_seek(im->r, w->record)) < 0 ||
 	    (err = sc_reader_next(im->r, &rec)) < 0 || (err = pieces_room(p, im, w->seg.n_runs)) < 0)
 		return err;
-	for (uint32_t i = 0; i < w->seg.n_runs && !err; i++) {
+	for (uint32_t i = 0; i < w->seg.n_runs; i++) {
 		const struct sc_run *run = &w->seg.runs[i];
 		uint64_t at = off + run->first * ps, len = (uint64_t)run->count * ps;
 
 		if (run->kind == SC_RUN_STORED)
 			p->pieces[n++] = (struct sc_piece){ (void *)(m->premap + at), len };
-		else if (run->kind == SC_RUN_PARENT) /* read once every window asked (restore_chain.c) */
-			err = sc_chain_ask(im->chain, m->start + at, len, (void *)(m->premap + at));
+		else if (run->kind == SC_RUN_ZERO && m->premap && has_parent_runs(m))
+			madvise((void *)(m->premap + at), len, MADV_DONTNEED); /* the chain wrote it */
 	}
-	if (err < 0)
-		return err;
 	if (n && (err = sc_reader_read_pieces(im->r, p->pieces, n)) < 0)
 		return err;
 	for (uint32_t i = 0; i < w->seg.n_runs && m->staged_copy; i++) {
@@ -624,6 +628,37 @@ static int fill_window(struct image *im, struct plan *p, const struct mapping *m
 	return 0;
 }
 
+/* A mapping with parent runs: staged, and what the chain gives it noted (restore_chain.c). */
+static int ask_chain(struct image *im, const struct mapping *m)
+{
+	int err = sc_chain_stage(im->chain, m->start, m->end, (void *)m->premap);
+
+	for (size_t w = 0; w < m->n_win && !err; w++) {
+		const struct sc_segment_info *s = &m->win[w].seg;
+
+		for (uint32_t i = 0; i < s->n_runs && !err; i++)
+			if (s->runs[i].kind == SC_RUN_PARENT)
+				err = sc_chain_ask(im->chain, s->start + s->runs[i].first * im->page,
+						   (uint64_t)s->runs[i].count * im->page);
+	}
+	return err;
+}
+
+/*
+ * An incremental image's mappings with parent runs: the chain writes them,
+ * oldest image first, then their own pages go over (restore_chain.c).
+ */
+static int fill_from_chain(struct image *im, struct plan *p, unsigned threads)
+{
+	int err = sc_chain_fill(im->chain, im->path, threads);
+
+	for (size_t i = 0; i < im->n_maps && !err; i++)
+		if (im->maps[i].premap && has_parent_runs(&im->maps[i]))
+			for (size_t w = 0; w < im->maps[i].n_win && !err; w++)
+				err = fill_window(im, p, &im->maps[i], &im->maps[i].win[w]);
+	return err;
+}
+
 /*
  * The decoding threads start only now. Planning moves the backing files'
  * descriptors above the image's, which grows the descriptor table, and a
@@ -633,6 +668,7 @@ static int fill_window(struct image *im, struct plan *p, const struct mapping *m
 int sc_plan_fill(struct image *im, struct plan *p, unsigned threads)
 {
 	int err = sc_reader_set_threads(im->r, threads);
+	bool chain = false;
 
 	if (err < 0)
 		return err;
@@ -641,6 +677,12 @@ int sc_plan_fill(struct image *im, struct plan *p, unsigned threads)
 		bool memfd = (((m->win[0].seg.flags & SC_SEG_SHARED) &&
 			      !(m->win[0].seg.flags & SC_SEG_FILE)) || m->remade) && m->fd >= 0;
 
+		if (m->premap && has_parent_runs(m)) {
+			if ((err = premap(m)) < 0 || (err = ask_chain(im, m)) < 0)
+				return err;
+			chain = true;
+			continue;
+		}
 		if (!m->premap) {
 			/* nothing staged; zeroed file pages still need their copies */
 			for (size_t w = 0; w < m->n_win && m->staged_copy; w++)
@@ -658,5 +700,5 @@ int sc_plan_fill(struct image *im, struct plan *p, unsigned threads)
 			m->premap = 0;
 		}
 	}
-	return im->chain ? sc_chain_fill(im->chain, im->path, threads) : 0;
+	return chain ? fill_from_chain(im, p, threads) : 0;
 }
