@@ -7,7 +7,7 @@
  *   bench-incremental [--mib N] [--changed P] [--chain C] [--runs R] [--dir D]
  *
  * A subject process (a child of this one, SELFCKPT_INCREMENTAL=64) fills N MiB
- * (default 4096) with random bytes and writes a full image; then C-1 times
+ * (default 4096, in pages of 4 KiB) with random bytes and writes a full image; then C-1 times
  * (default 5 images in all) it changes P% of its pages (default 5, spread over
  * the whole memory) and writes an incremental image. selfckpt_save() is timed
  * in the subject; each image's size is its file's. Then the restart of the
@@ -82,7 +82,12 @@ static void subject(const struct opts *o)
 	uint64_t bytes = o->mib << 20;
 	uint8_t *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (p == MAP_FAILED || (getenv("BENCH_NOHUGE") && madvise(p, bytes, MADV_NOHUGEPAGE)) || bench_gen_random(p, bytes) < 0)
+	/*
+	 * Pages of 4 KiB, as the changes are counted: memory in transparent huge
+	 * pages is written, and so watched, 2 MiB at a time, and 5% of the pages
+	 * changed one in twenty would touch every huge page.
+	 */
+	if (p == MAP_FAILED || madvise(p, bytes, MADV_NOHUGEPAGE) || bench_gen_random(p, bytes) < 0)
 		_exit(2);
 	for (unsigned k = 0; k < o->chain; k++) {
 		double t0;
