@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include "core/sc_core.h"
@@ -70,10 +71,19 @@ static int open_watch(void)
 	return 0;
 }
 
+/*
+ * A reservation of a terabyte or more (a sanitizer's shadow memory, a
+ * runtime's address-space reserve) is not watched: written to all the time
+ * and mostly empty, it would make every write fault for little gain. Its
+ * pages are stored in every image.
+ */
+#define WATCH_MAX (1ull << 40)
+
 /* Private anonymous memory of the program: what the watch covers. */
 bool sc_written_watches(const struct sc_vma *v)
 {
 	return !(v->flags & SC_VMA_SHARED) && !sc_skip_covers(v->start, v->end) &&
+	       v->end - v->start < WATCH_MAX &&
 	       (v->kind == SC_VMA_ANON || v->kind == SC_VMA_HEAP || v->kind == SC_VMA_STACK);
 }
 
@@ -98,18 +108,24 @@ static int grow(void **p, size_t n, size_t size)
 
 /*
  * Room for every written run the scan can find, made before the stop: one run
- * per two pages of the armed ranges at most (written, unwritten, written...).
+ * per two pages at most (written, unwritten, written...), of the armed ranges
+ * and of the machine's memory and swap, which hold every page written.
  * Reserved, not committed: only the runs found touch their pages (8 MiB of
  * address space for 4 GiB of memory).
  */
 static int written_room(struct sc_written_scan *s)
 {
-	uint64_t pages = 0, need, page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t pages = 0, need, page = (uint64_t)sysconf(_SC_PAGESIZE), held;
+	struct sysinfo si;
 	void *p;
 
 	for (uint32_t i = 0; i < s->n_armed; i++)
 		pages += (s->armed[i].end - s->armed[i].start) / page;
-	need = pages / 2 + 1;
+	if (sysinfo(&si) == 0) {
+		held = ((uint64_t)si.totalram + si.totalswap) * si.mem_unit / page;
+		pages = pages < held ? pages : held;
+	}
+	need = pages / 2 + s->n_armed + 1;
 	if (need <= s->cap_written)
 		return 0;
 	p = mmap(NULL, need * sizeof(*s->written), PROT_READ | PROT_WRITE,
