@@ -14,15 +14,6 @@
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 
-/* Is the image open at @r the one @want names? */
-static bool named(struct sc_reader *r, const struct sc_parent_info *want)
-{
-	uint64_t size = 0, sum = 0;
-
-	return sc_reader_file_identity(r, &size, &sum) == 0 && size == want->size &&
-	       sum == want->file_sum && sc_reader_header(r)->created_ns == want->created_ns;
-}
-
 /* One link: its state, and the next parent record where there is one (1). */
 static int follow(struct sc_chain_link *l, const struct sc_parent_info *want, bool verify,
 		  struct sc_parent_info *next)
@@ -40,7 +31,7 @@ static int follow(struct sc_chain_link *l, const struct sc_parent_info *want, bo
 		l->state = SC_LINK_DAMAGED;
 		return 0;
 	}
-	if (!named(r, want))
+	if (!sc_parent_is(r, want))
 		l->state = SC_LINK_OTHER;
 	else if (verify && sc_reader_verify_file(r) < 0)
 		l->state = SC_LINK_DAMAGED;

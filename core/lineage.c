@@ -79,15 +79,14 @@ static int absolute(const char *path, char *out)
 /* Is the last image still at its path, the same bytes? */
 static bool last_unchanged(void)
 {
+	struct sc_parent_info last = { .created_ns = ln.last_created, .size = ln.last_size,
+				       .file_sum = ln.last_sum };
 	struct sc_reader *r;
-	uint64_t size = 0, sum = 0;
 	bool same;
 
 	if (sc_reader_open(&r, ln.last_path, NULL) < 0)
 		return false;
-	same = sc_reader_header(r)->created_ns == ln.last_created &&
-	       sc_reader_file_identity(r, &size, &sum) == 0 && size == ln.last_size &&
-	       sum == ln.last_sum;
+	same = sc_parent_is(r, &last);
 	sc_reader_free(r);
 	return same;
 }

@@ -101,6 +101,14 @@ int sc_parent_find(struct sc_reader *r, struct sc_parent_info *p)
 	return err;
 }
 
+bool sc_parent_is(const struct sc_reader *r, const struct sc_parent_info *want)
+{
+	uint64_t size = 0, sum = 0;
+
+	return sc_reader_file_identity(r, &size, &sum) == 0 && size == want->size &&
+	       sum == want->file_sum && sc_reader_header(r)->created_ns == want->created_ns;
+}
+
 char *sc_parent_path(const char *child, const char *parent)
 {
 	char dir[PATH_MAX], *out;

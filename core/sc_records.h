@@ -152,6 +152,8 @@ void sc_parent_free(struct sc_parent_info *p);
  * error (an incremental image without one before its memory: R-INC-1).
  */
 int sc_parent_find(struct sc_reader *r, struct sc_parent_info *p);
+/** sc_parent_is() - is the image @r reads the one @want names (creation time, size, checksum)? */
+bool sc_parent_is(const struct sc_reader *r, const struct sc_parent_info *want);
 /** sc_parent_path() - where the parent @parent that the image at @child names is (R-INC-2). */
 char *sc_parent_path(const char *child, const char *parent);
 

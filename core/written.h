@@ -42,7 +42,6 @@ struct sc_written_scan {
 	uint64_t n_written, cap_written;
 	struct sc_wrange *late;          /* out: written after the scan, before the snapshot */
 	uint64_t n_late, cap_late;
-	bool overflowed;                 /* out: a range had more runs than room */
 };
 
 /**

@@ -43,10 +43,8 @@ static int scan_range(struct sc_written_scan *s, uint64_t start, uint64_t end, b
 
 		if (n < 0)
 			return -1;
-		if ((uint64_t)n > cap - *n_out) {
-			s->overflowed = true;
+		if ((uint64_t)n > cap - *n_out)
 			return -1; /* stop: what it would protect could not be noted */
-		}
 		for (long i = 0; i < n; i++)
 			out[(*n_out)++] = (struct sc_wrange){ runs[i].start, runs[i].end };
 		/* a full vector stops the walk early: go on from where it stopped */
@@ -62,7 +60,6 @@ void sc_written_take_rt(struct sc_written_scan *s)
 	s->n_scanned = 0;
 	s->n_written = 0;
 	s->n_late = 0;
-	s->overflowed = false;
 	for (uint32_t i = 0; i < s->n_armed; i++) {
 		uint64_t mark = s->n_written;
 

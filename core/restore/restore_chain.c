@@ -89,8 +89,8 @@ static int check_parent(const struct sc_chain *c, size_t i, const char *child)
 	uint64_t size = 0, sum = 0;
 	bool full = !(h->flags & SC_HF_INCREMENTAL);
 
-	sc_reader_file_identity(im->r, &size, &sum);
-	if (h->created_ns != want->created_ns || size != want->size || sum != want->file_sum)
+	sc_reader_file_identity(im->r, &size, &sum); /* for the message */
+	if (!sc_parent_is(im->r, want))
 		return sc_err(SELFCKPT_EPARENT, "'%s' needs its parent image '%s' as it was "
 			      "(%llu bytes, file checksum 0x%016llx); the file there is another "
 			      "image (%llu bytes, file checksum 0x%016llx); nothing was restored",

@@ -596,6 +596,7 @@ static int fill_window(struct image *im, struct plan *p, const struct mapping *m
 		       const struct window *w)
 {
 	uint64_t ps = im->page, off = w->seg.start - m->start;
+	bool chained = m->premap && has_parent_runs(m); /* the chain wrote over its staging */
 	struct sc_record rec;
 	size_t n = 0;
 	int err;
@@ -609,8 +610,8 @@ static int fill_window(struct image *im, struct plan *p, const struct mapping *m
 
 		if (run->kind == SC_RUN_STORED)
 			p->pieces[n++] = (struct sc_piece){ (void *)(m->premap + at), len };
-		else if (run->kind == SC_RUN_ZERO && m->premap && has_parent_runs(m))
-			madvise((void *)(m->premap + at), len, MADV_DONTNEED); /* the chain wrote it */
+		else if (run->kind == SC_RUN_ZERO && chained)
+			madvise((void *)(m->premap + at), len, MADV_DONTNEED);
 	}
 	if (n && (err = sc_reader_read_pieces(im->r, p->pieces, n)) < 0)
 		return err;
