@@ -1,5 +1,5 @@
 # cli/: the command-line tools, linked statically against the library.
-TOOLS += $(BUILD)/bin/selfckpt-inspect $(BUILD)/bin/selfckpt-run
+TOOLS += $(BUILD)/bin/selfckpt-inspect $(BUILD)/bin/selfckpt-run $(BUILD)/bin/selfckpt-merge
 ifneq ($(SAN),1)
 TOOLS += $(BUILD)/bin/selfckpt-restore # see PLAIN_BUILD in the Makefile
 endif
@@ -25,3 +25,11 @@ $(BUILD)/bin/selfckpt-restore: $(RESTORE_OBJS) $(LIB_A)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) -static $(filter-out -fsanitize=%,$(SC_LDFLAGS)) $(LDFLAGS) \
 		-o $@ $^ $(SC_LDLIBS)
+
+# selfckpt-merge reads a chain as the restore engine does.
+MERGE_OBJS := $(BUILD)/obj/cli/merge.o $(BUILD)/obj/cli/tool.o $(BUILD)/obj/core/restore/chain_merge.o \
+	$(RESTORE_ENGINE_OBJS)
+
+$(BUILD)/bin/selfckpt-merge: $(MERGE_OBJS) $(LIB_A)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)

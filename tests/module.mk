@@ -28,7 +28,9 @@ TEST_SRCS := \
 	tests/core/roundtrip_harness.c \
 	tests/core/test_pages.c \
 	tests/core/test_written.c \
+	tests/core/chain_harness.c \
 	tests/core/test_incremental.c \
+	tests/core/test_merge.c \
 	tests/core/test_restored_process.c \
 	tests/core/test_restored_mappings.c \
 	tests/core/test_settings.c \
@@ -319,7 +321,7 @@ bench-ckpt: $(BENCH_CKPT) $(CKPT_SUBJECT) $(BUILD)/bin/selfckpt-restore
 	$(Q)$(BENCH_CKPT) $(BENCH_ARGS)
 bench-fds: $(BENCH_FDS) $(BUILD)/bin/selfckpt-restore
 	$(Q)$(BENCH_FDS) $(BENCH_FDS_ARGS)
-bench-incremental: $(BENCH_INCR) $(BUILD)/bin/selfckpt-restore
+bench-incremental: $(BENCH_INCR) $(BUILD)/bin/selfckpt-restore $(BUILD)/bin/selfckpt-merge
 	$(Q)$(BENCH_INCR) $(BENCH_INCR_ARGS)
 endif
 $(BUILD)/obj/tests/cuda/%.o: SC_CFLAGS += -I$(CUDA_INCLUDE)

@@ -349,7 +349,7 @@ static int apply_image(const struct sc_chain *c, struct image *im, struct pieces
  * straight into place, not cut around the pages newer images hold. The
  * image's own pages go last (restore_plan.c).
  */
-int sc_chain_fill(struct sc_chain *c, const char *path, unsigned threads)
+int sc_chain_give(struct sc_chain *c, const char *path, unsigned threads)
 {
 	struct sc_ask *asks = c->asks, *next = NULL;
 	size_t n_asks = c->n_asks, n_next = 0;
@@ -368,10 +368,20 @@ int sc_chain_fill(struct sc_chain *c, const char *path, unsigned threads)
 	if (!err && n_asks) /* the full image at the end holds no parent run: cannot be */
 		err = sc_err(SELFCKPT_EPARENT, "'%s' leaves pages to more images than its chain "
 			     "holds", path);
+	for (size_t i = 0; i < c->loaded && !c->threaded && !err; i++)
+		err = sc_reader_set_threads(c->im[i].r, threads);
+	c->threaded = !err;
 	for (size_t i = c->loaded; i-- > 0 && !err;)
-		if ((err = sc_reader_set_threads(c->im[i].r, threads)) == 0)
-			err = apply_image(c, &c->im[i], &p);
+		err = apply_image(c, &c->im[i], &p);
 	free(p.v);
+	c->n_asks = c->n_areas = 0;
+	return err;
+}
+
+int sc_chain_fill(struct sc_chain *c, const char *path, unsigned threads)
+{
+	int err = sc_chain_give(c, path, threads);
+
 	/*
 	 * Their decoding threads end here: a thread left idle would wake in the
 	 * restored process, whose memory is no longer this program's.

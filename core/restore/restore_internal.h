@@ -181,6 +181,7 @@ struct sc_chain {
 	size_t n_asks, cap_asks;
 	struct sc_ask *areas;                    /* its mappings with parent runs, staged */
 	size_t n_areas, cap_areas;
+	bool threaded;                           /* the parents' decoding threads are started */
 };
 
 /*
@@ -197,9 +198,14 @@ int sc_chain_ask(struct sc_chain *c, uint64_t addr, uint64_t len);
 /** sc_chain_stage() - the mapping [@start, @end), which has parent runs, is staged at @premap. */
 int sc_chain_stage(struct sc_chain *c, uint64_t start, uint64_t end, void *premap);
 /**
- * sc_chain_fill() - check that the chain gives every page asked (R-INC-5), then
- * write the staged areas from its images, on @threads threads; the image's own
- * pages go over them after.
+ * sc_chain_give() - check that the chain gives every page asked (R-INC-5), then
+ * write the staged areas from its images, on @threads threads; the asks and
+ * areas are then forgotten, so that the next ones can be given (a merge).
+ */
+int sc_chain_give(struct sc_chain *c, const char *path, unsigned threads);
+/**
+ * sc_chain_fill() - sc_chain_give() for a restore, whose image's own pages go
+ * over the staged areas after; the parents' readers and threads end.
  */
 int sc_chain_fill(struct sc_chain *c, const char *path, unsigned threads);
 void sc_chain_release(struct sc_chain *c);

@@ -140,17 +140,39 @@ static int run(const struct opts *o, char *const *argv, char *out, size_t cap)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
 }
 
-static double restart(const struct opts *o, const char *restore, unsigned k)
+static double restart(const struct opts *o, const char *restore, const char *path)
 {
-	char *argv[] = { (char *)restore, (char *)image(o, k), NULL }, out[256];
+	char *argv[] = { (char *)restore, (char *)path, NULL }, out[256];
 	int64_t t0 = realtime_ns();
 	long long at;
 
 	if (run(o, argv, out, sizeof(out)) < 0 || sscanf(out, "restored %lld", &at) != 1) {
-		fprintf(stderr, "bench-incremental: the restore of %s failed: %s\n", image(o, k), out);
+		fprintf(stderr, "bench-incremental: the restore of %s failed: %s\n", path, out);
 		exit(1);
 	}
 	return (double)(at - t0) / 1e9;
+}
+
+static const char *merged(const struct opts *o)
+{
+	static char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/bench-incremental.merged.sckpt", o->dir);
+	return path;
+}
+
+/* selfckpt-merge of the newest image into merged(): its seconds. */
+static double merge(const struct opts *o, const char *tool)
+{
+	char *argv[] = { (char *)tool, (char *)image(o, o->chain - 1), "-o", (char *)merged(o),
+			 NULL }, out[512];
+	double t0 = now();
+
+	if (run(o, argv, out, sizeof(out)) < 0) {
+		fprintf(stderr, "bench-incremental: the merge failed: %s\n", out);
+		exit(1);
+	}
+	return now() - t0;
 }
 
 static double file_mib(const char *path)
@@ -186,10 +208,11 @@ static void parse(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
-	static double save[CHAIN_MAX][RUNS_MAX], mib[CHAIN_MAX][RUNS_MAX], rs[2][RUNS_MAX];
-	char restore[PATH_MAX + 32], self[PATH_MAX], out[4096];
+	static double save[CHAIN_MAX][RUNS_MAX], mib[CHAIN_MAX][RUNS_MAX], rs[3][RUNS_MAX],
+		merge_s[RUNS_MAX], merge_mib[RUNS_MAX];
+	char restore[PATH_MAX + 32], merge_tool[PATH_MAX + 32], self[PATH_MAX], out[4096];
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	double med_save[CHAIN_MAX], med_mib[CHAIN_MAX], full_rs, chain_rs;
+	double med_save[CHAIN_MAX], med_mib[CHAIN_MAX], full_rs, chain_rs, merged_rs, med_merge;
 	struct opts o;
 
 	parse(argc, argv, &o);
@@ -200,6 +223,7 @@ int main(int argc, char **argv)
 	setenv("SELFCKPT_INCREMENTAL", "64", 1);
 	*strrchr(self, '/') = '\0';
 	snprintf(restore, sizeof(restore), "%s/../bin/selfckpt-restore", self);
+	snprintf(merge_tool, sizeof(merge_tool), "%s/../bin/selfckpt-merge", self);
 	for (unsigned r = 0; r < o.runs; r++) {
 		const char *at = out;
 
@@ -214,10 +238,14 @@ int main(int argc, char **argv)
 				return fprintf(stderr, "bench-incremental: %s\n", out), 1;
 			mib[k][r] = file_mib(image(&o, k));
 		}
-		rs[0][r] = restart(&o, restore, 0);
-		rs[1][r] = restart(&o, restore, o.chain - 1);
+		rs[0][r] = restart(&o, restore, image(&o, 0));
+		rs[1][r] = restart(&o, restore, image(&o, o.chain - 1));
+		merge_s[r] = merge(&o, merge_tool);
+		merge_mib[r] = file_mib(merged(&o));
+		rs[2][r] = restart(&o, restore, merged(&o));
 		for (unsigned k = 0; k < o.chain; k++)
 			unlink(image(&o, k));
+		unlink(merged(&o));
 	}
 	for (unsigned k = 0; k < o.chain; k++) {
 		med_save[k] = bench_median(save[k], o.runs);
@@ -225,6 +253,8 @@ int main(int argc, char **argv)
 	}
 	full_rs = bench_median(rs[0], o.runs);
 	chain_rs = bench_median(rs[1], o.runs);
+	merged_rs = bench_median(rs[2], o.runs);
+	med_merge = bench_median(merge_s, o.runs);
 	printf("%llu MiB of random bytes, %u%% of the pages changed before each image after "
 	       "the first (medians of %u runs)\n\n", (unsigned long long)o.mib, o.changed, o.runs);
 	printf("image          checkpoint        size   vs full: time   size\n");
@@ -233,6 +263,10 @@ int main(int argc, char **argv)
 		       med_save[k], med_mib[k], med_save[k] / med_save[0], med_mib[k] / med_mib[0]);
 	printf("\nrestart from the full image %.3f s, from the chain of %u %.3f s: %.2fx\n",
 	       full_rs, o.chain, chain_rs, chain_rs / full_rs);
+	printf("merge of the chain of %u into one full image: %.3f s (%.2fx the full checkpoint), "
+	       "%.1f MiB; restart from it %.3f s (%.2fx)\n", o.chain, med_merge,
+	       med_merge / med_save[0], bench_median(merge_mib, o.runs), merged_rs,
+	       merged_rs / full_rs);
 	printf("\ntargets\n  second checkpoint: time %.3f <= 0.10: %s, size %.3f <= 0.07: %s\n"
 	       "  restart from a chain of %u: %.2fx <= 1.2x: %s\n", med_save[1] / med_save[0],
 	       med_save[1] / med_save[0] <= 0.10 ? "PASS" : "MISS", med_mib[1] / med_mib[0],

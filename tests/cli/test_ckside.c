@@ -304,12 +304,7 @@ static bool write_locked(const char *name)
 
 static const char *run_tool(void)
 {
-	static char path[4096];
-	const char *b = getenv("SELFCKPT_BUILD");
-
-	snprintf(path, sizeof(path), "%s/bin/selfckpt-run", b && *b ? b : "build");
-	cr_assert_eq(access(path, X_OK), 0, "no selfckpt-run at '%s'", path);
-	return path;
+	return tool("selfckpt-run");
 }
 
 Test(roundtrip, selfckpt_run_removes_what_a_killed_checkpoint_left_not_a_live_one,
@@ -484,16 +479,6 @@ Test(gpu_proxy, help_says_what_query_does, .timeout = 30)
 }
 
 /* ---- selfckpt-inspect: what an image is ---- */
-
-static const char *tool(const char *name)
-{
-	static char path[4096];
-	const char *b = getenv("SELFCKPT_BUILD");
-
-	snprintf(path, sizeof(path), "%s/bin/%s", b && *b ? b : "build", name);
-	cr_assert_eq(access(path, X_OK), 0, "no %s at '%s'", name, path);
-	return path;
-}
 
 /* badsave describe: an image of a process with known threads and descriptors; its pid. */
 static int describe_image(const char *image)

@@ -33,13 +33,18 @@ static const char *build_dir(void)
 	return b && *b ? b : "build";
 }
 
-const char *restorer(void)
+const char *tool(const char *name)
 {
 	static char path[4096];
 
-	snprintf(path, sizeof(path), "%s/bin/selfckpt-restore", build_dir());
-	cr_assert_eq(access(path, X_OK), 0, "no restorer at '%s': %s", path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/bin/%s", build_dir(), name);
+	cr_assert_eq(access(path, X_OK), 0, "no %s at '%s': %s", name, path, strerror(errno));
 	return path;
+}
+
+const char *restorer(void)
+{
+	return tool("selfckpt-restore");
 }
 
 const char *prog_path(const char *name)

@@ -38,6 +38,8 @@ extern char base[64];
  */
 extern const char *run_cwd;
 
+/** tool() - the path of the selfckpt tool @name in the build; fails the test if missing. */
+const char *tool(const char *name);
 /** restorer() - the path of selfckpt-restore in the build; fails the test if missing. */
 const char *restorer(void);
 

@@ -15,73 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/sc_format.h"
+#include "chain_harness.h"
 #include "roundtrip_harness.h"
-
-#define ROUNDS 4
-#define EX_DATAERR 65
-#define EX_NOINPUT 66
-
-/* Run lineage into base/ck with SELFCKPT_INCREMENTAL=@incremental; its "saved k SUM" lines. */
-static char *save_rounds(const char *incremental, int rounds, const char *how)
-{
-	char n[16];
-	const char *argv[] = { prog_path("lineage"), in_base("ck"), n, how, NULL };
-	struct run r;
-	char *out;
-
-	snprintf(n, sizeof(n), "%d", rounds);
-	setenv("SELFCKPT_INCREMENTAL", incremental, 1);
-	run(argv, &r);
-	unsetenv("SELFCKPT_INCREMENTAL");
-	expect_exit(&r, 0, "lineage");
-	out = strdup(r.out);
-	run_free(&r);
-	return out;
-}
-
-/* Restore @image: the process it holds says "restored k SUM", the "saved k SUM" of @saved. */
-static void expect_restores(const char *saved, int k, const char *image)
-{
-	const char *argv[] = { restorer(), image, NULL };
-	char want[64], line[64];
-	const char *at;
-	struct run r;
-
-	snprintf(want, sizeof(want), "saved %d ", k);
-	at = strstr(saved, want);
-	cr_assert(at, "no '%s' in the output of the saving run:\n%s", want, saved);
-	snprintf(line, sizeof(line), "restored %d %.16s\n", k, at + strlen(want));
-	run(argv, &r);
-	expect_exit(&r, 0, image);
-	cr_assert_str_eq(r.out, line, "%s comes back with another memory:\n%s", image, r.err);
-	run_free(&r);
-}
-
-static const char *image(int k)
-{
-	return in_base("ck/img.%d.sckpt", k);
-}
-
-/* Is the image at @path incremental (its header's flag)? */
-static bool incremental(const char *path)
-{
-	struct sc_reader *r;
-	bool yes;
-
-	cr_assert_eq(sc_reader_open(&r, path, NULL), 0, "cannot read %s", path);
-	yes = sc_reader_header(r)->flags & SC_HF_INCREMENTAL;
-	sc_reader_free(r);
-	return yes;
-}
-
-static off_t size_of(const char *path)
-{
-	struct stat st;
-
-	cr_assert_eq(stat(path, &st), 0, "%s is missing", path);
-	return st.st_size;
-}
 
 /* [R-INC-5] [R-INC-7] the pages each image leaves come from the chain */
 Test(roundtrip, each_image_of_a_chain_restores_the_process_at_its_instant)
