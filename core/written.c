@@ -79,11 +79,17 @@ static int open_watch(void)
  */
 #define WATCH_MAX (1ull << 40)
 
-/* Private anonymous memory of the program: what the watch covers. */
+/*
+ * Private anonymous memory the program can write: what the watch covers.
+ * A mapping it cannot write now (a PROT_NONE reservation: an allocator's or a
+ * runtime's address space, a sanitizer's, hundreds of gigabytes each) is left
+ * out: the kernel's scan of it costs seconds, and a part made writable later
+ * was not watched, so it is not clean, and its pages are stored.
+ */
 bool sc_written_watches(const struct sc_vma *v)
 {
-	return !(v->flags & SC_VMA_SHARED) && !sc_skip_covers(v->start, v->end) &&
-	       v->end - v->start < WATCH_MAX &&
+	return !(v->flags & SC_VMA_SHARED) && (v->prot & PROT_WRITE) &&
+	       !sc_skip_covers(v->start, v->end) && v->end - v->start < WATCH_MAX &&
 	       (v->kind == SC_VMA_ANON || v->kind == SC_VMA_HEAP || v->kind == SC_VMA_STACK);
 }
 

@@ -208,3 +208,25 @@ Test(written, memory_the_watch_does_not_cover_is_never_clean)
 	all('w', want);
 	expect(p, want);
 }
+
+/*
+ * A reservation the program cannot write is not watched; a part of it made
+ * writable and written between two instants is not clean, and the rest of the
+ * mapping it came from still is.
+ */
+Test(written, a_reservation_made_writable_after_an_instant_is_not_clean)
+{
+	char *p = map_touched(NULL), want[PAGES + 1];
+
+	cr_assert_eq(mprotect(p + 32 * page, 32 * page, PROT_NONE), 0);
+	instant();
+	sc_written_settle(true);
+	instant();
+	sc_written_settle(true);
+	cr_assert_eq(mprotect(p + 32 * page, 32 * page, PROT_READ | PROT_WRITE), 0);
+	p[40 * page] = 5;
+	instant();
+	all('c', want);
+	memset(want + 32, 'w', 32);
+	expect(p, want);
+}
