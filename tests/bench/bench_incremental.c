@@ -242,9 +242,10 @@ int main(int argc, char **argv)
 		rs[1][r] = restart(&o, restore, image(&o, o.chain - 1));
 		merge_s[r] = merge(&o, merge_tool);
 		merge_mib[r] = file_mib(merged(&o));
-		rs[2][r] = restart(&o, restore, merged(&o));
+		/* as a user would: the chain deleted once merged (its page cache goes with it) */
 		for (unsigned k = 0; k < o.chain; k++)
 			unlink(image(&o, k));
+		rs[2][r] = restart(&o, restore, merged(&o));
 		unlink(merged(&o));
 	}
 	for (unsigned k = 0; k < o.chain; k++) {
