@@ -297,16 +297,11 @@ static int write_merged(struct merge *m, int fd, const char *output, const struc
 	wo.producer = h->producer;
 	wo.kernel = h->kernel;
 	if ((err = sc_atomic_open(&af, output)) < 0)
-		return sc_err(-err, "cannot create the merged image next to '%s': %s", output,
-			      strerror(-err));
+		return err; /* reported */
 	if ((err = sc_writer_new(&m->out, af.fd, output, &wo)) == 0 &&
 	    (err = merge_records(m)) == 0 && (err = sc_writer_finish(m->out)) == 0) {
 		st->written = sc_writer_bytes(m->out);
-		err = sc_atomic_commit(&af);
-		if (err < 0)
-			return sc_err(-err, "cannot commit the merged image '%s': %s", output,
-				      strerror(-err));
-		return 0;
+		return sc_atomic_commit(&af); /* reported */
 	}
 	sc_atomic_abort(&af);
 	return err;
@@ -322,10 +317,15 @@ int sc_merge(const struct sc_merge_opts *o, struct sc_merge_stats *st)
 	int fd = -1, err;
 
 	memset(st, 0, sizeof(*st));
-	if ((err = sc_image_open(o->path, &fd)) < 0) {
+	if (!strcmp(o->path, "-"))
+		err = sc_err(SELFCKPT_EUSAGE, "a merge reads an image file, not standard input");
+	else
+		err = sc_image_open(o->path, &fd);
+	if (err < 0) {
 		free(real);
 		return err;
 	}
+	m.chain.undone = "nothing was written";
 	if ((err = sc_chain_open(o->path, fd, &m.chain)) == 0 &&
 	    (err = sc_image_load_fd(&im, fd, o->path)) == 0 &&
 	    (err = sc_chain_load(&m.chain, o->path)) == 0 && (err = check_output(&m, output)) == 0) {

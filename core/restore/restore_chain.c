@@ -23,6 +23,12 @@
 #include "format/sc_array.h"
 #include "format/sc_log.h"
 
+/* What the messages of a refusal end with: what the caller leaves undone. */
+static const char *undone_of(const struct sc_chain *c)
+{
+	return c->undone ? c->undone : "nothing was restored";
+}
+
 /* The parent record of the image open at @fd: 1 with @p filled, 0 for a full image. */
 static int read_parent(int fd, const char *path, struct sc_parent_info *p)
 {
@@ -39,24 +45,25 @@ static int read_parent(int fd, const char *path, struct sc_parent_info *p)
 }
 
 /* Open the parent at @path that @child names: ENOPARENT where it cannot be read. */
-static int open_parent(const char *child, const char *path, int *fd)
+static int open_parent(const char *child, const char *path, const char *undone, int *fd)
 {
 	int f = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (f < 0)
 		return sc_err(SELFCKPT_ENOPARENT, "'%s' is incremental: it needs its parent image "
-			      "'%s', which cannot be opened (%s); nothing was restored", child, path,
-			      strerror(errno));
+			      "'%s', which cannot be opened (%s); %s", child, path,
+			      strerror(errno), undone);
 	close(f);
 	return sc_image_open(path, fd); /* the checks every image gets */
 }
 
 int sc_chain_open(const char *path, int fd, struct sc_chain *c)
 {
-	const char *cur = path;
+	const char *cur = path, *undone = c->undone;
 	int cur_fd = fd, err;
 
 	memset(c, 0, sizeof(*c));
+	c->undone = undone;
 	for (;;) {
 		struct sc_parent_info p;
 
@@ -73,7 +80,7 @@ int sc_chain_open(const char *path, int fd, struct sc_chain *c)
 		if (!c->path[c->n])
 			return sc_err(ENOMEM, "out of memory opening the images of '%s'", path);
 		c->n++;
-		if ((err = open_parent(cur, c->path[c->n - 1], &c->fd[c->n - 1])) < 0)
+		if ((err = open_parent(cur, c->path[c->n - 1], undone_of(c), &c->fd[c->n - 1])) < 0)
 			return err;
 		cur = c->path[c->n - 1];
 		cur_fd = c->fd[c->n - 1];
@@ -93,10 +100,10 @@ static int check_parent(const struct sc_chain *c, size_t i, const char *child)
 	if (!sc_parent_is(im->r, want))
 		return sc_err(SELFCKPT_EPARENT, "'%s' needs its parent image '%s' as it was "
 			      "(%llu bytes, file checksum 0x%016llx); the file there is another "
-			      "image (%llu bytes, file checksum 0x%016llx); nothing was restored",
+			      "image (%llu bytes, file checksum 0x%016llx); %s",
 			      child, im->path, (unsigned long long)want->size,
 			      (unsigned long long)want->file_sum, (unsigned long long)size,
-			      (unsigned long long)sum);
+			      (unsigned long long)sum, undone_of(c));
 	if (full != (want->depth == 1) || (!full && c->want[i + 1].depth != want->depth - 1))
 		return sc_err(SELFCKPT_EPARENT, "'%s' and its parent image '%s' do not make a "
 			      "chain: its depth %u does not follow its parent's", child, im->path,
@@ -117,8 +124,8 @@ int sc_chain_load(struct sc_chain *c, const char *path)
 
 		if ((err = sc_image_load_fd(&c->im[i], c->fd[i], c->path[i])) < 0)
 			return sc_err_quiet(SELFCKPT_EPARENT, "'%s', the parent image of '%s', cannot be "
-				      "used: %s; nothing was restored", c->path[i], child,
-				      selfckpt_last_error());
+				      "used: %s; %s", c->path[i], child,
+				      selfckpt_last_error(), undone_of(c));
 		c->loaded = i + 1;
 		err = check_parent(c, i, child);
 	}
@@ -211,8 +218,8 @@ static int push(struct sc_ask **v, size_t *n, size_t *cap, uint64_t addr, uint64
  * pages, or left to its own parent (into @next); a page it does not hold, or
  * holds as a file or guard page, is refused.
  */
-static int resolve(const struct image *im, const char *child, const struct sc_ask *asks,
-		   size_t n, struct sc_ask **next, size_t *n_next)
+static int resolve(const struct image *im, const char *child, const char *undone,
+		   const struct sc_ask *asks, size_t n, struct sc_ask **next, size_t *n_next)
 {
 	const struct window **wins;
 	size_t n_wins = 0, wi = 0, cap = 0;
@@ -227,8 +234,8 @@ static int resolve(const struct image *im, const char *child, const struct sc_as
 				wi++;
 			if (wi == n_wins || wins[wi]->seg.start > at) {
 				err = sc_err(SELFCKPT_EPARENT, "'%s' leaves the page at 0x%llx to its "
-					     "parent image '%s', which does not hold it; nothing was "
-					     "restored", child, (unsigned long long)at, im->path);
+					     "parent image '%s', which does not hold it; %s", child,
+					     (unsigned long long)at, im->path, undone);
 				break;
 			}
 			w = wins[wi];
@@ -243,8 +250,8 @@ static int resolve(const struct image *im, const char *child, const struct sc_as
 				else if (run->kind != SC_RUN_STORED && run->kind != SC_RUN_ZERO)
 					err = sc_err(SELFCKPT_EPARENT, "'%s' leaves the page at 0x%llx "
 						     "to its parent image '%s', which holds no contents "
-						     "there (run kind %u); nothing was restored", child,
-						     (unsigned long long)at, im->path, run->kind);
+						     "there (run kind %u); %s", child,
+						     (unsigned long long)at, im->path, run->kind, undone);
 				at = oe;
 			}
 		}
@@ -359,7 +366,8 @@ int sc_chain_give(struct sc_chain *c, const char *path, unsigned threads)
 	for (size_t i = 0; i < c->loaded && n_asks && !err; i++, asks = next, n_asks = n_next) {
 		next = NULL;
 		n_next = 0;
-		err = resolve(&c->im[i], i ? c->path[i - 1] : path, asks, n_asks, &next, &n_next);
+		err = resolve(&c->im[i], i ? c->path[i - 1] : path, undone_of(c), asks, n_asks, &next,
+			      &n_next);
 		if (asks != c->asks)
 			free(asks);
 	}

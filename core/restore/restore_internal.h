@@ -182,11 +182,13 @@ struct sc_chain {
 	struct sc_ask *areas;                    /* its mappings with parent runs, staged */
 	size_t n_areas, cap_areas;
 	bool threaded;                           /* the parents' decoding threads are started */
+	const char *undone; /* the end of a refusal's message; NULL: "nothing was restored" */
 };
 
 /*
  * sc_chain_open() - before the restore enters namespaces: open every parent
  * of the image at @path (open at @fd), following each one's parent record.
+ * @c: all zero, but for @c->undone.
  * Return: 0 (a full image: @c empty), or -SELFCKPT_ENOPARENT where a parent
  * cannot be opened, or another error; reported.
  */

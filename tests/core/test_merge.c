@@ -105,7 +105,8 @@ Test(roundtrip, a_merge_with_a_missing_parent_is_refused_naming_it)
 	cr_assert_eq(rename(image(1), in_base("elsewhere")), 0);
 	merge(image(3), NULL, &r);
 	expect_exit(&r, EX_NOINPUT, "a merge with a missing parent");
-	cr_assert(strstr(r.err, "img.1.sckpt"), "the message does not name it:\n%s", r.err);
+	cr_assert(strstr(r.err, "img.1.sckpt") && strstr(r.err, "nothing was written"),
+		  "the message does not name it, or what was left undone:\n%s", r.err);
 	run_free(&r);
 	expect_unchanged(image(3), bytes, len);
 	expect_no_temporary();
