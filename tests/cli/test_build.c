@@ -141,6 +141,7 @@ Test(build, builds_without_cuda_h_and_its_tools_restore_a_program, .timeout = 90
 	cr_expect_neq(access(build_path(path, "bin/selfckpt-gpu-proxy"), F_OK), 0, "%s", path);
 	cr_expect_neq(access(build_path(path, "bin/selfckpt-driver-ckpt"), F_OK), 0, "%s", path);
 	cr_assert_eq(access(build_path(path, "bin/selfckpt-inspect"), X_OK), 0, "%s", path);
+	cr_assert_eq(access(build_path(path, "bin/selfckpt-merge"), X_OK), 0, "%s", path);
 	cr_expect_not(exported_cu_functions(build_path(path, "lib/libselfckpt.so.1")),
 		      "a library without CUDA exports no Driver API entry point");
 
