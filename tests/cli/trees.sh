@@ -380,9 +380,11 @@ topexits)
 	# the top exits while its job's checkpoint waits for a child that never runs the library
 	# (started with the environment cleared): the exit waits for the checkpoint, which is
 	# refused naming that child, and nothing is left in the folder, not even a set half made
-	# (a shell would wait for its own sleep, which the checkpoint stops: Python sleeps itself)
+	# (a shell would wait for its own sleep, which the checkpoint stops: Python sleeps itself).
+	# Popen returns once the child runs sleep: never while it still runs the library (as
+	# "env -i" did until it ran sleep, a window a loaded machine made long).
 	"$build/bin/selfckpt-run" --dir images -- python3 -c 'import os, subprocess, time
-subprocess.Popen(["env", "-i", "/bin/sleep", "4"])
+subprocess.Popen(["/bin/sleep", "4"], env={})
 open("ready", "w").close()
 time.sleep(1.5)
 os._exit(0)' < /dev/null > /dev/null 2> run.err &

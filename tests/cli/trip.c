@@ -240,6 +240,58 @@ static void wait_until_restorer_takes_signals(pid_t pid)
 		usleep(200);
 }
 
+#define KIDS_MAX 16
+
+/* The children of @pid (a restorer's: the restored process, in a namespace of its own). */
+static size_t children_of(pid_t pid, pid_t *kids)
+{
+	char path[64];
+	size_t n = 0;
+	long k;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	while (n < KIDS_MAX && fscanf(f, "%ld", &k) == 1)
+		kids[n++] = (pid_t)k;
+	fclose(f);
+	return n;
+}
+
+/* Has @pid ended (gone, or a zombie: its descriptors are closed)? */
+static bool ended(pid_t pid)
+{
+	char path[64], state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return true;
+	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 'Z';
+	fclose(f);
+	return state == 'Z' || state == 'X';
+}
+
+/*
+ * A restored process in namespaces of its own dies of its parent-death signal
+ * once its restorer is killed: later, and until then it holds its addresses
+ * (ports, socket paths), which the next restore binds again.
+ */
+static void wait_ended(const pid_t *kids, size_t n)
+{
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (size_t i = 0; i < n; i++)
+		while (!ended(kids[i]) && ms_since(&t0) < 10000)
+			usleep(1000);
+	for (size_t i = 0; i < n; i++)
+		cr_assert(ended(kids[i]), "the restored process %d outlived its restorer",
+			  (int)kids[i]);
+}
+
 /*
  * Restore DIR/ckpt/latest; its standard output into @got. With @again_ms,
  * checkpoint the restored process again by SIGUSR2 after that long, and
@@ -250,8 +302,9 @@ int restore_and(struct trip *t, char *got, long again_ms)
 	char tool[PATH_MAX], out[128], err[128];
 	struct stat before = { 0 }, now = { 0 };
 	const char *argv[] = { build_path(tool, "bin/selfckpt-restore"), t->latest, NULL };
+	pid_t pid, kids[KIDS_MAX];
+	size_t n_kids = 0;
 	int status;
-	pid_t pid;
 
 	snprintf(out, sizeof(out), "%s/restore.out", t->dir);
 	snprintf(err, sizeof(err), "%s/restore.err", t->dir);
@@ -277,9 +330,11 @@ int restore_and(struct trip *t, char *got, long again_ms)
 		}
 		cr_assert_neq(now.st_ino, before.st_ino,
 			      "the restored process wrote no image on SIGUSR2");
+		n_kids = children_of(pid, kids);
 		kill(pid, SIGKILL);
 	}
 	status = wait_status(pid);
+	wait_ended(kids, n_kids);
 	slurp(out, got);
 	if (status && !again_ms) { /* a process checkpointed again was killed on purpose */
 		char e[OUT_MAX];
