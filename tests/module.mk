@@ -62,6 +62,7 @@ TEST_CUDA_SRCS := \
 	tests/cuda/test_cuda_graph.c \
 	tests/cuda/test_cuda_peer.c tests/cuda/test_cuda_managed.c tests/cuda/test_cuda_capture.c tests/cuda/test_cuda_resumable.c \
 	tests/cuda/test_cuda_roundtrip.c \
+	tests/cuda/test_cuda_chain.c \
 	tests/cuda/test_cuda_samples.c \
 	tests/cuda/test_driver_record.c \
 	tests/cuda/test_driver_refused.c \
