@@ -234,9 +234,11 @@ static int merge_segment(struct merge *m, const struct sc_record *rec)
 		parent |= s.runs[i].kind == SC_RUN_PARENT;
 	if (!parent)
 		err = copy_record(m, rec);
-	for (uint64_t at = s.start, end = s.start + s.length; parent && at < end && !err;
-	     at += MERGE_SLICE)
-		err = merge_slice(m, &s, at, end - at > MERGE_SLICE ? at + MERGE_SLICE : end);
+	else
+		for (uint64_t at = s.start, end = s.start + s.length; at < end && !err;
+		     at += MERGE_SLICE)
+			err = merge_slice(m, &s, at,
+					  end - at > MERGE_SLICE ? at + MERGE_SLICE : end);
 	sc_segment_free(&s);
 	return err;
 }
@@ -294,8 +296,7 @@ static int write_merged(struct merge *m, int fd, const char *output, const struc
 	wo.level = o->level;
 	wo.threads = o->threads;
 	wo.created_ns = h->created_ns; /* the instant the image holds */
-	wo.producer = h->producer;
-	wo.kernel = h->kernel;
+	wo.kernel = h->kernel;         /* where it was taken; the producer is this program */
 	if ((err = sc_atomic_open(&af, output)) < 0)
 		return err; /* reported */
 	if ((err = sc_writer_new(&m->out, af.fd, output, &wo)) == 0 &&
