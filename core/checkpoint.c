@@ -39,8 +39,15 @@
 static pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t busy_done = PTHREAD_COND_INITIALIZER;
 static bool busy;
-static pid_t busy_thread; /* the thread that began it */
+static pid_t busy_thread; /* the thread that began it; 0 once a writer thread has it */
 static int busy_depth;    /* a job's checkpoint holds it around its process's own */
+/*
+ * The background writer of the last checkpoint, joined by the next one: it
+ * ends that checkpoint before it ends itself, and a thread still ending would
+ * be a thread of the image (one that blocks every signal, so none at all).
+ */
+static pthread_t writer;
+static bool writer_joinable;
 /*
  * The process whose memory this is. A child made with CLONE_VM (vfork(),
  * posix_spawn(), the library's own starts of its programs) shares it and
@@ -88,6 +95,7 @@ static void child_after_fork(void)
 	pthread_cond_init(&busy_done, NULL);
 	busy = false;
 	busy_depth = 0;
+	writer_joinable = false; /* the parent's thread, not this process's */
 	memory_owner = (pid_t)sc_sys0(SYS_getpid);
 }
 
@@ -476,25 +484,39 @@ void sc_checkpoint_wait_idle(void)
 	pthread_mutex_unlock(&busy_lock);
 }
 
-/* Hand the snapshot to a thread of its own; the caller goes on at once. */
+/* The last background writer is gone (called with the checkpoint begun). */
+static void join_writer(void)
+{
+	if (writer_joinable)
+		pthread_join(writer, NULL);
+	writer_joinable = false;
+}
+
+/*
+ * Hand the snapshot to a thread of its own; the caller goes on at once. The
+ * checkpoint is the writer's now: the caller's next one waits for it, as any
+ * other thread's does (not as a job's checkpoint nested in its own).
+ */
 static int start_background(const char *path, const struct sc_frozen *fz)
 {
 	struct background *bg = malloc(sizeof(*bg));
-	pthread_attr_t attr;
-	pthread_t tid;
 	int err = bg ? 0 : ENOMEM;
 
 	if (bg && !(bg->path = strdup(path)))
 		err = ENOMEM;
 	if (!err) {
 		bg->fz = *fz;
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		err = pthread_create(&tid, &attr, write_in_background, bg);
-		pthread_attr_destroy(&attr);
+		pthread_mutex_lock(&busy_lock);
+		busy_thread = 0;
+		pthread_mutex_unlock(&busy_lock);
+		err = pthread_create(&writer, NULL, write_in_background, bg);
+		writer_joinable = !err;
 	}
 	if (!err)
 		return 0;
+	pthread_mutex_lock(&busy_lock);
+	busy_thread = (pid_t)sc_gettid(); /* still the caller's, which ends it */
+	pthread_mutex_unlock(&busy_lock);
 	if (bg)
 		free(bg->path);
 	free(bg);
@@ -778,6 +800,7 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save() needs a file name");
 	sc_exiting_watch(sc_checkpoint_wait_idle); /* an exit waits for the checkpoint under way */
 	checkpoint_begin();
+	join_writer();
 	sc_snapshot_reaped(); /* the last snapshot's reaper is no thread to save */
 	err = sc_exiting_refuse(path); /* none starts once the program is exiting */
 	if (!err)

@@ -31,6 +31,7 @@ TEST_SRCS := \
 	tests/core/chain_harness.c \
 	tests/core/test_incremental.c \
 	tests/core/test_merge.c \
+	tests/core/test_background.c \
 	tests/core/test_restored_process.c \
 	tests/core/test_restored_mappings.c \
 	tests/core/test_settings.c \
