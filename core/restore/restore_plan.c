@@ -591,12 +591,12 @@ static int pieces_room(struct plan *p, const struct image *im, size_t n)
  * Read one window's stored pages into the staging area, each run in its place:
  * the payload is read in one call, so that its chunks decode and land on every
  * thread. Then note the copies the restorer makes, if the mapping needs them.
+ * @chained: the chain wrote over the staging first, so zero runs are made zero.
  */
 static int fill_window(struct image *im, struct plan *p, const struct mapping *m,
-		       const struct window *w)
+		       const struct window *w, bool chained)
 {
 	uint64_t ps = im->page, off = w->seg.start - m->start;
-	bool chained = m->premap && has_parent_runs(m); /* the chain wrote over its staging */
 	struct sc_record rec;
 	size_t n = 0;
 	int err;
@@ -656,7 +656,7 @@ static int fill_from_chain(struct image *im, struct plan *p, unsigned threads)
 	for (size_t i = 0; i < im->n_maps && !err; i++)
 		if (im->maps[i].premap && has_parent_runs(&im->maps[i]))
 			for (size_t w = 0; w < im->maps[i].n_win && !err; w++)
-				err = fill_window(im, p, &im->maps[i], &im->maps[i].win[w]);
+				err = fill_window(im, p, &im->maps[i], &im->maps[i].win[w], true);
 	return err;
 }
 
@@ -687,14 +687,14 @@ int sc_plan_fill(struct image *im, struct plan *p, unsigned threads)
 		if (!m->premap) {
 			/* nothing staged; zeroed file pages still need their copies */
 			for (size_t w = 0; w < m->n_win && m->staged_copy; w++)
-				if ((err = fill_window(im, p, m, &m->win[w])) < 0)
+				if ((err = fill_window(im, p, m, &m->win[w], false)) < 0)
 					return err;
 			continue;
 		}
 		if ((err = premap(m)) < 0)
 			return err;
 		for (size_t w = 0; w < m->n_win; w++)
-			if ((err = fill_window(im, p, m, &m->win[w])) < 0)
+			if ((err = fill_window(im, p, m, &m->win[w], false)) < 0)
 				return err;
 		if (memfd) {
 			munmap((void *)m->premap, m->end - m->start);
