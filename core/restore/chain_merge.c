@@ -40,6 +40,7 @@ struct merge {
 	uint8_t *buf;          /* COPY_STEP bytes */
 	struct sc_run *runs;   /* one slice's runs */
 	size_t n_runs, cap_runs;
+	uint8_t *zero;         /* one slice's pages: 1 where the chain gave a zero page */
 	uint64_t chain_bytes;
 };
 
@@ -102,9 +103,10 @@ static uint64_t run_part(const struct merge *m, const struct sc_segment_info *s,
 			 const struct sc_run *r, uint64_t at, uint64_t end, uint64_t *from)
 {
 	uint64_t rs = s->start + r->first * m->page, re = rs + (uint64_t)r->count * m->page;
+	uint64_t to = re < end ? re : end;
 
 	*from = rs > at ? rs : at;
-	return (re < end ? re : end) > *from ? (re < end ? re : end) - *from : 0;
+	return to > *from ? to - *from : 0;
 }
 
 /* The chain writes the parent runs of @s inside [@at, @end) over @stage. */
@@ -124,7 +126,10 @@ static int stage_from_chain(struct merge *m, const struct sc_segment_info *s, ui
 	return err ? err : sc_chain_give(&m->chain, m->path, m->threads);
 }
 
-/* The runs of the slice [@at, @end): the image's own, its parent runs made stored or zero. */
+/*
+ * The runs of the slice [@at, @end): the image's own, its parent runs made
+ * stored or zero (each page's verdict kept in @m->zero for the payload).
+ */
 static int slice_runs(struct merge *m, const struct sc_segment_info *s, uint64_t at, uint64_t end,
 		      const uint8_t *stage)
 {
@@ -141,10 +146,12 @@ static int slice_runs(struct merge *m, const struct sc_segment_info *s, uint64_t
 			err = push_run(m, (from - at) / m->page, len / m->page, r->kind);
 			continue;
 		}
-		for (uint64_t p = from; p < from + len && !err; p += m->page)
-			err = push_run(m, (p - at) / m->page, 1,
-				       sc_page_is_zero(stage + (p - at), m->page) ? SC_RUN_ZERO
-										 : SC_RUN_STORED);
+		for (uint64_t p = from; p < from + len && !err; p += m->page) {
+			uint64_t k = (p - at) / m->page;
+
+			m->zero[k] = sc_page_is_zero(stage + (p - at), m->page);
+			err = push_run(m, k, 1, m->zero[k] ? SC_RUN_ZERO : SC_RUN_STORED);
+		}
 	}
 	return err;
 }
@@ -170,7 +177,7 @@ static int slice_payload(struct merge *m, const struct sc_segment_info *s, uint6
 			continue;
 		}
 		for (uint64_t p = from; p < from + len && !err; p += m->page)
-			if (!sc_page_is_zero(stage + (p - at), m->page))
+			if (!m->zero[(p - at) / m->page])
 				err = append_copied(m, stage + (p - at), m->page);
 	}
 	return err;
@@ -334,7 +341,7 @@ int sc_merge(const struct sc_merge_opts *o, struct sc_merge_stats *st)
 		st->images = (unsigned)m.chain.n + 1;
 		if (!m.chain.n && !o->output)
 			; /* a full image already: left as it is, nothing written */
-		else if (!(m.buf = malloc(COPY_STEP)))
+		else if (!(m.buf = malloc(COPY_STEP)) || !(m.zero = malloc(MERGE_SLICE / m.page)))
 			err = sc_err(ENOMEM, "out of memory merging '%s'", o->path);
 		else
 			err = write_merged(&m, fd, output, o, st);
@@ -343,6 +350,7 @@ int sc_merge(const struct sc_merge_opts *o, struct sc_merge_stats *st)
 	sc_writer_free(m.out);
 	sc_reader_free(m.src);
 	free(m.buf);
+	free(m.zero);
 	free(m.runs);
 	sc_image_release(&im);
 	sc_chain_release(&m.chain);
