@@ -512,6 +512,18 @@ static uint64_t window_bytes(unsigned threads)
 	return bytes < WINDOW_MIN ? WINDOW_MIN : bytes > SC_WINDOW ? SC_WINDOW : bytes;
 }
 
+/* A window with less than 1/ROOM_PART of its room left is handed over; *@w is the next one. */
+static int flush_if_full(struct pipeline *pl, struct window **w)
+{
+	int err = 0;
+
+	if (pl->window_pages - (*w)->fill < pl->window_pages / ROOM_PART) {
+		err = flush_window(pl);
+		*w = &pl->win[pl->fill];
+	}
+	return err;
+}
+
 /*
  * Read @n data pages of @v from page @page on (at @src + page * ps in the
  * snapshot) into the window; a window whose buffer is full is handed over
@@ -531,10 +543,8 @@ static int read_span(struct pipeline *pl, struct window **w, const struct sc_vma
 				 src + page * ps, take);
 		page += take;
 		n -= take;
-		if (!err && limit - (*w)->fill < limit / ROOM_PART) {
-			err = flush_window(pl);
-			*w = &pl->win[pl->fill];
-		}
+		if (!err)
+			err = flush_if_full(pl, w);
 	}
 	return err;
 }
@@ -603,10 +613,8 @@ static int read_leaving(struct pipeline *pl, struct window **w, const struct sc_
 							     : SC_RUN_STORED, 1);
 				(*w)->fill += !f;
 			}
-			if (!err && pl->window_pages - (*w)->fill < pl->window_pages / ROOM_PART) {
-				err = flush_window(pl);
-				*w = &pl->win[pl->fill];
-			}
+			if (!err)
+				err = flush_if_full(pl, w);
 		}
 		page += take;
 		left -= take;
