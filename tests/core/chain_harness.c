@@ -5,6 +5,7 @@
  * (test_merge.c); see chain_harness.h.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,4 +72,15 @@ off_t size_of(const char *path)
 
 	cr_assert_eq(stat(path, &st), 0, "%s is missing", path);
 	return st.st_size;
+}
+
+void expect_no_temporary(void)
+{
+	DIR *d = opendir(in_base("ck"));
+	struct dirent *e;
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d)))
+		cr_assert_null(strstr(e->d_name, "selfckpt-tmp"), "'%s' is left", e->d_name);
+	closedir(d);
 }

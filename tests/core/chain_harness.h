@@ -28,5 +28,7 @@ const char *image(int k);
 /** incremental() - does the image at @path have the INCREMENTAL header flag? */
 bool incremental(const char *path);
 off_t size_of(const char *path);
+/** expect_no_temporary() - no image's temporary file is left in base/ck. */
+void expect_no_temporary(void);
 
 #endif /* SC_CHAIN_HARNESS_H */

@@ -7,9 +7,7 @@
  * thread of the next image), and incremental images make a chain.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "chain_harness.h"
 #include "roundtrip_harness.h"
@@ -23,17 +21,6 @@ static char *save_in_background(const char *setting, int rounds)
 	saved = save_rounds(setting, rounds, NULL);
 	unsetenv("SELFCKPT_FORK");
 	return saved;
-}
-
-static void expect_no_temporary(void)
-{
-	DIR *d = opendir(in_base("ck"));
-	struct dirent *e;
-
-	cr_assert_not_null(d);
-	while ((e = readdir(d)))
-		cr_assert_null(strstr(e->d_name, "selfckpt-tmp"), "'%s' is left", e->d_name);
-	closedir(d);
 }
 
 Test(roundtrip, a_background_checkpoint_is_complete_when_the_program_exits_after_it)

@@ -7,7 +7,6 @@
  * restore's exit codes and leaves every file as it was.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,18 +41,6 @@ static void delete_parents(int below)
 {
 	for (int k = 0; k < below; k++)
 		cr_assert_eq(unlink(image(k)), 0, "cannot delete image %d", k);
-}
-
-/* No temporary file of a merge is left in base/ck. */
-static void expect_no_temporary(void)
-{
-	DIR *d = opendir(in_base("ck"));
-	struct dirent *e;
-
-	cr_assert_not_null(d);
-	while ((e = readdir(d)))
-		cr_assert_null(strstr(e->d_name, "selfckpt-tmp"), "'%s' is left", e->d_name);
-	closedir(d);
 }
 
 /* The file at @path holds the @len bytes @want. */

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "core/sc_settings.h"
-#include "format/sc_format.h"
 #include "selfckpt.h"
+#include "tests/core/chain_harness.h"
 #include "tests/cuda/cuda_api_harness.h"
 
 TestSuite(cuda_chain, .init = sc_test_use_software_device, .timeout = 120);
@@ -115,17 +115,6 @@ static int shell(const char *cmd)
 
 	cr_assert(WIFEXITED(status), "'%s' ended by a signal: %#x", cmd, status);
 	return WEXITSTATUS(status);
-}
-
-static bool incremental(const char *path)
-{
-	struct sc_reader *r;
-	bool yes;
-
-	cr_assert_eq(sc_reader_open(&r, path, NULL), 0, "cannot read %s", path);
-	yes = sc_reader_header(r)->flags & SC_HF_INCREMENTAL;
-	sc_reader_free(r);
-	return yes;
 }
 
 Test(cuda_chain, an_incremental_image_of_a_cuda_program_restores_and_merges)
