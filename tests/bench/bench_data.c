@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/bench/bench_data.h"
 
@@ -141,4 +143,32 @@ double bench_median(double *v, unsigned n)
 {
 	qsort(v, n, sizeof(v[0]), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int bench_run(char *const *argv, void (*subject)(const void *arg), const void *arg, char *out,
+	      size_t cap)
+{
+	int p[2], status;
+	ssize_t got = 0, k;
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		if (!argv)
+			subject(arg);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (got < (ssize_t)cap - 1 && (k = read(p[0], out + got, cap - 1 - (size_t)got)) > 0)
+		got += k;
+	out[got] = '\0';
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench_data.h - what the benchmarks share: the data sets they checkpoint or
- * write (bench-format, ckpt-subject) and the median of a series of runs
- * (bench-format, bench-ckpt).
+ * write (bench-format, ckpt-subject), the median of a series of runs
+ * (bench-format, bench-ckpt), and a run of a program or subject whose output
+ * they read (bench-fds, bench-incremental).
  *
  * The generators are deterministic: the same size gives the same bytes in
  * every program and every run, so figures of different programs compare.
@@ -10,6 +11,7 @@
 #ifndef SC_BENCH_DATA_H
 #define SC_BENCH_DATA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -47,5 +49,15 @@ int bench_gen_random(uint8_t *p, uint64_t size);
  * Sorts @v in place, ascending, so v[0] and v[n - 1] are then the min and max.
  */
 double bench_median(double *v, unsigned n);
+
+/*
+ * bench_run() - run the program @argv, or where @argv is NULL @subject(@arg)
+ * in a child (which must not return), with its standard output read into
+ * @out (@cap bytes, NUL-terminated).
+ *
+ * Return: 0 when it exited 0, else -1.
+ */
+int bench_run(char *const *argv, void (*subject)(const void *arg), const void *arg, char *out,
+	      size_t cap);
 
 #endif /* SC_BENCH_DATA_H */

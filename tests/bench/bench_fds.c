@@ -118,33 +118,26 @@ static void subject(int n, const char *dir, const char *image)
 	_exit(0);
 }
 
+struct subject_args {
+	int n;
+	const char *dir, *image;
+};
+
+/* bench_run()'s form of the subject. */
+static void run_subject(const void *arg)
+{
+	const struct subject_args *a = arg;
+
+	subject(a->n, a->dir, a->image);
+}
+
 /* Run @argv (or the subject, when @argv is NULL) with its output into @out. */
 static int run(char *const *argv, int n, const char *dir, const char *image, char *out,
 	       size_t cap)
 {
-	int p[2], status;
-	ssize_t got = 0, k;
-	pid_t pid;
+	struct subject_args a = { n, dir, image };
 
-	if (pipe(p) < 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		close(p[1]);
-		if (!argv)
-			subject(n, dir, image);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(p[1]);
-	while (got < (ssize_t)cap - 1 && (k = read(p[0], out + got, cap - 1 - (size_t)got)) > 0)
-		got += k;
-	out[got] = '\0';
-	close(p[0]);
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+	return bench_run(argv, run_subject, &a, out, cap);
 }
 
 /* One checkpoint and one restore of a subject with @n descriptors, in seconds. */

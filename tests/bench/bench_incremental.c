@@ -112,32 +112,16 @@ static void subject(const struct opts *o)
 	_exit(0);
 }
 
+/* bench_run()'s form of the subject. */
+static void run_subject(const void *o)
+{
+	subject(o);
+}
+
 /* Run @argv (or the subject, with @argv NULL); its output into @out. */
 static int run(const struct opts *o, char *const *argv, char *out, size_t cap)
 {
-	int p[2], status;
-	ssize_t got = 0, k;
-	pid_t pid;
-
-	if (pipe(p) < 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		close(p[1]);
-		if (!argv)
-			subject(o);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(p[1]);
-	while (got < (ssize_t)cap - 1 && (k = read(p[0], out + got, cap - 1 - (size_t)got)) > 0)
-		got += k;
-	out[got] = '\0';
-	close(p[0]);
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+	return bench_run(argv, run_subject, o, out, cap);
 }
 
 static double restart(const struct opts *o, const char *restore, const char *path)
