@@ -138,16 +138,11 @@ static int print_help(void)
 
 static int parse_threads(const char *s, unsigned *out)
 {
-	char *end;
-	unsigned long v;
+	unsigned long v = 0;
+	int ret = sc_tool_count("thread count", s, THREADS_MAX, &v);
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end || errno || v > THREADS_MAX)
-		return sc_tool_usage_error("invalid thread count '%s' (expected 0 to %d)", s,
-					   THREADS_MAX);
 	*out = (unsigned)v;
-	return -1;
+	return ret;
 }
 
 static int bad_option(char **argv, int c)

@@ -4,7 +4,6 @@
  * it leaves to its parents from them (core/restore/sc_merge.h), so that the
  * parents can be deleted.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +11,6 @@
 #include <time.h>
 
 #include "cli/tool.h"
-#include "compress/sc_compress.h"
 #include "core/restore/sc_merge.h"
 #include "core/sc_settings.h"
 #include "selfckpt.h"
@@ -50,21 +48,6 @@ static int usage(void)
 	return fflush(stdout) ? SC_EXIT_IOERR : SC_EXIT_OK;
 }
 
-/* Return: -1 with *@out set, or the code to exit with. */
-static int parse_number(const char *name, const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v < lo || v > hi)
-		return sc_tool_usage_error("invalid %s '%s' (expected %ld to %ld)", name, s, lo,
-					   hi);
-	*out = v;
-	return -1;
-}
-
 /* Return: -1 to go on, or the code to exit with. */
 static int parse(int argc, char **argv, struct sc_merge_opts *o)
 {
@@ -77,18 +60,18 @@ static int parse(int argc, char **argv, struct sc_merge_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ret = -1;
-	long v = 0;
+	unsigned long v = 0;
 
 	opterr = 0;
 	while (ret < 0 && (c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 't':
-			if ((ret = parse_number("thread count", optarg, 0, THREADS_MAX, &v)) < 0)
+			if ((ret = sc_tool_count("thread count", optarg, THREADS_MAX, &v)) < 0)
 				o->threads = (unsigned)v;
 			break;
 		case 'l':
-			if ((ret = parse_number("level", optarg, SC_LEVEL_STORE, 22, &v)) < 0)
+			if ((ret = sc_tool_count("level", optarg, SC_SETTINGS_LEVEL_MAX, &v)) < 0)
 				o->level = (int)v;
 			break;
 		case 'h': return usage();

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "cli/tool.h"
 #include "format/sc_log.h"
@@ -56,6 +57,19 @@ int sc_tool_usage_error(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help'.\n", tool_name);
 	return SC_EXIT_USAGE;
+}
+
+int sc_tool_count(const char *what, const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || v > max)
+		return sc_tool_usage_error("invalid %s '%s' (expected 0 to %lu)", what, s, max);
+	*out = v;
+	return -1;
 }
 
 const char *sc_tool_size(char *buf, uint64_t bytes)

@@ -51,6 +51,15 @@ int sc_tool_exit_code(int err);
 int sc_tool_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /**
+ * sc_tool_count() - an option's value @s, a decimal count from 0 to @max
+ * (digits only: no sign, no spaces), into *@out.
+ * @what: what it counts, for the message ("thread count").
+ *
+ * Return: -1 to go on, or SC_EXIT_USAGE (reported) for the caller to exit with.
+ */
+int sc_tool_count(const char *what, const char *s, unsigned long max, unsigned long *out);
+
+/**
  * sc_tool_size() - format a byte count for people: "512 B", "1.50 GiB".
  * @buf: at least SC_TOOL_SIZE_BUF bytes.
  *
