@@ -7,7 +7,8 @@
  * file (each at its own position), two epoll instances watching 100
  * eventfds each, and the copies a helper leaves to the thread that freezes:
  * a socket pair with 100 KiB queued and one whose queued message carries
- * a pipe's read end (SCM_RIGHTS). In 50 steps of 20 ms it changes a few of
+ * a pipe's read end (SCM_RIGHTS). In 100 steps of 20 ms (2 s, longer than
+ * the latest checkpoint the test asks for, at 1.05 s) it changes a few of
  * each; at the end it prints the state of every one, which follows from
  * what it did, not from when. Run under selfckpt-run by
  * tests/cli/test_objects.c. Usage: manyfds DIR (a folder of its own).
@@ -23,7 +24,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#define STEPS 50
+#define STEPS 100
 #define EVENTS 300
 #define PAIRS 300
 #define TIMERS 200
