@@ -136,15 +136,6 @@ static int print_help(void)
 	return fflush(stdout) ? SC_EXIT_IOERR : SC_EXIT_OK;
 }
 
-static int parse_threads(const char *s, unsigned *out)
-{
-	unsigned long v = 0;
-	int ret = sc_tool_count("thread count", s, THREADS_MAX, &v);
-
-	*out = (unsigned)v;
-	return ret;
-}
-
 static int bad_option(char **argv, int c)
 {
 	if (c == ':')
@@ -158,13 +149,17 @@ static int bad_option(char **argv, int c)
 static int parse_args(int argc, char **argv, struct options *opt)
 {
 	int c, ret = -1;
+	unsigned long v = 0;
 
 	opterr = 0;
 	while (ret < 0 && (c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON: opt->json = true; break;
 		case OPT_VERIFY: opt->verify = true; break;
-		case OPT_THREADS: ret = parse_threads(optarg, &opt->threads); break;
+		case OPT_THREADS:
+			if ((ret = sc_tool_count("thread count", optarg, THREADS_MAX, &v)) < 0)
+				opt->threads = (unsigned)v;
+			break;
 		case 'h': return print_help();
 		case OPT_VERSION:
 			printf("%s %s\n", TOOL, SELFCKPT_VERSION_STRING);
