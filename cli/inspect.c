@@ -59,6 +59,8 @@ struct devmem_stat {
 	uint64_t bytes[DEVMEM_KINDS]; /* by enum sc_devmem_kind */
 	uint64_t devices;             /* bit d: device ordinal d holds memory */
 	uint64_t other_devices;       /* records of ordinals DEVICES_MAX and above */
+	uint64_t parent_records;      /* parent pieces: device memory left to the parent */
+	uint64_t parent_bytes;
 };
 
 /* What the process, thread and fd records say: what the image is. */
@@ -194,14 +196,18 @@ static int add_devmem(struct inspection *in, const struct sc_record *rec)
 {
 	struct devmem_stat *st = &in->devmem;
 	struct sc_devmem d;
-	int err = sc_devmem_read(rec, &d);
+	bool incremental = sc_reader_header(in->r)->flags & SC_HF_INCREMENTAL;
+	int err = sc_devmem_read(rec, incremental, &d);
 
 	if (err < 0)
 		return sc_err(-err, "devmem record %u of '%s' has damaged metadata (%u bytes): %s",
 			      rec->seq, sc_reader_name(in->r), rec->meta_len,
 			      selfckpt_strerror(err));
 	st->records++;
-	if (d.kind < DEVMEM_KINDS)
+	if (d.flags & SC_DEVMEM_PARENT) {
+		st->parent_records++;
+		st->parent_bytes += d.len;
+	} else if (d.kind < DEVMEM_KINDS)
 		st->bytes[d.kind] += d.len;
 	if (d.kind == SC_DEVMEM_HOST)
 		return 0; /* host memory: its device field means nothing */
@@ -814,6 +820,10 @@ static void print_cuda(const struct inspection *in)
 	       sc_tool_size(t[1], b[SC_DEVMEM_HOST]));
 	printf("arena blocks  %u\ndevmem        %llu records\n", s->blocks,
 	       (unsigned long long)in->devmem.records);
+	if (in->devmem.parent_records)
+		printf("left to the parent %llu pieces, %s of device memory\n",
+		       (unsigned long long)in->devmem.parent_records,
+		       sc_tool_size(t[0], in->devmem.parent_bytes));
 	print_devices(&in->devmem);
 	printf("modules       %zu\n", in->cuda.mods_n);
 	if (in->cuda.mods_n)

@@ -13,6 +13,8 @@
 #include "cli/tool.h"
 #include "core/restore/sc_merge.h"
 #include "core/sc_settings.h"
+#include "cuda/tools/sc_devmem_parents.h"
+#include "format/sc_format.h"
 #include "selfckpt.h"
 
 #define TOOL "selfckpt-merge"
@@ -92,6 +94,18 @@ static int parse(int argc, char **argv, struct sc_merge_opts *o)
 	return -1;
 }
 
+/* The CUDA layer's device memory: its parent pieces made whole, its meta that of a full image. */
+static int take_devmem(void *arg, struct sc_reader *src, const struct sc_record *rec,
+		       struct sc_writer *out)
+{
+	int err;
+
+	if (rec->type != SC_REC_DEVMEM)
+		return 0;
+	err = sc_devmem_merge_record(arg, src, rec, out);
+	return err < 0 ? err : 1;
+}
+
 static double now_s(void)
 {
 	struct timespec t;
@@ -103,7 +117,8 @@ static double now_s(void)
 int main(int argc, char **argv)
 {
 	const struct sc_settings *set;
-	struct sc_merge_opts o = { .level = -1 };
+	struct sc_devmem_merge dm = { 0 };
+	struct sc_merge_opts o = { .level = -1, .take = take_devmem, .take_arg = &dm };
 	struct sc_merge_stats st;
 	char given[SC_TOOL_SIZE_BUF], size[SC_TOOL_SIZE_BUF];
 	double t0;
@@ -118,7 +133,12 @@ int main(int argc, char **argv)
 	if (!o.threads)
 		o.threads = set->threads;
 	t0 = now_s();
-	if ((err = sc_merge(&o, &st)) < 0)
+	dm.path = o.path;
+	dm.threads = o.threads;
+	err = sc_merge(&o, &st);
+	st.chain_bytes += dm.chain_bytes;
+	sc_devmem_merge_free(&dm);
+	if (err < 0)
 		return sc_tool_exit_code(err);
 	if (!st.written) {
 		printf("'%s' is a full image already: left as it is\n", o.path);

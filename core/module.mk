@@ -1,7 +1,7 @@
 # core/: the process - its memory, threads, descriptors and kernel objects, the checkpoint
 # and its triggers - and the public interface (core/include/). The restore engine is in
 # core/restore/ (its own module.mk).
-LIB_SRCS += core/version.c core/records.c core/parent_record.c core/settings.c core/tool_path.c core/process_info.c core/exiting.c \
+LIB_SRCS += core/version.c core/records.c core/settings.c core/tool_path.c core/process_info.c core/exiting.c \
 	core/nvidia_devices.c core/gpu_guard.c
 # memory
 LIB_SRCS += core/maps.c core/pages.c core/segments.c core/segment_vmflags.c core/segment_held.c \

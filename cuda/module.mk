@@ -13,13 +13,13 @@ CUDA_LIB_SRCS := $(addprefix cuda/lib/,api_lock.c gpu_capture.c resumable.c api_
 	api_array.c api_peer.c api_graph.c api_graph_more.c api_capture.c api_managed.c graph_desc.c \
 	errors.c \
 	objects.c context.c managed.c \
-	par_copy.c arena.c host_heap.c client.c module_size.c gpu_checkpoint.c replay.c \
+	par_copy.c arena.c host_heap.c client.c module_size.c gpu_checkpoint.c devmem_lineage.c replay.c \
 	driver_seen.c driver_call.c driver_ckpt.c)
 CUDA_SHARED_SRCS := $(addprefix cuda/shared/,channel.c array_format.c array_data.c)
 # The GPU records of an image (no CUDA header needed): in every build, as the tools read them.
-CUDA_RECORD_SRCS := cuda/shared/gpu_records.c cuda/shared/driver_record.c
+CUDA_RECORD_SRCS := cuda/shared/gpu_records.c cuda/shared/driver_record.c cuda/shared/devmem_chain.c
 CUDA_TOOLS_SRCS := $(addprefix cuda/tools/,module_info.c module_elf.c module_fatbin.c module_ptx.c \
-	module_arch.c cuda_log_read.c gpu_check.c)
+	module_arch.c cuda_log_read.c gpu_check.c devmem_parents.c)
 LIB_SRCS += $(CUDA_RECORD_SRCS)
 LIB_A_SRCS += $(CUDA_TOOLS_SRCS)
 
@@ -36,7 +36,8 @@ COMPRESS_SRCS := $(filter compress/%,$(LIB_SRCS))
 
 PROXY_SRCS := $(addprefix cuda/proxy/,proxy_main.c proxy_dispatch.c proxy_driver.c \
 	proxy_ops_device.c proxy_ops_code.c proxy_ops_function.c proxy_ops_memory.c proxy_ops_stream.c proxy_ops_graph.c proxy_upload.c \
-	proxy_zero.c proxy_capture.c) cuda/shared/gpu_records.c $(CUDA_SHARED_SRCS) $(FORMAT_SRCS) $(COMPRESS_SRCS)
+	proxy_zero.c proxy_capture.c) cuda/shared/gpu_records.c cuda/shared/devmem_chain.c \
+	$(CUDA_SHARED_SRCS) $(FORMAT_SRCS) $(COMPRESS_SRCS)
 PROXY_OBJS := $(PROXY_SRCS:%.c=$(BUILD)/obj/proxy/%.o)
 PROXY := $(BUILD)/bin/selfckpt-gpu-proxy
 TOOLS += $(PROXY)
@@ -79,9 +80,9 @@ ZERO_SCAN_O := $(BUILD)/obj/proxy/cuda/proxy/zero_scan.o
 PROXY_OBJS += $(ZERO_SCAN_O)
 $(BUILD)/obj/proxy/cuda/proxy/proxy_zero.o: PROXY_CFLAGS += -DSC_ZERO_SCAN
 
-$(ZERO_SCAN_PTX): cuda/proxy/zero_scan.cu
+$(ZERO_SCAN_PTX): cuda/proxy/zero_scan.cu cuda/shared/piece_hash.h
 	$(Q)mkdir -p $(@D)
-	$(call quiet,NVCC,$<)$(NVCC) -ptx -arch=compute_75 -o $@ $<
+	$(call quiet,NVCC,$<)$(NVCC) -ptx -arch=compute_75 -I. -o $@ $<
 
 $(ZERO_SCAN_O): cuda/proxy/zero_scan.S $(ZERO_SCAN_PTX)
 	$(Q)mkdir -p $(@D)

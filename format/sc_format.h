@@ -212,6 +212,9 @@ int sc_writer_record(struct sc_writer *w, uint32_t type, uint16_t flags, const v
 /** sc_writer_finish() - write the END record (the index) and the trailer. */
 int sc_writer_finish(struct sc_writer *w);
 
+/** sc_writer_incremental() - is the image being written incremental (R-HDR-8)? */
+bool sc_writer_incremental(const struct sc_writer *w);
+
 /** sc_writer_bytes() - bytes written to the descriptor so far. */
 uint64_t sc_writer_bytes(const struct sc_writer *w);
 

@@ -155,6 +155,11 @@ void sc_writer_free(struct sc_writer *w)
 	free(w);
 }
 
+bool sc_writer_incremental(const struct sc_writer *w)
+{
+	return w->opts.incremental;
+}
+
 uint64_t sc_writer_bytes(const struct sc_writer *w)
 {
 	return sc_wout_offset(w->out);

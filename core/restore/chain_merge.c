@@ -31,6 +31,7 @@
 #define COPY_STEP (64u << 10)
 
 struct merge {
+	const struct sc_merge_opts *o;
 	const char *path;
 	unsigned threads;
 	uint64_t page;
@@ -258,7 +259,10 @@ static int merge_records(struct merge *m)
 	while ((err = sc_reader_next(m->src, &rec)) > 0) {
 		if (rec.type == SC_REC_PARENT)
 			continue;
-		err = rec.type == SC_REC_SEGMENT ? merge_segment(m, &rec) : copy_record(m, &rec);
+		if (rec.type == SC_REC_SEGMENT)
+			err = merge_segment(m, &rec);
+		else if (!m->o->take || (err = m->o->take(m->o->take_arg, m->src, &rec, m->out)) == 0)
+			err = copy_record(m, &rec);
 		if (err < 0)
 			return err;
 	}
@@ -317,7 +321,7 @@ static int write_merged(struct merge *m, int fd, const char *output, const struc
 
 int sc_merge(const struct sc_merge_opts *o, struct sc_merge_stats *st)
 {
-	struct merge m = { .path = o->path, .threads = o->threads };
+	struct merge m = { .o = o, .path = o->path, .threads = o->threads };
 	/* in place: the file a link (selfckpt-run's "latest") leads to, not the link */
 	char *real = o->output ? NULL : realpath(o->path, NULL);
 	const char *output = o->output ? o->output : real ? real : o->path;

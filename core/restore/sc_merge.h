@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sc_merge.h - the merge of an incremental image's chain into one full image
- * (R-INC-8, spec/incremental.md), so that its parents can be deleted
+ * (spec/image-format.md R-INC-8), so that its parents can be deleted
  * (selfckpt-merge, cli/merge.c).
  */
 #ifndef SC_MERGE_H
@@ -9,11 +9,24 @@
 
 #include <stdint.h>
 
+struct sc_reader;
+struct sc_record;
+struct sc_writer;
+
 struct sc_merge_opts {
 	const char *path;   /* the newest image of the chain */
 	const char *output; /* where the full image goes; NULL: replaces @path */
 	unsigned threads;   /* threads that decode and compress; 0: every online CPU */
 	int level;          /* the writer's level (SELFCKPT_LEVEL's values) */
+	/*
+	 * The records of other modules that may leave bytes to the parents (the
+	 * CUDA layer's devmem, R-INC-6): @take writes record @rec, which @src
+	 * reads, whole to @out and returns 1, or returns 0 to have it copied as
+	 * it is, or a negative error (reported). NULL: every such record copied.
+	 */
+	int (*take)(void *arg, struct sc_reader *src, const struct sc_record *rec,
+		    struct sc_writer *out);
+	void *take_arg;
 };
 
 struct sc_merge_stats {

@@ -177,7 +177,7 @@ static const char *const op_names[SC_OP_COUNT] = {
 	OP(GRAPH_INSTANTIATE), OP(GRAPH_EXEC_DESTROY), OP(GRAPH_EXEC_UPDATE), OP(GRAPH_LAUNCH),
 	OP(GRAPH_UPLOAD), OP(CAPTURE_BEGIN), OP(CAPTURE_END), OP(CAPTURE_INFO), OP(CAPTURE_DEPS),
 	OP(UPLOAD),
-	OP(NONZERO), OP(CAPTURE_AREA), OP(CAPTURE_FREE),
+	OP(NONZERO), OP(CAPTURE_AREA), OP(CAPTURE_FREE), OP(PIECE_HASH),
 };
 
 /* Indexed by the enum, so a request added to proxy_requests.h without a name here reads as such. */

@@ -26,6 +26,8 @@ struct sc_gpu_piece {
 	const uint64_t *slots;           /* a slab's slots in use (bitmap), or NULL */
 	uint32_t slot_size;              /* a slab's allocation size */
 	bool has_data;                   /* the GPU found a non-zero byte in it */
+	bool summed;                     /* sum holds its hash (devmem_lineage.h) */
+	uint64_t sum[2];
 };
 
 /* Where sc_capture_take() put the pieces. */

@@ -12,14 +12,16 @@
  *          The resource summary is made, and the pieces of device memory to
  *          write are listed; all-zero pieces are left out (found by the GPU
  *          itself where the proxy can, else on the host as they are
- *          written). Where the device has room, they are copied aside
- *          (gpu_capture.c).
+ *          written). Where images may be incremental, the GPU hashes them
+ *          (devmem_lineage.c). Where the device has room, they are copied
+ *          aside (gpu_capture.c).
  * thawed:  with the pieces copied aside, let the application's CUDA calls go
  *          on: the write reads nothing the application can change.
  * write:   the resource summary (CUDA_LOG), then device memory in pieces of
  *          one staging buffer (DEVMEM), each copied by the proxy into the
- *          channel while earlier pieces are being compressed and written.
- *          Then the pinned host memory.
+ *          channel while earlier pieces are being compressed and written;
+ *          an incremental image names the pieces its parent holds as they
+ *          are, without their bytes. Then the pinned host memory.
  * done:    let the application's CUDA calls go on, where thawed() did not.
  *
  * The rest of what a restart needs - contexts, modules, functions, streams,
@@ -35,6 +37,7 @@
 #include "core/sc_hooks.h"
 #include "cuda/shared/gpu_records.h"
 #include "cuda/lib/graph.h"
+#include "cuda/lib/devmem_lineage.h"
 #include "cuda/lib/driver_mode.h"
 #include "cuda/lib/gpu_capture.h"
 #include "cuda/lib/managed.h"
@@ -166,8 +169,10 @@ static int proxy_prepare(void)
 	/* the host memory set aside for a copy of device memory is no part of the image */
 	ck.host_len = sc_capture_host_area() ? sc_host_extent_without(sc_capture_host_area()) :
 		      sc_host_extent();
-	if ((err = make_log()) < 0 || (err = list_pieces(&ck.pieces, &ck.n_pieces)) < 0 ||
-	    (err = ck.captured = sc_capture_take(ck.pieces, ck.n_pieces)) < 0)
+	if ((err = make_log()) < 0 || (err = list_pieces(&ck.pieces, &ck.n_pieces)) < 0)
+		goto fail;
+	sc_devmem_lineage_hash(ck.pieces, ck.n_pieces); /* before the capture moves them */
+	if ((err = ck.captured = sc_capture_take(ck.pieces, ck.n_pieces)) < 0)
 		goto fail;
 	if (ck.host_len) {
 		ck.host_copy = mmap(NULL, ck.host_len, PROT_READ | PROT_WRITE,
@@ -184,6 +189,7 @@ static int proxy_prepare(void)
 	}
 	return 0;
 fail:
+	sc_devmem_lineage_done(err);
 	sc_cuda_checkpoint_done(err);
 	return err;
 }
@@ -297,17 +303,23 @@ static int make_log(void)
 	return 0;
 }
 
+/* One devmem record of @d; an incremental image's have the wide meta, with flags. */
+static int write_devmem(struct sc_writer *w, const struct sc_devmem *d, const void *buf)
+{
+	uint8_t meta[SC_DEVMEM_META_WIDE];
+	uint32_t len = sc_devmem_encode(meta, d, sc_writer_incremental(w));
+
+	return sc_writer_record(w, SC_REC_DEVMEM, SC_RF_REQUIRED, meta, len, buf,
+				d->flags & SC_DEVMEM_PARENT ? 0 : d->len);
+}
+
 /* One devmem record, unless the bytes are all zero where that is allowed. */
 static int write_bytes(struct sc_writer *w, const struct sc_gpu_piece *p, const uint8_t *buf)
 {
-	uint8_t meta[SC_DEVMEM_META];
-
 	/* Fresh blocks are cleared at a restart: all-zero pieces need no bytes. */
 	if (p->d.kind == SC_DEVMEM_DEVICE && !p->has_data && sc_page_is_zero(buf, p->d.len))
 		return 0;
-	sc_devmem_encode(meta, &p->d);
-	return sc_writer_record(w, SC_REC_DEVMEM, SC_RF_REQUIRED, meta, sizeof(meta), buf,
-				p->d.len);
+	return write_devmem(w, &p->d, buf);
 }
 
 /*
@@ -417,12 +429,41 @@ static int write_pieces(struct sc_writer *w, const struct sc_gpu_piece *p, size_
 	return err;
 }
 
-static int write_copies(struct sc_writer *w)
+static int write_copies(struct sc_writer *w, const struct sc_gpu_piece *p, size_t n)
 {
 	int err = 0;
 
-	for (size_t i = 0; i < ck.n_pieces && !err; i++)
-		err = write_piece(w, &ck.pieces[i], (const uint8_t *)(uintptr_t)ck.pieces[i].src);
+	for (size_t i = 0; i < n && !err; i++)
+		err = write_piece(w, &p[i], (const uint8_t *)(uintptr_t)p[i].src);
+	return err;
+}
+
+/*
+ * An incremental image: the pieces its parent holds as they are now become
+ * parent pieces, records without bytes (R-INC-6); the others go to @stored,
+ * in their order, to be read and written. Return: 0, or a negative error.
+ */
+static int write_left(struct sc_writer *w, struct sc_gpu_piece *stored, size_t *n_stored)
+{
+	uint64_t left = 0, bytes = 0;
+	int err = 0;
+
+	*n_stored = 0;
+	for (size_t i = 0; i < ck.n_pieces && !err; i++) {
+		struct sc_devmem d = ck.pieces[i].d;
+
+		if (!sc_writer_incremental(w) || !sc_devmem_lineage_left(&ck.pieces[i])) {
+			stored[(*n_stored)++] = ck.pieces[i];
+			continue;
+		}
+		d.flags = SC_DEVMEM_PARENT;
+		err = write_devmem(w, &d, NULL);
+		left++;
+		bytes += d.len;
+	}
+	if (left)
+		sc_log(SC_LOG_DEBUG, "checkpoint: %llu pieces of device memory (%.1f MiB) left to "
+		       "the parent image", (unsigned long long)left, (double)bytes / (1 << 20));
 	return err;
 }
 
@@ -431,16 +472,30 @@ static int write_device_memory(struct sc_writer *w)
 {
 	struct reads rd = { SC_CH_STAGING_BUFS, sc_ch_staging(sc_cu.base, 0), post_in_place,
 			    in_place_failed };
+	struct sc_gpu_piece *p = calloc(ck.n_pieces ? ck.n_pieces : 1, sizeof(*p));
+	size_t n;
+	int err;
 
-	if (ck.captured == SC_CAPTURED_HOST) /* the copies are in memory of the channel */
-		return write_copies(w);
+	if (!p)
+		return sc_err(ENOMEM, "no memory to plan the device memory of the checkpoint");
+	if ((err = write_left(w, p, &n)) < 0)
+		goto out;
+	if (ck.captured == SC_CAPTURED_HOST) { /* the copies are in memory of the channel */
+		err = write_copies(w, p, n);
+		goto out;
+	}
 	if (ck.captured == SC_CAPTURED_DEVICE) {
 		rd = (struct reads){ SC_CH_STAGING_BUFS / 2, NULL, sc_capture_read,
 				     sc_capture_failed };
-		if (!(rd.first = sc_capture_buffers(rd.bufs, SC_CH_STAGING_BUF)))
-			return -ENOMEM;
+		if (!(rd.first = sc_capture_buffers(rd.bufs, SC_CH_STAGING_BUF))) {
+			err = -ENOMEM;
+			goto out;
+		}
 	}
-	return write_pieces(w, ck.pieces, ck.n_pieces, &rd);
+	err = write_pieces(w, p, n, &rd);
+out:
+	free(p);
+	return err;
 }
 
 static int add_piece(struct sc_gpu_piece **v, size_t *n, size_t *cap, struct sc_gpu_piece p)
@@ -575,14 +630,11 @@ static int list_pieces(struct sc_gpu_piece **v, size_t *n)
 static int write_host(struct sc_writer *w)
 {
 	struct sc_devmem d = { (uint64_t)(uintptr_t)sc_cu.base + SC_CH_HEAP_OFF, ck.host_len,
-			       SC_DEVMEM_HOST, 0, 0 };
-	uint8_t meta[SC_DEVMEM_META];
+			       SC_DEVMEM_HOST, 0, 0, 0 };
 
 	if (!ck.host_len)
 		return 0;
-	sc_devmem_encode(meta, &d);
-	return sc_writer_record(w, SC_REC_DEVMEM, SC_RF_REQUIRED, meta, sizeof(meta),
-				ck.host_copy, ck.host_len);
+	return write_devmem(w, &d, ck.host_copy);
 }
 
 static int write_records(struct sc_writer *w)
@@ -648,6 +700,7 @@ static void safe_point_done(void)
 
 static void done(int err)
 {
+	sc_devmem_lineage_done(err);
 	sc_cuda_checkpoint_done(err);
 	sc_cu_driver_done();
 }
@@ -657,6 +710,7 @@ static int restored(const char *image)
 	int err;
 
 	sc_capture_forget();
+	sc_devmem_lineage_forget();
 	err = sc_cu_driver_restored();
 
 	if (err >= 0)

@@ -11,11 +11,16 @@
  * and waits for that copy only when it needs the buffer again. Pinned host
  * memory is read straight into the channel.
  *
+ * An incremental image's parent pieces (spec R-INC-6) are read from the image
+ * of its chain that stores them (cuda/shared/devmem_chain.c): each worker opens
+ * a reader on each image as it first needs one.
+ *
  * Request: a0 device ordinal whose records to take, a1 1 to take the pinned
  * host memory too, a2 number of array pairs; data: a2 x (u64 the library's
  * array handle, u64 the driver's), then the image path, NUL-terminated.
  * Reply on failure: data holds the reason.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +29,19 @@
 
 #include "cuda/shared/gpu_records.h"
 #include "cuda/shared/cuda_array.h"
+#include "cuda/shared/devmem_chain.h"
 #include "cuda/proxy/proxy_internal.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 
 #define WORKERS_MAX SC_CH_STAGING_BUFS
+#define LEVELS (SC_CHAIN_MAX + 1)
+
+/* A DEVMEM record to upload: its image in the chain (0: the one named), its position there. */
+struct task {
+	size_t level;
+	size_t index;
+};
 
 struct upload {
 	struct sc_ch_slot *s;
@@ -36,7 +49,8 @@ struct upload {
 	CUcontext ctx;
 	const uint64_t *arrays;  /* pairs */
 	uint64_t arrays_n;
-	size_t *records;         /* indexes of the DEVMEM records */
+	struct sc_devmem_chain chain; /* an incremental image's, else n 0 */
+	struct task *records;
 	size_t records_n;
 	size_t next;             /* next entry of records[] to take (atomic) */
 	pthread_mutex_t lock;    /* the first failure */
@@ -47,7 +61,7 @@ struct upload {
 struct worker {
 	struct upload *u;
 	unsigned id;
-	struct sc_reader *r;
+	struct sc_reader *r[LEVELS]; /* one per image of the chain, opened when first read */
 	CUstream stream;
 	CUevent done;
 	bool busy;
@@ -88,27 +102,27 @@ static CUresult issue(struct worker *w, const struct sc_devmem *d, void *buf)
 	return sc_drv.cuMemcpy3DAsync(&c, w->stream);
 }
 
-static CUresult to_device(struct worker *w, const struct sc_record *rec,
+static CUresult to_device(struct worker *w, struct sc_reader *r, const struct sc_record *rec,
 			  const struct sc_devmem *d)
 {
 	void *buf = sc_ch_staging(sc_proxy_channel, w->id);
-	CUresult r;
+	CUresult res;
 
 	if (d->len > SC_CH_STAGING_BUF || rec->raw_len != d->len)
 		return failed(w->u, CUDA_ERROR_INVALID_VALUE, "a device memory record of the "
 			      "wrong size");
-	if (w->busy && (r = sc_drv.cuEventSynchronize(w->done)) != CUDA_SUCCESS)
-		return failed(w->u, r, "copying to the GPU");
-	if (sc_reader_read(w->r, buf, d->len) < 0)
+	if (w->busy && (res = sc_drv.cuEventSynchronize(w->done)) != CUDA_SUCCESS)
+		return failed(w->u, res, "copying to the GPU");
+	if (sc_reader_read(r, buf, d->len) < 0)
 		return failed(w->u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error());
-	if ((r = issue(w, d, buf)) != CUDA_SUCCESS ||
-	    (r = sc_drv.cuEventRecord(w->done, w->stream)) != CUDA_SUCCESS)
-		return failed(w->u, r, "copying to the GPU");
+	if ((res = issue(w, d, buf)) != CUDA_SUCCESS ||
+	    (res = sc_drv.cuEventRecord(w->done, w->stream)) != CUDA_SUCCESS)
+		return failed(w->u, res, "copying to the GPU");
 	w->busy = true;
 	return CUDA_SUCCESS;
 }
 
-static CUresult to_host(struct worker *w, const struct sc_record *rec,
+static CUresult to_host(struct worker *w, struct sc_reader *r, const struct sc_record *rec,
 			const struct sc_devmem *d)
 {
 	struct sc_ch_header *h = sc_ch_header(sc_proxy_channel);
@@ -119,30 +133,45 @@ static CUresult to_host(struct worker *w, const struct sc_record *rec,
 	if (d->addr != heap || d->len > h->size - SC_CH_HEAP_OFF || rec->raw_len != d->len)
 		return failed(w->u, CUDA_ERROR_INVALID_VALUE, "pinned host memory that is not "
 			      "where the channel is");
-	if (sc_reader_read(w->r, (void *)(uintptr_t)d->addr, d->len) < 0)
+	if (sc_reader_read(r, (void *)(uintptr_t)d->addr, d->len) < 0)
 		return failed(w->u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error());
 	return CUDA_SUCCESS;
 }
 
-static CUresult one_record(struct worker *w, size_t index)
+/* The reader of the image at @level of the chain, opened on first use. */
+static struct sc_reader *reader_of(struct worker *w, size_t level)
 {
+	struct sc_read_opts o = { .threads = 1 };
+	const char *path = level ? w->u->chain.path[level] : w->u->path;
+
+	if (!w->r[level] && sc_reader_open(&w->r[level], path, &o) < 0) {
+		failed(w->u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error());
+		return NULL;
+	}
+	return w->r[level];
+}
+
+static CUresult one_record(struct worker *w, const struct task *t)
+{
+	struct sc_reader *r = reader_of(w, t->level);
 	struct sc_record rec;
 	struct sc_devmem d;
 
-	if (sc_reader_seek(w->r, index) < 0 || sc_reader_next(w->r, &rec) != 1)
+	if (!r)
+		return w->u->result;
+	if (sc_reader_seek(r, t->index) < 0 || sc_reader_next(r, &rec) != 1)
 		return failed(w->u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error());
-	if (sc_devmem_decode(rec.meta, rec.meta_len, &d) < 0)
+	if (sc_devmem_decode(rec.meta, rec.meta_len, &d) < 0 || (d.flags & SC_DEVMEM_PARENT))
 		return failed(w->u, CUDA_ERROR_INVALID_VALUE, "a damaged device memory record");
 	if (d.kind == SC_DEVMEM_HOST)
-		return to_host(w, &rec, &d);
-	return d.dev == w->u->s->a[0] ? to_device(w, &rec, &d) : CUDA_SUCCESS;
+		return to_host(w, r, &rec, &d);
+	return d.dev == w->u->s->a[0] ? to_device(w, r, &rec, &d) : CUDA_SUCCESS;
 }
 
 static void *work(void *arg)
 {
 	struct worker *w = arg;
 	struct upload *u = w->u;
-	struct sc_read_opts o = { .threads = 1 };
 	CUresult r = sc_drv.cuCtxSetCurrent(u->ctx);
 
 	if (r == CUDA_SUCCESS)
@@ -151,12 +180,10 @@ static void *work(void *arg)
 		r = sc_drv.cuEventCreate(&w->done, CU_EVENT_DISABLE_TIMING);
 	if (r != CUDA_SUCCESS)
 		failed(u, r, "preparing the copies");
-	else if (sc_reader_open(&w->r, u->path, &o) < 0)
-		failed(u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error());
-	while (w->r && __atomic_load_n(&u->result, __ATOMIC_RELAXED) == CUDA_SUCCESS) {
+	while (__atomic_load_n(&u->result, __ATOMIC_RELAXED) == CUDA_SUCCESS) {
 		size_t i = __atomic_fetch_add(&u->next, 1, __ATOMIC_RELAXED);
 
-		if (i >= u->records_n || one_record(w, u->records[i]) != CUDA_SUCCESS)
+		if (i >= u->records_n || one_record(w, &u->records[i]) != CUDA_SUCCESS)
 			break;
 	}
 	if (w->stream && (r = sc_drv.cuStreamSynchronize(w->stream)) != CUDA_SUCCESS)
@@ -165,27 +192,54 @@ static void *work(void *arg)
 		sc_drv.cuEventDestroy(w->done);
 	if (w->stream)
 		sc_drv.cuStreamDestroy(w->stream);
-	sc_reader_free(w->r);
+	for (size_t l = 0; l < LEVELS; l++)
+		sc_reader_free(w->r[l]);
 	return NULL;
 }
 
-/* Which records hold memory: from the index, without reading any payload. */
+/* Record @i of the image open in @r: where its bytes are, in it or, a parent piece, in its chain. */
+static int place(struct upload *u, struct sc_reader *r, size_t i, struct task *t)
+{
+	struct sc_devmem_source src;
+	struct sc_record rec;
+	struct sc_devmem d;
+	int err;
+
+	*t = (struct task){ 0, i };
+	if (!u->chain.n)
+		return 0; /* a full image: no meta need be read */
+	if ((err = sc_reader_seek(r, i)) < 0 || (err = sc_reader_next(r, &rec)) < 0)
+		return err;
+	if ((err = sc_devmem_read(&rec, true, &d)) < 0)
+		return sc_err(-err, "devmem record %zu of '%s' has damaged metadata", i, u->path);
+	if (!(d.flags & SC_DEVMEM_PARENT))
+		return 0;
+	if ((err = sc_devmem_chain_find(&u->chain, 0, &d, &src)) < 0)
+		return err;
+	*t = (struct task){ src.level, src.index };
+	return 0;
+}
+
+/* Which records hold memory: from the index, and the metas of an incremental image's. */
 static CUresult list_records(struct upload *u)
 {
 	const struct sc_index_entry *e;
 	struct sc_reader *r;
 	size_t n;
+	int err = sc_reader_open(&r, u->path, NULL);
 
-	if (sc_reader_open(&r, u->path, NULL) < 0 || sc_reader_index(r, &e, &n) < 0) {
-		sc_reader_free(r);
-		return failed(u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error());
-	}
-	u->records = calloc(n ? n : 1, sizeof(*u->records));
-	for (size_t i = 0; u->records && i < n; i++)
-		if (e[i].type == SC_REC_DEVMEM)
-			u->records[u->records_n++] = i;
+	if (!err)
+		err = sc_reader_index(r, &e, &n);
+	if (!err && (sc_reader_header(r)->flags & SC_HF_INCREMENTAL))
+		err = sc_devmem_chain_open(&u->chain, u->path);
+	if (!err && !(u->records = calloc(n ? n : 1, sizeof(*u->records))))
+		err = sc_err(ENOMEM, "no memory to list the device memory of '%s'", u->path);
+	for (size_t i = 0; !err && i < n; i++)
+		if (e[i].type == SC_REC_DEVMEM && (err = place(u, r, i, &u->records[u->records_n])) == 0)
+			u->records_n++;
 	sc_reader_free(r);
-	return u->records ? CUDA_SUCCESS : failed(u, CUDA_ERROR_OUT_OF_MEMORY, "no memory");
+	return err < 0 ? failed(u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error()) :
+			 CUDA_SUCCESS;
 }
 
 static unsigned workers_for(size_t records)
@@ -226,6 +280,7 @@ static CUresult op_upload(struct sc_ch_slot *s)
 			pthread_join(t[i], NULL);
 	}
 	free(u.records);
+	sc_devmem_chain_free(&u.chain);
 	if (u.result != CUDA_SUCCESS)
 		sc_proxy_reply_str(s, u.why);
 	return u.result;

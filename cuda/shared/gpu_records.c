@@ -7,7 +7,9 @@
  * reserved @40..63. Payload: per module, a 16-byte header (kind u32: 0 module,
  * 1 library; reserved u32; length u64) and the image, padded to 8 bytes.
  * DEVMEM meta (32 bytes): address u64 @0, length u64 @8, kind u32 @16, device
- * u32 @20, offset u64 @24 (arrays; zero otherwise). Payload: the bytes.
+ * u32 @20, offset u64 @24 (arrays; zero otherwise); in an incremental image
+ * (1.7) 40 bytes, with flags u32 @32 (bit 0: a parent piece) and a reserved
+ * u32 @36. Payload: the bytes, none for a parent piece.
  */
 #include <string.h>
 
@@ -58,33 +60,46 @@ void sc_cuda_image_header_decode(const uint8_t *h, int *library, uint64_t *len)
 	*len = sc_get_le64(h + 8);
 }
 
-void sc_devmem_encode(uint8_t *m, const struct sc_devmem *d)
+uint32_t sc_devmem_encode(uint8_t *m, const struct sc_devmem *d, bool wide)
 {
-	memset(m, 0, SC_DEVMEM_META);
+	memset(m, 0, SC_DEVMEM_META_WIDE);
 	sc_put_le64(m, d->addr);
 	sc_put_le64(m + 8, d->len);
 	sc_put_le32(m + 16, d->kind);
 	sc_put_le32(m + 20, d->dev);
 	sc_put_le64(m + 24, d->kind == SC_DEVMEM_ARRAY ? d->offset : 0);
+	if (!wide)
+		return SC_DEVMEM_META;
+	sc_put_le32(m + 32, d->flags);
+	return SC_DEVMEM_META_WIDE;
 }
 
 int sc_devmem_decode(const uint8_t *m, uint32_t meta_len, struct sc_devmem *d)
 {
-	if (meta_len != SC_DEVMEM_META)
+	if (meta_len != SC_DEVMEM_META && meta_len != SC_DEVMEM_META_WIDE)
 		return -SELFCKPT_ELENGTH;
 	d->addr = sc_get_le64(m);
 	d->len = sc_get_le64(m + 8);
 	d->kind = sc_get_le32(m + 16);
 	d->dev = sc_get_le32(m + 20);
 	d->offset = sc_get_le64(m + 24);
+	d->flags = meta_len == SC_DEVMEM_META_WIDE ? sc_get_le32(m + 32) : 0;
 	if (d->kind > SC_DEVMEM_ARRAY)
 		return -SELFCKPT_EUNKNOWN;
-	return d->offset && d->kind != SC_DEVMEM_ARRAY ? -SELFCKPT_ERESERVED : 0;
+	if (d->offset && d->kind != SC_DEVMEM_ARRAY)
+		return -SELFCKPT_ERESERVED;
+	if (meta_len == SC_DEVMEM_META_WIDE &&
+	    ((d->flags & ~SC_DEVMEM_PARENT) || sc_get_le32(m + 36)))
+		return -SELFCKPT_ERESERVED;
+	return 0;
 }
 
-int sc_devmem_read(const struct sc_record *rec, struct sc_devmem *d)
+int sc_devmem_read(const struct sc_record *rec, bool incremental, struct sc_devmem *d)
 {
 	int err = sc_devmem_decode(rec->meta, rec->meta_len, d);
 
-	return !err && rec->raw_len != d->len ? -SELFCKPT_ELENGTH : err;
+	if (err || !(d->flags & SC_DEVMEM_PARENT))
+		return !err && rec->raw_len != d->len ? -SELFCKPT_ELENGTH : err;
+	/* [R-INC-6] no bytes, in an incremental image, of device memory */
+	return rec->raw_len || !incremental || d->kind != SC_DEVMEM_DEVICE ? -SELFCKPT_ELENGTH : 0;
 }

@@ -8,13 +8,16 @@
 #ifndef SC_GPU_RECORDS_H
 #define SC_GPU_RECORDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define SC_CUDA_LOG_VERSION 1
 #define SC_CUDA_LOG_META 64
 #define SC_CUDA_IMAGE_HEADER 16 /* before each module image in the CUDA_LOG payload */
-#define SC_DEVMEM_META 32
+#define SC_DEVMEM_META 32      /* the fixed part up to 1.6, and of a full image */
+#define SC_DEVMEM_META_WIDE 40 /* with flags: an incremental image's (1.7) */
+#define SC_DEVMEM_PARENT 1u    /* flag: a parent piece, its bytes the parent's (R-INC-6) */
 
 struct sc_cuda_summary {
 	uint32_t version;
@@ -47,21 +50,30 @@ struct sc_devmem {
 	uint64_t addr, len;
 	uint32_t kind, dev;
 	uint64_t offset; /* arrays only */
+	uint32_t flags;  /* SC_DEVMEM_PARENT, in an incremental image only */
 };
 
-void sc_devmem_encode(uint8_t *meta, const struct sc_devmem *d);
+/**
+ * sc_devmem_encode() - @d into @meta (SC_DEVMEM_META_WIDE bytes of room): the
+ * wide fixed part with its flags where @wide (an incremental image), else the
+ * 32 bytes of 1.6, where @d has no flags. Return: the meta's length.
+ */
+uint32_t sc_devmem_encode(uint8_t *meta, const struct sc_devmem *d, bool wide);
 /** sc_devmem_decode() - 0, or -SELFCKPT_ELENGTH / -SELFCKPT_EUNKNOWN / -SELFCKPT_ERESERVED. */
 int sc_devmem_decode(const uint8_t *meta, uint32_t meta_len, struct sc_devmem *d);
 
 struct sc_record;
 
 /**
- * sc_devmem_read() - decode the meta of devmem record @rec, and check that its
- * length is the record's payload length (spec R-DEV-1, R-DEV-2).
+ * sc_devmem_read() - decode the meta of devmem record @rec of an image that is
+ * @incremental or not, and check its payload: the length's bytes, or none for
+ * a parent piece, which only an incremental image may hold, of kind 0 (spec
+ * R-DEV-1, R-DEV-2, R-INC-6).
  * Return: as sc_devmem_decode(), -SELFCKPT_ELENGTH also for another payload
- * length; not reported: the caller names the record.
+ * length or a parent piece where none may be; not reported: the caller names
+ * the record.
  */
-int sc_devmem_read(const struct sc_record *rec, struct sc_devmem *d);
+int sc_devmem_read(const struct sc_record *rec, bool incremental, struct sc_devmem *d);
 
 /* cuda-driver (§9.12): the driver's process checkpoint is in the image's memory. */
 #define SC_CUDA_DRIVER_VERSION 1

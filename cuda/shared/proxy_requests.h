@@ -181,6 +181,8 @@ enum sc_op {
 	SC_OP_CAPTURE_FREE,     /* in a0 device address, a1 the stream that read it (freed
 				 * once that stream's work is done, not waiting for the
 				 * program's kernels) */
+	SC_OP_PIECE_HASH,       /* in a0 device address, a1 length, a2 piece size; out data
+				 * 2 x u64 per piece, its hash (cuda/shared/piece_hash.h) */
 	SC_OP_COUNT
 };
 

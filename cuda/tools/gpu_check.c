@@ -24,6 +24,7 @@
 
 #include "core/sc_core.h"
 #include "cuda/tools/module_info.h"
+#include "cuda/tools/sc_devmem_parents.h"
 #include "cuda/tools/sc_gpu_check.h"
 #include "format/sc_log.h"
 
@@ -70,7 +71,7 @@ static int take_record(struct sc_reader *r, const struct sc_record *rec, struct 
 	}
 	if (rec->type != SC_REC_DEVMEM)
 		return 0;
-	if ((err = sc_devmem_read(rec, &d)) < 0)
+	if ((err = sc_devmem_read(rec, sc_reader_header(r)->flags & SC_HF_INCREMENTAL, &d)) < 0)
 		return sc_err(-err, "devmem record %u of '%s' has damaged metadata: %s", rec->seq,
 			      sc_reader_name(r), selfckpt_strerror(err));
 	if (d.kind == SC_DEVMEM_HOST)
@@ -338,6 +339,8 @@ int sc_gpu_check_fd(int fd, const char *path, unsigned threads)
 		err = query_gpus(path, g);
 	if (!err && n.has_cuda)
 		err = check_gpus(path, &n, g);
+	if (!err && n.has_cuda) /* the device memory left to parents, read at the restart */
+		err = sc_devmem_parents_check(path, fd, threads);
 	free(g);
 	sc_cuda_log_release(&n.log);
 	return err;

@@ -34,7 +34,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -42,7 +41,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -266,7 +264,7 @@ static int subject_main(char **argv)
 struct opts {
 	uint64_t bytes;
 	unsigned runs;
-	char dir[PATH_MAX], module[PATH_MAX], self[PATH_MAX], restore[PATH_MAX];
+	struct bench_gpu_paths at;
 };
 
 /* The first line @cmd prints, in @out; its exit status. */
@@ -291,11 +289,11 @@ static int one_run(const struct opts *o, int way, double *m)
 	char image[PATH_MAX + 16], cmd[4 * PATH_MAX + 128], out[256];
 	int st;
 
-	snprintf(image, sizeof(image), "%s/bg.sckpt", o->dir);
+	snprintf(image, sizeof(image), "%s/bg.sckpt", o->at.dir);
 	unlink(image);
 	snprintf(cmd, sizeof(cmd), "SELFCKPT_CUDA_CAPTURE=%s '%s' subject %s %llu '%s' '%s'",
-		 way_names[way], o->self, way_names[way], (unsigned long long)o->bytes, image,
-		 o->module);
+		 way_names[way], o->at.self, way_names[way], (unsigned long long)o->bytes, image,
+		 o->at.module);
 	if ((st = run(cmd, out, sizeof(out))) != 0 ||
 	    sscanf(out, "saved %lf %lf %lf %lf %lf %lf", &m[M_STALL1], &m[M_CKPT1], &m[M_RATE1],
 		   &m[M_STALL], &m[M_CKPT], &m[M_RATE]) != 6) {
@@ -303,7 +301,7 @@ static int one_run(const struct opts *o, int way, double *m)
 			way_names[way], st, out);
 		return -1;
 	}
-	snprintf(cmd, sizeof(cmd), "'%s' '%s'", o->restore, image);
+	snprintf(cmd, sizeof(cmd), "'%s' '%s'", o->at.restore, image);
 	st = run(cmd, out, sizeof(out));
 	unlink(image);
 	if (st != 0 || strncmp(out, "check ok", 8)) {
@@ -387,8 +385,6 @@ static int parse(struct opts *o, int argc, char **argv)
 		{ "gib", 1, NULL, 'g' }, { "runs", 1, NULL, 'r' }, { "dir", 1, NULL, 'd' },
 		{ "module", 1, NULL, 'm' }, { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	char self[PATH_MAX], *dir;
-	ssize_t n;
 	int c;
 
 	o->bytes = 8ull << 30;
@@ -399,9 +395,9 @@ static int parse(struct opts *o, int argc, char **argv)
 		else if (c == 'r')
 			o->runs = (unsigned)strtoul(optarg, NULL, 10);
 		else if (c == 'd')
-			snprintf(o->dir, sizeof(o->dir), "%s", optarg);
+			snprintf(o->at.dir, sizeof(o->at.dir), "%s", optarg);
 		else if (c == 'm')
-			snprintf(o->module, sizeof(o->module), "%s", optarg);
+			snprintf(o->at.module, sizeof(o->at.module), "%s", optarg);
 		else {
 			usage(c == 'h' ? stdout : stderr);
 			exit(c == 'h' ? 0 : EXIT_USAGE);
@@ -411,28 +407,7 @@ static int parse(struct opts *o, int argc, char **argv)
 		usage(stderr);
 		exit(EXIT_USAGE);
 	}
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0)
-		return -1;
-	self[n] = 0;
-	snprintf(o->self, sizeof(o->self), "%s", self);
-	dir = dirname(self);
-	snprintf(o->restore, sizeof(o->restore), "%.4000s/../bin/selfckpt-restore", dir);
-	if (!o->module[0])
-		snprintf(o->module, sizeof(o->module), "%.4000s/bench_kernels.fatbin", dir);
-	return 0;
-}
-
-static void pick_dir(struct opts *o)
-{
-	struct statvfs sv;
-
-	if (o->dir[0])
-		return;
-	if (statvfs("/dev/shm", &sv) == 0 &&
-	    (double)sv.f_bavail * (double)sv.f_frsize > 1.2 * (double)o->bytes)
-		snprintf(o->dir, sizeof(o->dir), "/dev/shm");
-	else
-		snprintf(o->dir, sizeof(o->dir), "%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	return bench_gpu_paths(&o->at, 1.2 * (double)o->bytes);
 }
 
 int main(int argc, char **argv)
@@ -445,9 +420,8 @@ int main(int argc, char **argv)
 		return subject_main(argv);
 	if (parse(&o, argc, argv) < 0)
 		return 1;
-	pick_dir(&o);
 	printf("bench-cuda-background: %.2f GiB, %u runs, image in %s\n",
-	       (double)o.bytes / (1 << 30), o.runs, o.dir);
+	       (double)o.bytes / (1 << 30), o.runs, o.at.dir);
 	for (unsigned r = 0; r < o.runs; r++) {
 		fprintf(stderr, "run %u of %u\n", r + 1, o.runs);
 		for (int k = 0; k < W_N; k++) {

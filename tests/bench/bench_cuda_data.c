@@ -6,7 +6,12 @@
  * seed and the checksum's salt are offset by that word, so every word gets the
  * value and the weight of its place in the whole.
  */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "tests/bench/bench_cuda_data.h"
 
@@ -86,4 +91,27 @@ CUresult bench_gpu_free(struct bench_gpu_data *d)
 	d->n = 0;
 	d->sum = 0;
 	return res;
+}
+
+int bench_gpu_paths(struct bench_gpu_paths *p, double bytes)
+{
+	char self[PATH_MAX], *dir;
+	struct statvfs sv;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n < 0)
+		return -1;
+	self[n] = 0;
+	snprintf(p->self, sizeof(p->self), "%s", self);
+	dir = dirname(self);
+	snprintf(p->restore, sizeof(p->restore), "%.4000s/../bin/selfckpt-restore", dir);
+	if (!p->module[0])
+		snprintf(p->module, sizeof(p->module), "%.4000s/bench_kernels.fatbin", dir);
+	if (p->dir[0])
+		return 0;
+	if (statvfs("/dev/shm", &sv) == 0 && (double)sv.f_bavail * (double)sv.f_frsize > bytes)
+		snprintf(p->dir, sizeof(p->dir), "/dev/shm");
+	else
+		snprintf(p->dir, sizeof(p->dir), "%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	return 0;
 }

@@ -13,6 +13,7 @@
 #ifndef SC_BENCH_CUDA_DATA_H
 #define SC_BENCH_CUDA_DATA_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -50,5 +51,20 @@ CUresult bench_gpu_checksum(struct bench_gpu_data *d, uint64_t *sum);
 
 /* bench_gpu_free() - cuMemFree() of everything bench_gpu_alloc() allocated. */
 CUresult bench_gpu_free(struct bench_gpu_data *d);
+
+/* Where a GPU benchmark that restarts its subject finds what it runs, and puts its images. */
+struct bench_gpu_paths {
+	char self[PATH_MAX];    /* this program */
+	char restore[PATH_MAX]; /* selfckpt-restore, in ../bin next to it */
+	char module[PATH_MAX];  /* the kernels, bench_kernels.fatbin next to it, unless set */
+	char dir[PATH_MAX];     /* the images: unless set, /dev/shm where they fit, else
+				 * $TMPDIR or /tmp */
+};
+
+/*
+ * bench_gpu_paths() - fill what @p leaves empty, for images of about @bytes.
+ * Return: 0, or -1 where this program's path cannot be read.
+ */
+int bench_gpu_paths(struct bench_gpu_paths *p, double bytes);
 
 #endif /* SC_BENCH_CUDA_DATA_H */

@@ -2,12 +2,15 @@
 # (they need the CUDA toolkit, and a GPU to run); only by the targets below.
 #
 #   make bench-cuda-progs  bench-cuda, bench-cuda-ckpt, bench-cuda-native-target,
-#                          bench-cuda-background, bench-cuda-interrupt and their
-#                          kernels (bench_kernels.fatbin) in $(BUILD)/tests/
+#                          bench-cuda-background, bench-cuda-incremental,
+#                          bench-cuda-interrupt and their kernels (bench_kernels.fatbin)
+#                          in $(BUILD)/tests/
 #   make bench-gpu         runs bench-cuda, then bench-cuda-ckpt (8 GiB, 3 runs by default),
-#                          then bench-cuda-background (the same), then bench-cuda-interrupt
-#                          (a 60 s kernel); BENCH_CUDA_ARGS, BENCH_CUDA_CKPT_ARGS,
-#                          BENCH_CUDA_BG_ARGS and BENCH_CUDA_INT_ARGS pass options
+#                          then bench-cuda-background (the same), then
+#                          bench-cuda-incremental (the same, 5% changed, chains of 5), then
+#                          bench-cuda-interrupt (a 60 s kernel); BENCH_CUDA_ARGS,
+#                          BENCH_CUDA_CKPT_ARGS, BENCH_CUDA_BG_ARGS, BENCH_CUDA_INCR_ARGS and
+#                          BENCH_CUDA_INT_ARGS pass options
 #   make bench-gpu-soft    all three on the software CUDA device (tests/softcuda), small: tries
 #                          the programs where there is no GPU; its figures mean nothing
 #
@@ -23,15 +26,18 @@ BENCH_CUDA_CKPT := $(BUILD)/tests/bench-cuda-ckpt
 BENCH_CUDA_TARGET := $(BUILD)/tests/bench-cuda-native-target
 BENCH_CUDA_BG := $(BUILD)/tests/bench-cuda-background
 BENCH_CUDA_INT := $(BUILD)/tests/bench-cuda-interrupt
+BENCH_CUDA_INCR := $(BUILD)/tests/bench-cuda-incremental
 BENCH_CUDA_FATBIN := $(BUILD)/tests/bench_kernels.fatbin
 BENCH_CUDA_OBJ := $(BUILD)/obj/tests/bench
 BENCH_CUDA_OBJS := $(BENCH_CUDA_OBJ)/bench_cuda.o $(BENCH_CUDA_OBJ)/bench_cuda_ckpt.o \
 	$(BENCH_CUDA_OBJ)/bench_cuda_native_target.o $(BENCH_CUDA_OBJ)/bench_cuda_data.o \
-	$(BENCH_CUDA_OBJ)/bench_cuda_background.o $(BENCH_CUDA_OBJ)/bench_cuda_interrupt.o
+	$(BENCH_CUDA_OBJ)/bench_cuda_background.o $(BENCH_CUDA_OBJ)/bench_cuda_interrupt.o \
+	$(BENCH_CUDA_OBJ)/bench_cuda_incremental.o
 BENCH_CUDA_ARGS ?=
 BENCH_CUDA_CKPT_ARGS ?=
 BENCH_CUDA_BG_ARGS ?=
 BENCH_CUDA_INT_ARGS ?=
+BENCH_CUDA_INCR_ARGS ?=
 
 $(BENCH_CUDA_OBJS): SC_CFLAGS += -I$(CUDA_INCLUDE)
 $(BENCH_CUDA_OBJS): | $(CUDA_INCLUDE)/cuda.h
@@ -61,6 +67,12 @@ $(BENCH_CUDA_BG): $(BENCH_CUDA_OBJ)/bench_cuda_background.o $(BENCH_CUDA_OBJ)/be
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
 		-L$(BUILD)/lib -lselfckpt -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
 
+$(BENCH_CUDA_INCR): $(BENCH_CUDA_OBJ)/bench_cuda_incremental.o $(BENCH_CUDA_OBJ)/bench_cuda_data.o \
+		$(BUILD)/lib/libselfckpt.so
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
+		-L$(BUILD)/lib -lselfckpt -Wl,-rpath,'$$ORIGIN/../lib'
+
 $(BENCH_CUDA_INT): $(BENCH_CUDA_OBJ)/bench_cuda_interrupt.o $(BUILD)/lib/libselfckpt.so
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
@@ -79,13 +91,14 @@ bench-cuda-progs bench-gpu bench-cuda-soft bench-gpu-soft:
 	$(Q)$(MAKE) --no-print-directory SAN= BUILD=$(PLAIN_BUILD) $@
 else
 bench-cuda-progs: $(BENCH_CUDA) $(BENCH_CUDA_CKPT) $(BENCH_CUDA_TARGET) $(BENCH_CUDA_BG) \
-	$(BENCH_CUDA_INT) $(BENCH_CUDA_FATBIN)
+	$(BENCH_CUDA_INCR) $(BENCH_CUDA_INT) $(BENCH_CUDA_FATBIN)
 
 # The library, the restorer and the GPU proxy, besides the programs.
 bench-gpu: bench-cuda-progs lib tools
 	$(Q)$(BENCH_CUDA) $(BENCH_CUDA_ARGS)
 	$(Q)$(BENCH_CUDA_CKPT) $(BENCH_CUDA_CKPT_ARGS)
 	$(Q)$(BENCH_CUDA_BG) $(BENCH_CUDA_BG_ARGS)
+	$(Q)$(BENCH_CUDA_INCR) $(BENCH_CUDA_INCR_ARGS)
 	$(Q)$(BENCH_CUDA_INT) $(BENCH_CUDA_INT_ARGS)
 
 # The software device: the kernels as host functions and a module text naming them; the
@@ -120,6 +133,8 @@ bench-gpu-soft: bench-cuda-soft lib tools
 		--module $(BENCH_SOFT_MODULE) $(BENCH_CUDA_CKPT_ARGS)
 	$(Q)SELFCKPT_LIBCUDA=$(abspath $(SOFTCUDA_LIB)) $(BENCH_CUDA_BG) --runs 1 --gib 0.0625 \
 		--module $(BENCH_SOFT_MODULE) $(BENCH_CUDA_BG_ARGS)
+	$(Q)SELFCKPT_LIBCUDA=$(abspath $(SOFTCUDA_LIB)) $(BENCH_CUDA_INCR) --runs 1 --gib 0.0625 \
+		--module $(BENCH_SOFT_MODULE) $(BENCH_CUDA_INCR_ARGS)
 	$(Q)SELFCKPT_LIBCUDA=$(abspath $(SOFTCUDA_LIB)) $(BENCH_CUDA_INT) --seconds 2 --item-ms 5 \
 		--module $(BENCH_SOFT_MODULE) $(BENCH_CUDA_INT_ARGS)
 endif

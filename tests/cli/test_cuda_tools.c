@@ -135,7 +135,7 @@ static void write_image(struct image *img, bool cuda)
 		uint8_t meta[SC_DEVMEM_META];
 
 		cr_assert_leq(img->devmem[i].len, sizeof(bytes));
-		sc_devmem_encode(meta, &img->devmem[i]);
+		sc_devmem_encode(meta, &img->devmem[i], false);
 		cr_assert_eq(sc_writer_record(w, SC_REC_DEVMEM, SC_RF_REQUIRED, meta, sizeof(meta),
 					      bytes, img->devmem[i].len), 0);
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * selfckpt-merge (R-INC-8, spec/incremental.md): a chain of images made by
+ * selfckpt-merge (spec/image-format.md R-INC-8): a chain of images made by
  * tests/progs/lineage is merged into one full image, which restores the same
  * process with every parent deleted; a merge that cannot be made (a parent
  * missing or damaged, an output that is a parent) is refused with the

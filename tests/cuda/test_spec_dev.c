@@ -70,7 +70,7 @@ Test(spec_dev, devmem_kind_and_offset)
 
 		devmem_meta(m, cases[i].kind, 256, cases[i].offset);
 		cr_assert_eq(sc_devmem_decode(m, sizeof(m), &d), cases[i].err, "case %zu", i);
-		cr_assert_eq(sc_devmem_read(&rec, &d), cases[i].err, "case %zu", i);
+		cr_assert_eq(sc_devmem_read(&rec, false, &d), cases[i].err, "case %zu", i);
 		if (cases[i].err)
 			continue;
 		cr_assert_eq(d.addr, 0x302000000ull);
@@ -91,11 +91,64 @@ Test(spec_dev, devmem_raw_len_is_the_length)
 	for (uint64_t raw = 0; raw <= 8192; raw += 1024) {
 		struct sc_record rec = devmem_rec(m, raw);
 
-		cr_assert_eq(sc_devmem_read(&rec, &d), raw == 4096 ? 0 : -SELFCKPT_ELENGTH,
+		cr_assert_eq(sc_devmem_read(&rec, false, &d), raw == 4096 ? 0 : -SELFCKPT_ELENGTH,
 			     "raw_len %llu for a length of 4096", (unsigned long long)raw);
 	}
 	/* a meta of another size is no devmem meta of this version */
 	cr_assert_eq(sc_devmem_decode(m, SC_DEVMEM_META - 1, &d), -SELFCKPT_ELENGTH);
+}
+
+/*
+ * [R-INC-6] the wide fixed part of an incremental image: flags at 32, bit 0 a
+ * parent piece with no payload, of device memory, in an incremental image
+ * only; the other bits and the u32 at 36 reserved; a 32-byte part has no flags
+ */
+Test(spec_dev, a_parent_piece_has_no_bytes_and_only_an_incremental_image_has_one)
+{
+	static const struct {
+		uint32_t kind, flags, reserved;
+		uint64_t raw_len;
+		bool incremental;
+		int err;
+	} cases[] = {
+		{ SC_DEVMEM_DEVICE, 1, 0, 0, true, 0 },
+		{ SC_DEVMEM_DEVICE, 0, 0, 4096, true, 0 },
+		{ SC_DEVMEM_DEVICE, 0, 0, 4096, false, 0 },
+		{ SC_DEVMEM_DEVICE, 1, 0, 0, false, -SELFCKPT_ELENGTH },
+		{ SC_DEVMEM_DEVICE, 1, 0, 4096, true, -SELFCKPT_ELENGTH },
+		{ SC_DEVMEM_DEVICE, 0, 0, 0, true, -SELFCKPT_ELENGTH },
+		{ SC_DEVMEM_HOST, 1, 0, 0, true, -SELFCKPT_ELENGTH },
+		{ SC_DEVMEM_GLOBAL, 1, 0, 0, true, -SELFCKPT_ELENGTH },
+		{ SC_DEVMEM_DEVICE, 2, 0, 4096, true, -SELFCKPT_ERESERVED },
+		{ SC_DEVMEM_DEVICE, 1u << 31, 0, 0, true, -SELFCKPT_ERESERVED },
+		{ SC_DEVMEM_DEVICE, 0, 1, 4096, true, -SELFCKPT_ERESERVED },
+	};
+	uint8_t m[SC_DEVMEM_META_WIDE];
+	struct sc_devmem d;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sc_record rec = devmem_rec(m, cases[i].raw_len);
+
+		rec.meta_len = SC_DEVMEM_META_WIDE;
+		devmem_meta(m, cases[i].kind, 4096, 0);
+		sc_put_le32(m + 32, cases[i].flags);
+		sc_put_le32(m + 36, cases[i].reserved);
+		cr_assert_eq(sc_devmem_read(&rec, cases[i].incremental, &d), cases[i].err,
+			     "case %zu", i);
+		if (!cases[i].err)
+			cr_assert_eq(d.flags, cases[i].flags, "case %zu", i);
+	}
+	/* the 1.6 part reads as no flags, and the writer writes what it is asked */
+	devmem_meta(m, SC_DEVMEM_DEVICE, 4096, 0);
+	cr_assert_eq(sc_devmem_decode(m, SC_DEVMEM_META, &d), 0);
+	cr_assert_eq(d.flags, 0);
+	cr_assert_eq(sc_devmem_decode(m, SC_DEVMEM_META + 4, &d), -SELFCKPT_ELENGTH);
+	d.flags = SC_DEVMEM_PARENT;
+	cr_assert_eq(sc_devmem_encode(m, &d, true), SC_DEVMEM_META_WIDE);
+	cr_assert_eq(sc_get_le32(m + 32), SC_DEVMEM_PARENT);
+	cr_assert_eq(sc_get_le32(m + 36), 0);
+	d.flags = 0;
+	cr_assert_eq(sc_devmem_encode(m, &d, false), SC_DEVMEM_META);
 }
 
 /* ---- images for the tools ---- */
@@ -394,7 +447,7 @@ static void take_devmem(const struct sc_record *rec, uint64_t z, struct devmem_s
 	struct sc_devmem d;
 	uint64_t lo, hi;
 
-	cr_assert_eq(sc_devmem_read(rec, &d), 0, "devmem record %u", rec->seq);
+	cr_assert_eq(sc_devmem_read(rec, false, &d), 0, "devmem record %u", rec->seq);
 	cr_assert(d.kind <= SC_DEVMEM_ARRAY);
 	cr_assert(d.kind == SC_DEVMEM_ARRAY || d.offset == 0);
 	s->records++;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sc_records.h"
+#include "format/sc_parent.h"
 #include "format/sc_log.h"
 
 #define PARENT_FIXED 48

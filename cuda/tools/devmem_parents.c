@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * devmem_parents.c - the device memory an incremental image leaves to its
+ * parents, for the restore's check and the merge (sc_devmem_parents.h).
+ *
+ * A restart reads a parent piece's bytes from the parent that stores them,
+ * in the GPU proxy, once the process is back: too late to refuse the image
+ * cleanly. So before anything changes the restore follows every parent piece
+ * to its record, and checks the whole file of each parent that stores one,
+ * as it checks the image itself (R-INC-4).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/tools/sc_devmem_parents.h"
+#include "format/sc_format.h"
+#include "format/sc_log.h"
+
+#define COPY_STEP (64u << 10) /* less than any chunk: the writer copies what it is given */
+
+static int open_image(struct sc_reader **r, const char *path, int fd, unsigned threads)
+{
+	struct sc_read_opts ro = { .threads = threads };
+
+	return fd >= 0 ? sc_reader_open_fd(r, fd, path, &ro) : sc_reader_open(r, path, &ro);
+}
+
+/* Each parent piece of the image @r reads followed to its record; @used[l]: level l stores one. */
+static int follow_pieces(struct sc_reader *r, const char *path, struct sc_devmem_chain *c,
+			 bool *used)
+{
+	const struct sc_index_entry *e;
+	struct sc_record rec;
+	size_t n;
+	int err = sc_reader_index(r, &e, &n);
+
+	for (size_t i = 0; !err && i < n; i++) {
+		struct sc_devmem_source src;
+		struct sc_devmem d;
+
+		if (e[i].type != SC_REC_DEVMEM)
+			continue;
+		if ((err = sc_reader_seek(r, i)) < 0 || (err = sc_reader_next(r, &rec)) < 0)
+			break;
+		if ((err = sc_devmem_read(&rec, true, &d)) < 0) {
+			err = sc_err(-err, "devmem record %zu of '%s' has damaged metadata: %s", i,
+				     path, selfckpt_strerror(err));
+			break;
+		}
+		if (!(d.flags & SC_DEVMEM_PARENT))
+			continue;
+		if (!c->n && (err = sc_devmem_chain_open(c, path)) < 0)
+			break;
+		if ((err = sc_devmem_chain_find(c, 0, &d, &src)) == 0)
+			used[src.level] = true;
+	}
+	return err < 0 ? err : 0;
+}
+
+static int verify_parent(const struct sc_devmem_chain *c, size_t level, unsigned threads)
+{
+	struct sc_reader *r = NULL;
+	int err = open_image(&r, c->path[level], -1, threads);
+
+	if (!err)
+		err = sc_reader_verify_file(r);
+	sc_reader_free(r);
+	if (err < 0)
+		return sc_err(-err, "'%s', which holds device memory that '%s' leaves to it, cannot "
+			      "be used: %s; nothing was restored", c->path[level], c->path[0],
+			      selfckpt_last_error());
+	return 0;
+}
+
+int sc_devmem_parents_check(const char *path, int fd, unsigned threads)
+{
+	struct sc_devmem_chain c = { 0 };
+	struct sc_reader *r = NULL;
+	bool used[SC_CHAIN_MAX + 1] = { false };
+	int err = open_image(&r, path, fd, 1);
+
+	if (!err && (sc_reader_header(r)->flags & SC_HF_INCREMENTAL) && sc_reader_seekable(r))
+		err = follow_pieces(r, path, &c, used);
+	sc_reader_free(r);
+	for (size_t l = 1; !err && l < c.n; l++)
+		if (used[l])
+			err = verify_parent(&c, l, threads);
+	sc_devmem_chain_free(&c);
+	return err;
+}
+
+/* ---- the merge ---- */
+
+/* @n payload bytes from @r to the record @out is writing. */
+static int copy_bytes(struct sc_devmem_merge *m, struct sc_reader *r, struct sc_writer *out,
+		      uint64_t n)
+{
+	if (!m->buf && !(m->buf = malloc(COPY_STEP)))
+		return sc_err(ENOMEM, "out of memory merging '%s'", m->path);
+	while (n) {
+		size_t k = n < COPY_STEP ? (size_t)n : COPY_STEP;
+		int err = sc_reader_read(r, m->buf, k);
+
+		if (err < 0 || (err = sc_writer_append(out, m->buf, k)) < 0)
+			return err;
+		n -= k;
+	}
+	return 0;
+}
+
+/* The reader of the record that stores the bytes of parent piece @d, at that record. */
+static int source_of(struct sc_devmem_merge *m, const struct sc_devmem *d, struct sc_reader **r)
+{
+	struct sc_devmem_source src;
+	struct sc_record rec;
+	int err;
+
+	if (!m->chain.n && (err = sc_devmem_chain_open(&m->chain, m->path)) < 0)
+		return err;
+	if ((err = sc_devmem_chain_find(&m->chain, 0, d, &src)) < 0)
+		return err;
+	if (!m->r[src.level] &&
+	    (err = open_image(&m->r[src.level], m->chain.path[src.level], -1, m->threads)) < 0)
+		return err;
+	*r = m->r[src.level];
+	if ((err = sc_reader_seek(*r, src.index)) < 0 || (err = sc_reader_next(*r, &rec)) < 0)
+		return err;
+	return rec.raw_len == d->len ? 0 : sc_err(SELFCKPT_EPARENT, "'%s' stores %llu bytes "
+						   "where '%s' leaves %llu to it",
+						   m->chain.path[src.level],
+						   (unsigned long long)rec.raw_len, m->path,
+						   (unsigned long long)d->len);
+}
+
+int sc_devmem_merge_record(struct sc_devmem_merge *m, struct sc_reader *src,
+			   const struct sc_record *rec, struct sc_writer *out)
+{
+	bool incremental = sc_reader_header(src)->flags & SC_HF_INCREMENTAL;
+	uint8_t meta[SC_DEVMEM_META_WIDE];
+	struct sc_reader *from = src;
+	struct sc_devmem d;
+	int err = sc_devmem_read(rec, incremental, &d);
+
+	if (err < 0)
+		return sc_err(-err, "devmem record %u of '%s' has damaged metadata: %s", rec->seq,
+			      m->path, selfckpt_strerror(err));
+	if ((d.flags & SC_DEVMEM_PARENT) && (err = source_of(m, &d, &from)) < 0)
+		return err;
+	if (from != src)
+		m->chain_bytes += d.len;
+	d.flags = 0;
+	err = sc_writer_begin(out, rec->type, rec->flags, meta, sc_devmem_encode(meta, &d, false),
+			      d.len);
+	if (!err)
+		err = copy_bytes(m, from, out, d.len);
+	return err < 0 ? err : sc_writer_end(out);
+}
+
+void sc_devmem_merge_free(struct sc_devmem_merge *m)
+{
+	for (size_t l = 0; l <= SC_CHAIN_MAX; l++)
+		sc_reader_free(m->r[l]);
+	sc_devmem_chain_free(&m->chain);
+	free(m->buf);
+	memset(m, 0, sizeof(*m));
+}
