@@ -1072,8 +1072,9 @@ static void json_devmem(const struct devmem_stat *st)
 			first = false;
 		}
 	}
-	printf("], \"records_on_other_devices\": %llu},\n",
-	       (unsigned long long)st->other_devices);
+	printf("], \"records_on_other_devices\": %llu, \"parent_pieces\": %llu, "
+	       "\"parent_bytes\": %llu},\n", (unsigned long long)st->other_devices,
+	       (unsigned long long)st->parent_records, (unsigned long long)st->parent_bytes);
 }
 
 /* "cuda_mode": "proxy", "driver", "proxy+driver" or null; "cuda_driver": its record or null. */

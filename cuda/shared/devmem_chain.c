@@ -65,8 +65,8 @@ static int next_parent(struct sc_reader *r, const char *path, char **parent_path
 		err = sc_err(SELFCKPT_ENOPARENT, "'%s' is incremental: it needs its parent image "
 			     "'%s', which cannot be read (%s)", path, *parent_path, strerror(errno));
 	else if ((err = sc_reader_open(parent, *parent_path, &ro)) < 0)
-		err = sc_err(SELFCKPT_EPARENT, "'%s', the parent image of '%s', cannot be used: "
-			     "%s", *parent_path, path, selfckpt_last_error());
+		err = sc_err(SELFCKPT_EPARENT, "'%s', the parent image of '%s', cannot be used "
+			     "(above)", *parent_path, path);
 	else if (!sc_parent_is(*parent, &p))
 		err = sc_err(SELFCKPT_EPARENT, "'%s' needs its parent image '%s' as it was (%llu "
 			     "bytes, file checksum 0x%016llx); the file there is another image",

@@ -62,7 +62,7 @@ void sc_cuda_image_header_decode(const uint8_t *h, int *library, uint64_t *len)
 
 uint32_t sc_devmem_encode(uint8_t *m, const struct sc_devmem *d, bool wide)
 {
-	memset(m, 0, SC_DEVMEM_META_WIDE);
+	memset(m, 0, wide ? SC_DEVMEM_META_WIDE : SC_DEVMEM_META);
 	sc_put_le64(m, d->addr);
 	sc_put_le64(m + 8, d->len);
 	sc_put_le32(m + 16, d->kind);

@@ -54,9 +54,9 @@ struct sc_devmem {
 };
 
 /**
- * sc_devmem_encode() - @d into @meta (SC_DEVMEM_META_WIDE bytes of room): the
- * wide fixed part with its flags where @wide (an incremental image), else the
- * 32 bytes of 1.6, where @d has no flags. Return: the meta's length.
+ * sc_devmem_encode() - @d into @meta: the wide fixed part with its flags
+ * where @wide (an incremental image; SC_DEVMEM_META_WIDE bytes), else the
+ * SC_DEVMEM_META bytes of 1.6, without flags. Return: the meta's length.
  */
 uint32_t sc_devmem_encode(uint8_t *meta, const struct sc_devmem *d, bool wide);
 /** sc_devmem_decode() - 0, or -SELFCKPT_ELENGTH / -SELFCKPT_EUNKNOWN / -SELFCKPT_ERESERVED. */

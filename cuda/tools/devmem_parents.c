@@ -6,18 +6,20 @@
  * A restart reads a parent piece's bytes from the parent that stores them,
  * in the GPU proxy, once the process is back: too late to refuse the image
  * cleanly. So before anything changes the restore follows every parent piece
- * to its record, and checks the whole file of each parent that stores one,
- * as it checks the image itself (R-INC-4).
+ * to its record, and reads those records, every chunk checked against its
+ * checksum, on all the restore's threads (R-INC-4).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda/tools/sc_devmem_parents.h"
+#include "format/sc_array.h"
 #include "format/sc_format.h"
 #include "format/sc_log.h"
 
 #define COPY_STEP (64u << 10) /* less than any chunk: the writer copies what it is given */
+#define CHECK_STEP (64u << 20)
 
 static int open_image(struct sc_reader **r, const char *path, int fd, unsigned threads)
 {
@@ -26,9 +28,28 @@ static int open_image(struct sc_reader **r, const char *path, int fd, unsigned t
 	return fd >= 0 ? sc_reader_open_fd(r, fd, path, &ro) : sc_reader_open(r, path, &ro);
 }
 
-/* Each parent piece of the image @r reads followed to its record; @used[l]: level l stores one. */
+/* The records of the chain a restart reads for parent pieces: one per image, sorted, no repeats. */
+struct used {
+	size_t *index[SC_CHAIN_MAX + 1];
+	size_t n[SC_CHAIN_MAX + 1], cap[SC_CHAIN_MAX + 1];
+};
+
+static void used_free(struct used *u)
+{
+	for (size_t l = 0; l <= SC_CHAIN_MAX; l++)
+		free(u->index[l]);
+}
+
+static int index_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Each parent piece of the image @r reads followed to the record that stores it, into @u. */
 static int follow_pieces(struct sc_reader *r, const char *path, struct sc_devmem_chain *c,
-			 bool *used)
+			 struct used *u)
 {
 	const struct sc_index_entry *e;
 	struct sc_record rec;
@@ -52,24 +73,50 @@ static int follow_pieces(struct sc_reader *r, const char *path, struct sc_devmem
 			continue;
 		if (!c->n && (err = sc_devmem_chain_open(c, path)) < 0)
 			break;
-		if ((err = sc_devmem_chain_find(c, 0, &d, &src)) == 0)
-			used[src.level] = true;
+		if ((err = sc_devmem_chain_find(c, 0, &d, &src)) < 0)
+			break;
+		if (sc_grow((void **)&u->index[src.level], &u->cap[src.level], u->n[src.level] + 1,
+			    sizeof(size_t)))
+			err = sc_err(ENOMEM, "out of memory checking the chain of '%s'", path);
+		else
+			u->index[src.level][u->n[src.level]++] = src.index;
 	}
 	return err < 0 ? err : 0;
 }
 
-static int verify_parent(const struct sc_devmem_chain *c, size_t level, unsigned threads)
+/*
+ * Read the records of the image at @level that a restart reads, so that every
+ * chunk's checksum is checked (R-INC-4), the chunks decoded on @threads
+ * threads; in file order, each once.
+ */
+static int check_records(const struct sc_devmem_chain *c, size_t level, size_t *idx, size_t n,
+			 unsigned threads)
 {
 	struct sc_reader *r = NULL;
-	int err = open_image(&r, c->path[level], -1, threads);
+	struct sc_record rec;
+	uint8_t *buf = malloc(CHECK_STEP);
+	int err = buf ? open_image(&r, c->path[level], -1, threads) :
+			sc_err(ENOMEM, "out of memory checking '%s'", c->path[level]);
 
-	if (!err)
-		err = sc_reader_verify_file(r);
+	qsort(idx, n, sizeof(*idx), index_cmp);
+	for (size_t i = 0; !err && i < n; i++) {
+		if (i && idx[i] == idx[i - 1])
+			continue;
+		if ((err = sc_reader_seek(r, idx[i])) < 0 || (err = sc_reader_next(r, &rec)) < 0)
+			break;
+		err = 0; /* sc_reader_next(): 1, a record */
+		for (uint64_t left = rec.raw_len; !err && left;) {
+			size_t k = left < CHECK_STEP ? (size_t)left : CHECK_STEP;
+
+			err = sc_reader_read(r, buf, k);
+			left -= k;
+		}
+	}
 	sc_reader_free(r);
-	if (err < 0)
-		return sc_err(-err, "'%s', which holds device memory that '%s' leaves to it, cannot "
-			      "be used: %s; nothing was restored", c->path[level], c->path[0],
-			      selfckpt_last_error());
+	free(buf);
+	if (err < 0) /* the reader said why */
+		return sc_err(-err, "'%s' holds device memory that '%s' leaves to it, and cannot be "
+			      "used; nothing was restored", c->path[level], c->path[0]);
 	return 0;
 }
 
@@ -77,15 +124,16 @@ int sc_devmem_parents_check(const char *path, int fd, unsigned threads)
 {
 	struct sc_devmem_chain c = { 0 };
 	struct sc_reader *r = NULL;
-	bool used[SC_CHAIN_MAX + 1] = { false };
+	struct used u = { 0 };
 	int err = open_image(&r, path, fd, 1);
 
 	if (!err && (sc_reader_header(r)->flags & SC_HF_INCREMENTAL) && sc_reader_seekable(r))
-		err = follow_pieces(r, path, &c, used);
+		err = follow_pieces(r, path, &c, &u);
 	sc_reader_free(r);
 	for (size_t l = 1; !err && l < c.n; l++)
-		if (used[l])
-			err = verify_parent(&c, l, threads);
+		if (u.n[l])
+			err = check_records(&c, l, u.index[l], u.n[l], threads);
+	used_free(&u);
 	sc_devmem_chain_free(&c);
 	return err;
 }

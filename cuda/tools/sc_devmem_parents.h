@@ -16,9 +16,9 @@ struct sc_writer;
 /**
  * sc_devmem_parents_check() - for the image at @path (open at @fd when it is
  * one, not owned): every parent piece is stored by an image of its chain
- * (-SELFCKPT_EPARENT, -SELFCKPT_ENOPARENT), and each parent that stores one
- * is whole (its file checksum: the bytes the restart will read). 0 for an
- * image without parent pieces. Reported.
+ * (-SELFCKPT_EPARENT, -SELFCKPT_ENOPARENT), and the records that store them
+ * are whole (every chunk's checksum: the bytes the restart will read), read
+ * on @threads threads. 0 for an image without parent pieces. Reported.
  */
 int sc_devmem_parents_check(const char *path, int fd, unsigned threads);
 

@@ -155,11 +155,14 @@ static void make_chain(char *dir, char img[3][4096])
 	cr_assert(incremental(img[1]) && incremental(img[2]), "an image after the first is full");
 }
 
-/* How many pieces of device memory selfckpt-inspect says @image leaves to its parent. */
+/*
+ * How many pieces of device memory selfckpt-inspect says @image leaves to its
+ * parent, in its text and in its JSON, which must agree.
+ */
 static unsigned long pieces_left(const char *build, const char *image)
 {
-	char cmd[8400], line[512];
-	unsigned long n = 0;
+	char cmd[8400], line[4096];
+	unsigned long n = 0, json = ~0ul;
 	FILE *f;
 
 	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-inspect %s", build, image);
@@ -168,6 +171,17 @@ static unsigned long pieces_left(const char *build, const char *image)
 		if (sscanf(line, "left to the parent %lu pieces", &n) == 1)
 			break;
 	pclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-inspect --json %s", build, image);
+	cr_assert(f = popen(cmd, "r"));
+	while (fgets(line, sizeof(line), f)) {
+		const char *at = strstr(line, "\"parent_pieces\": ");
+
+		if (at)
+			json = strtoul(at + strlen("\"parent_pieces\": "), NULL, 10);
+	}
+	pclose(f);
+	cr_assert_eq(json, n, "'%s': %lu pieces left to the parent in JSON, %lu in text", image,
+		     json, n);
 	return n;
 }
 
