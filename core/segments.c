@@ -753,6 +753,7 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 	struct sc_vma *v;
 	uint8_t *shared;
 	size_t n, shared_size;
+	double t0 = sc_log_seconds(), t1;
 	int err = sc_maps_read(fz->child, &v, &n);
 
 	if (!err && ((err = refuse_aio(v, n)) < 0 ||
@@ -761,6 +762,7 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 		sc_maps_free(v, n);
 	if (err < 0)
 		return err;
+	t1 = sc_log_seconds();
 	pl.v = v;
 	pl.n = n;
 	err = sc_pool_new(&pl.pool, sc_settings()->threads ? sc_settings()->threads
@@ -786,6 +788,8 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 				     (unsigned long long)(SC_WINDOW >> 20));
 		}
 	}
+	sc_log(SC_LOG_DEBUG, "checkpoint: the snapshot's mappings and their settings read in "
+	       "%.3f s, the readers and windows ready in %.3f s", t1 - t0, sc_log_seconds() - t1);
 	if (!err)
 		err = run_pipeline(wr, &pl);
 	for (int i = 0; i < 2; i++) {
