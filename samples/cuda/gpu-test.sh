@@ -7,7 +7,7 @@
 # For each sample (matmul twice: module from its file, and --embedded, the
 # latter on a GPU only), these cases (loader, a GPU process with two forked
 # CPU workers, is a job of three processes: the signal cases only, since
-# selfckpt_save() saves one process):
+# selfckpt_save() saves one process, and no chain, since a job's images are full):
 #   ref            an uninterrupted run: the reference output
 #   native         the -native build (the driver's libcuda, no selfckpt) prints
 #                  the same
@@ -22,6 +22,12 @@
 #                  selfckpt-run's triggers, is checkpointed by SIGUSR2 and runs
 #                  to its end
 #   restore-again  that second image restored
+#   chain          the -native build under selfckpt-run with SELFCKPT_INCREMENTAL,
+#                  checkpointed by SIGUSR2 twice, killed with -9; the second image,
+#                  incremental (device memory the GPU finds unchanged is left to
+#                  the first), restored: it prints the reference from where it was
+#                  saved. The pieces of device memory it left are counted in the
+#                  log line of the case
 #   other-gpu      where the GPU has a sibling (two GPUs or more listed by
 #                  nvidia-smi, CUDA_VISIBLE_DEVICES unset): the save-at image,
 #                  made on the first GPU, restored with CUDA_VISIBLE_DEVICES=1,
@@ -426,6 +432,54 @@ case_again() {
 		$((iters + 1))
 }
 
+# sigusr2_image DIR PID: SIGUSR2 to PID, then the image DIR/latest names; fails with no image
+sigusr2_image() {
+	rm -f "$1/latest"
+	kill -USR2 "$2"
+	wait_image "$1/latest" "$2" || return 1
+	img=$(readlink "$1/latest")
+	case $img in
+	/*) ;;
+	*) img=$1/$img ;; # latest names the image in its folder
+	esac
+}
+
+# Two checkpoints by SIGUSR2 with SELFCKPT_INCREMENTAL: the second is incremental, and restores.
+case_chain() {
+	d=$w/chain
+	mkdir -p "$d"
+	start "$d/run.out" "$d/run.err" env SELFCKPT_INCREMENTAL=4 "$run" --dir "$d" -- \
+		"$bin/$prog-native" "$@"
+	first= second=
+	if wait_lines "$d/run.out" "$signal_after" "$bg" && sigusr2_image "$d" "$bg"; then
+		first=$img
+		wait_lines "$d/run.out" $(($(wc -l < "$d/run.out") + 2)) "$bg" &&
+			sigusr2_image "$d" "$bg" && second=$img
+	fi
+	stop "$bg"
+	reap "$bg"
+	if [ -z "$second" ] || [ "$second" = "$first" ]; then
+		fail chain "not two images after two SIGUSR2" "$d/run.err"
+		return
+	fi
+	"$build/bin/selfckpt-inspect" --json "$second" > "$d/inspect.json" 2> "$d/inspect.err"
+	if ! grep -q '"format_minor": 7,' "$d/inspect.json"; then
+		fail chain "the second image is not incremental" "$d/run.err"
+		return
+	fi
+	left=$(sed -n 's/.*"parent_pieces": \([0-9]*\).*/\1/p' "$d/inspect.json")
+	echo "gpu-test: $entry, chain: ${left:-0} pieces of device memory left to the first image"
+	if ! is_prefix "$d/run.out"; then
+		fail chain "the run printed other lines before the checkpoints" \
+			"$(diff_note "$d/run.out")"
+		return
+	fi
+	timeout -k 5 "$limit" "$restore" "$second" < /dev/null > "$d/restored.out" \
+		2> "$d/restored.err"
+	check_restored chain "$d/restored.out" "$d/restored.err" $? $((signal_after + 3)) \
+		$(($(wc -l < "$d/run.out") + 1))
+}
+
 # --- main --------------------------------------------------------------------
 
 mode=GPU
@@ -442,7 +496,8 @@ for entry in $samples; do
 	[ $soft = 1 ] && set -- "$@" --module "$build/tests/softmods/$prog.softmod"
 	echo "gpu-test: $entry"
 	if ! case_ref "$@"; then
-		for c in native save-at restore-1 restore-2 sigusr1 sigusr2 again restore-again; do
+		for c in native save-at restore-1 restore-2 sigusr1 sigusr2 again restore-again \
+			chain; do
 			fail "$c" "no reference output"
 		done 2> /dev/null
 		continue
@@ -457,6 +512,7 @@ for entry in $samples; do
 	case_signal USR1 "$@"
 	case_signal USR2 "$@"
 	case_again
+	[ "$prog" = loader ] || case_chain "$@" # a job's images are full
 done
 
 echo
