@@ -235,6 +235,39 @@ Test(cuda_chain, an_incremental_image_of_a_cuda_program_restores_and_merges)
 	sc_test_remove_dir(dir);
 }
 
+/*
+ * The chain made with the device memory copied aside in another way at each
+ * instant (SELFCKPT_CUDA_CAPTURE=@capture): the pieces left to a parent are
+ * the same, and the chain restores.
+ */
+static void restores_captured(const char *capture)
+{
+	const char *build = getenv("SELFCKPT_BUILD") ? getenv("SELFCKPT_BUILD") : "build";
+	char dir[] = "/tmp/sc-cuda-chain-XXXXXX", img[3][4096], cmd[16384];
+	int status;
+
+	setenv("SELFCKPT_CUDA_CAPTURE", capture, 1);
+	make_chain(dir, img);
+	unsetenv("SELFCKPT_CUDA_CAPTURE");
+	cr_assert_geq(pieces_left(build, img[1]), 3, "capture %s: the second image stores "
+		      "unchanged pieces", capture);
+	snprintf(cmd, sizeof(cmd), "%s/bin/selfckpt-restore %s > %s/out 2>&1", build, img[2], dir);
+	status = shell(cmd);
+	cr_assert_eq(status, RESTORED_RIGHT, "capture %s: restored from the chain: exit %d (see "
+		     "%s/out)", capture, status, dir);
+	sc_test_remove_dir(dir);
+}
+
+Test(cuda_chain, with_the_copy_in_host_memory_the_chain_restores)
+{
+	restores_captured("host");
+}
+
+Test(cuda_chain, with_the_memory_read_in_place_the_chain_restores)
+{
+	restores_captured("off");
+}
+
 /* Restore @image; its exit status, and its output in @out. */
 static int restore_refused(const char *build, const char *dir, const char *image, char *out,
 			   size_t n)
