@@ -74,20 +74,7 @@ static double now(void)
 
 /* ======== the subject ======== */
 
-#define SCHECK(call) subject_check((call), #call, __LINE__)
-
-static void subject_check(CUresult res, const char *call, int line)
-{
-	const char *name = NULL;
-
-	if (res == CUDA_SUCCESS)
-		return;
-	if (cuGetErrorName(res, &name) != CUDA_SUCCESS || !name)
-		name = "unknown error";
-	fprintf(stderr, "bench-cuda-background subject: %s failed: %s at line %d\n", call, name,
-		line);
-	exit(1);
-}
+#define SCHECK(call) bench_gpu_check((call), "bench-cuda-background subject", #call, __LINE__)
 
 static struct {
 	CUcontext ctx;

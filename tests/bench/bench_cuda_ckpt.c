@@ -200,20 +200,7 @@ static const char *size_str(char *buf, size_t n, uint64_t bytes)
 
 /* ======== the subject: the process that is checkpointed ======== */
 
-#define SCHECK(call) subject_check((call), #call, __LINE__)
-
-static void subject_check(CUresult res, const char *call, int line)
-{
-	const char *name = NULL;
-
-	if (res == CUDA_SUCCESS)
-		return;
-	if (cuGetErrorName(res, &name) != CUDA_SUCCESS || !name)
-		name = "unknown error";
-	fprintf(stderr, "bench-cuda-ckpt subject: %s failed: %s (%d) at line %d\n", call, name,
-		(int)res, line);
-	exit(1);
-}
+#define SCHECK(call) bench_gpu_check((call), "bench-cuda-ckpt subject", #call, __LINE__)
 
 /*
  * The path the checkpoint takes, timed: device memory in 8 MiB pieces into

@@ -115,3 +115,15 @@ int bench_gpu_paths(struct bench_gpu_paths *p, double bytes)
 		snprintf(p->dir, sizeof(p->dir), "%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	return 0;
 }
+
+void bench_gpu_check(CUresult res, const char *who, const char *call, int line)
+{
+	const char *name = NULL;
+
+	if (res == CUDA_SUCCESS)
+		return;
+	if (cuGetErrorName(res, &name) != CUDA_SUCCESS || !name)
+		name = "unknown error";
+	fprintf(stderr, "%s: %s failed: %s (%d) at line %d\n", who, call, name, (int)res, line);
+	exit(1);
+}

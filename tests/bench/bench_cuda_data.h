@@ -52,6 +52,12 @@ CUresult bench_gpu_checksum(struct bench_gpu_data *d, uint64_t *sum);
 /* bench_gpu_free() - cuMemFree() of everything bench_gpu_alloc() allocated. */
 CUresult bench_gpu_free(struct bench_gpu_data *d);
 
+/*
+ * bench_gpu_check() - nothing where @res is CUDA_SUCCESS; else say that @call
+ * (at @line) failed in @who, with the result's name, and exit(1).
+ */
+void bench_gpu_check(CUresult res, const char *who, const char *call, int line);
+
 /* Where a GPU benchmark that restarts its subject finds what it runs, and puts its images. */
 struct bench_gpu_paths {
 	char self[PATH_MAX];    /* this program */

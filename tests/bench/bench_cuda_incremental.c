@@ -71,20 +71,7 @@ static int64_t realtime_ns(void)
 
 /* ======== the subject ======== */
 
-#define SCHECK(call) subject_check((call), #call, __LINE__)
-
-static void subject_check(CUresult res, const char *call, int line)
-{
-	const char *name = NULL;
-
-	if (res == CUDA_SUCCESS)
-		return;
-	if (cuGetErrorName(res, &name) != CUDA_SUCCESS || !name)
-		name = "unknown error";
-	fprintf(stderr, "bench-cuda-incremental subject: %s failed: %s at line %d\n", call, name,
-		line);
-	exit(1);
-}
+#define SCHECK(call) bench_gpu_check((call), "bench-cuda-incremental subject", #call, __LINE__)
 
 /* New noise over @pct% of each allocation, at a place that moves with @round. */
 static void change(struct bench_gpu_data *d, unsigned pct, unsigned round)

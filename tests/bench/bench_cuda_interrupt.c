@@ -42,6 +42,7 @@
 
 #include "selfckpt.h"
 #include "selfckpt_kernel.h"
+#include "tests/bench/bench_cuda_data.h"
 
 #define MIX_K 0x9e3779b97f4a7c15ull
 #define EXIT_USAGE 64
@@ -54,19 +55,7 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-#define CHECK(call) check((call), #call, __LINE__)
-
-static void check(CUresult res, const char *call, int line)
-{
-	const char *name = NULL;
-
-	if (res == CUDA_SUCCESS)
-		return;
-	if (cuGetErrorName(res, &name) != CUDA_SUCCESS || !name)
-		name = "unknown error";
-	fprintf(stderr, "bench-cuda-interrupt: %s failed: %s at line %d\n", call, name, line);
-	exit(1);
-}
+#define CHECK(call) bench_gpu_check((call), "bench-cuda-interrupt", #call, __LINE__)
 
 /* splitmix64's finaliser, as bench_kernels.cu's mix() */
 static uint64_t mix(uint64_t x)

@@ -32,20 +32,7 @@
 
 #define EXIT_USAGE 64
 
-#define CHECK(call) check((call), #call, __LINE__)
-
-static void check(CUresult res, const char *call, int line)
-{
-	const char *name = NULL;
-
-	if (res == CUDA_SUCCESS)
-		return;
-	if (cuGetErrorName(res, &name) != CUDA_SUCCESS || !name)
-		name = "unknown error";
-	fprintf(stderr, "bench-cuda-native-target: %s failed: %s (%d) at line %d\n", call, name,
-		(int)res, line);
-	exit(1);
-}
+#define CHECK(call) bench_gpu_check((call), "bench-cuda-native-target", #call, __LINE__)
 
 static long long realtime_ns(void)
 {

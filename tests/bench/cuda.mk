@@ -73,7 +73,8 @@ $(BENCH_CUDA_INCR): $(BENCH_CUDA_OBJ)/bench_cuda_incremental.o $(BENCH_CUDA_OBJ)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
 		-L$(BUILD)/lib -lselfckpt -Wl,-rpath,'$$ORIGIN/../lib'
 
-$(BENCH_CUDA_INT): $(BENCH_CUDA_OBJ)/bench_cuda_interrupt.o $(BUILD)/lib/libselfckpt.so
+$(BENCH_CUDA_INT): $(BENCH_CUDA_OBJ)/bench_cuda_interrupt.o $(BENCH_CUDA_OBJ)/bench_cuda_data.o \
+		$(BUILD)/lib/libselfckpt.so
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
 		-L$(BUILD)/lib -lselfckpt -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
