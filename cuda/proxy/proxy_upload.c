@@ -197,29 +197,6 @@ static void *work(void *arg)
 	return NULL;
 }
 
-/* Record @i of the image open in @r: where its bytes are, in it or, a parent piece, in its chain. */
-static int place(struct upload *u, struct sc_reader *r, size_t i, struct task *t)
-{
-	struct sc_devmem_source src;
-	struct sc_record rec;
-	struct sc_devmem d;
-	int err;
-
-	*t = (struct task){ 0, i };
-	if (!u->chain.n)
-		return 0; /* a full image: no meta need be read */
-	if ((err = sc_reader_seek(r, i)) < 0 || (err = sc_reader_next(r, &rec)) < 0)
-		return err;
-	if ((err = sc_devmem_read(&rec, true, &d)) < 0)
-		return sc_err(-err, "devmem record %zu of '%s' has damaged metadata", i, u->path);
-	if (!(d.flags & SC_DEVMEM_PARENT))
-		return 0;
-	if ((err = sc_devmem_chain_find(&u->chain, 0, &d, &src)) < 0)
-		return err;
-	*t = (struct task){ src.level, src.index };
-	return 0;
-}
-
 /* Which records hold memory: from the index, and the metas of an incremental image's. */
 static CUresult list_records(struct upload *u)
 {
@@ -234,9 +211,17 @@ static CUresult list_records(struct upload *u)
 		err = sc_devmem_chain_open(&u->chain, u->path);
 	if (!err && !(u->records = calloc(n ? n : 1, sizeof(*u->records))))
 		err = sc_err(ENOMEM, "no memory to list the device memory of '%s'", u->path);
-	for (size_t i = 0; !err && i < n; i++)
-		if (e[i].type == SC_REC_DEVMEM && (err = place(u, r, i, &u->records[u->records_n])) == 0)
-			u->records_n++;
+	for (size_t i = 0; !err && i < n; i++) {
+		struct sc_devmem_source src = { 0, i };
+
+		if (e[i].type != SC_REC_DEVMEM)
+			continue;
+		/* a full image's bytes are its own: no meta need be read */
+		if (u->chain.n && (err = sc_devmem_chain_source(&u->chain, r, i, &src)) < 0)
+			break;
+		err = 0;
+		u->records[u->records_n++] = (struct task){ src.level, src.index };
+	}
 	sc_reader_free(r);
 	return err < 0 ? failed(u, CUDA_ERROR_FILE_NOT_FOUND, selfckpt_last_error()) :
 			 CUDA_SUCCESS;

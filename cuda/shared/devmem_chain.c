@@ -187,3 +187,21 @@ int sc_devmem_chain_find(struct sc_devmem_chain *c, size_t level, const struct s
 		      (unsigned long long)d->len, (unsigned long long)d->addr, d->dev,
 		      c->path[level + 1 < c->n ? level + 1 : level]);
 }
+
+int sc_devmem_chain_source(struct sc_devmem_chain *c, struct sc_reader *r, size_t index,
+			   struct sc_devmem_source *src)
+{
+	struct sc_record rec;
+	struct sc_devmem d;
+	int err;
+
+	*src = (struct sc_devmem_source){ 0, index };
+	if ((err = sc_reader_seek(r, index)) < 0 || (err = sc_reader_next(r, &rec)) < 0)
+		return err;
+	if ((err = sc_devmem_read(&rec, true, &d)) < 0)
+		return sc_err(-err, "devmem record %zu of '%s' has damaged metadata: %s", index,
+			      c->path[0], selfckpt_strerror(err));
+	if (!(d.flags & SC_DEVMEM_PARENT))
+		return 0;
+	return (err = sc_devmem_chain_find(c, 0, &d, src)) < 0 ? err : 1;
+}

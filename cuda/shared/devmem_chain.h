@@ -16,6 +16,8 @@
 #include "format/sc_parent.h"
 #include "cuda/shared/gpu_records.h"
 
+struct sc_reader;
+
 /* One devmem record of an image of the chain. */
 struct sc_devmem_entry {
 	struct sc_devmem d;
@@ -52,6 +54,15 @@ int sc_devmem_chain_open(struct sc_devmem_chain *c, const char *path);
  */
 int sc_devmem_chain_find(struct sc_devmem_chain *c, size_t level, const struct sc_devmem *d,
 			 struct sc_devmem_source *src);
+
+/**
+ * sc_devmem_chain_source() - where the bytes of devmem record @index of the
+ * image at level 0 are, which @r reads: the record itself (level 0), or for
+ * a parent piece the record of the chain that stores them. Return: 1 for a
+ * parent piece, 0 for a stored record, or a negative error (reported).
+ */
+int sc_devmem_chain_source(struct sc_devmem_chain *c, struct sc_reader *r, size_t index,
+			   struct sc_devmem_source *src);
 
 /** sc_devmem_chain_free() - what @c holds. */
 void sc_devmem_chain_free(struct sc_devmem_chain *c);

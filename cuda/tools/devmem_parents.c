@@ -52,29 +52,17 @@ static int follow_pieces(struct sc_reader *r, const char *path, struct sc_devmem
 			 struct used *u)
 {
 	const struct sc_index_entry *e;
-	struct sc_record rec;
 	size_t n;
 	int err = sc_reader_index(r, &e, &n);
 
+	if (!err)
+		err = sc_devmem_chain_open(c, path);
 	for (size_t i = 0; !err && i < n; i++) {
 		struct sc_devmem_source src;
-		struct sc_devmem d;
 
-		if (e[i].type != SC_REC_DEVMEM)
+		if (e[i].type != SC_REC_DEVMEM || (err = sc_devmem_chain_source(c, r, i, &src)) <= 0)
 			continue;
-		if ((err = sc_reader_seek(r, i)) < 0 || (err = sc_reader_next(r, &rec)) < 0)
-			break;
-		if ((err = sc_devmem_read(&rec, true, &d)) < 0) {
-			err = sc_err(-err, "devmem record %zu of '%s' has damaged metadata: %s", i,
-				     path, selfckpt_strerror(err));
-			break;
-		}
-		if (!(d.flags & SC_DEVMEM_PARENT))
-			continue;
-		if (!c->n && (err = sc_devmem_chain_open(c, path)) < 0)
-			break;
-		if ((err = sc_devmem_chain_find(c, 0, &d, &src)) < 0)
-			break;
+		err = 0;
 		if (sc_grow((void **)&u->index[src.level], &u->cap[src.level], u->n[src.level] + 1,
 			    sizeof(size_t)))
 			err = sc_err(ENOMEM, "out of memory checking the chain of '%s'", path);

@@ -49,6 +49,7 @@
 
 #include "selfckpt.h"
 #include "tests/bench/bench_cuda_data.h"
+#include "tests/bench/bench_data.h"
 
 #define MAX_RUNS 50
 #define NOTES (1u << 20)
@@ -303,18 +304,6 @@ static int one_run(const struct opts *o, int way, double *m)
 	return 0;
 }
 
-static double median(double *v, unsigned n)
-{
-	for (unsigned i = 1; i < n; i++)
-		for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double x = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = x;
-		}
-	return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
-}
-
 static const char *mark(bool ok)
 {
 	return ok ? "PASS" : "MISS";
@@ -336,7 +325,7 @@ static void report(const struct opts *o, double v[W_N][M_N][MAX_RUNS])
 
 	for (int k = 0; k < W_N; k++)
 		for (int m = 0; m < M_N; m++)
-			med[k][m] = median(v[k][m], o->runs);
+			med[k][m] = bench_median(v[k][m], o->runs);
 	printf("\n%.2f GiB of device memory (noise), medians of %u runs; 'vs off': over the "
 	       "blocking checkpoint's time\n", (double)o->bytes / (1 << 30), o->runs);
 	printf("%-8s %-6s %12s %14s %12s %14s\n", "capture", "ckpt", "stall ms", "checkpoint s",

@@ -40,6 +40,7 @@
 
 #include "selfckpt.h"
 #include "tests/bench/bench_cuda_data.h"
+#include "tests/bench/bench_data.h"
 
 #define RUNS_MAX 25
 #define CHAIN_MAX 64
@@ -52,22 +53,6 @@ struct opts {
 	unsigned changed, chain, runs;
 	struct bench_gpu_paths at;
 };
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int64_t realtime_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 /* ======== the subject ======== */
 
@@ -118,11 +103,11 @@ static int subject_main(char **argv)
 			change(&d, pct, k);
 		SCHECK(bench_gpu_checksum(&d, &want[k]));
 		snprintf(image, sizeof(image), "%s/img.%u.sckpt", argv[5], k);
-		t0 = now();
+		t0 = bench_now();
 		r = selfckpt_save(image);
-		took[k] = now() - t0;
+		took[k] = bench_now() - t0;
 		if (r == SELFCKPT_RESTORED) {
-			dprintf(STDOUT_FILENO, "restored %lld\n", (long long)realtime_ns());
+			dprintf(STDOUT_FILENO, "restored %lld\n", (long long)bench_realtime_ns());
 			SCHECK(bench_gpu_checksum(&d, &got));
 			dprintf(STDOUT_FILENO, "check %s\n", got == want[k] ? "ok" : "bad");
 			return got == want[k] ? 0 : 3;
@@ -171,7 +156,7 @@ static int run_subject(const char *cmd, double *took, unsigned chain)
 static double restart(const struct opts *o, const char *image)
 {
 	char cmd[2 * PATH_MAX + 64], line[256];
-	int64_t t0 = realtime_ns();
+	int64_t t0 = bench_realtime_ns();
 	long long stamp = 0;
 	bool ok = false;
 	FILE *p;
@@ -227,18 +212,6 @@ static int one_run(const struct opts *o, double *m)
 	return 0;
 }
 
-static double median(double *v, unsigned n)
-{
-	for (unsigned i = 1; i < n; i++)
-		for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double x = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = x;
-		}
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static const char *mark(bool ok)
 {
 	return ok ? "PASS" : "MISS";
@@ -249,7 +222,7 @@ static void report(const struct opts *o, double v[M_N][RUNS_MAX])
 	double med[M_N];
 
 	for (int k = 0; k < M_N; k++)
-		med[k] = median(v[k], o->runs);
+		med[k] = bench_median(v[k], o->runs);
 	printf("\n%.2f GiB of device memory (noise), %u%% rewritten before each image after the "
 	       "first; medians of %u runs\n", (double)o->bytes / (1 << 30), o->changed, o->runs);
 	printf("%-28s %12s %12s %8s\n", "", "full", "incremental", "ratio");

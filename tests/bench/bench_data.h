@@ -42,6 +42,12 @@ int bench_gen_float(uint8_t *p, uint64_t size);
  */
 int bench_gen_random(uint8_t *p, uint64_t size);
 
+/* bench_now() - CLOCK_MONOTONIC, in seconds: for durations within one process. */
+double bench_now(void);
+
+/* bench_realtime_ns() - CLOCK_REALTIME, in ns: for stamps that another process compares. */
+int64_t bench_realtime_ns(void);
+
 /*
  * bench_median() - the median of the @n (>= 1) values of @v; of the middle
  * two when @n is even.

@@ -43,22 +43,6 @@ struct opts {
 	char dir[PATH_MAX];
 };
 
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int64_t realtime_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 static const char *image(const struct opts *o, unsigned k)
 {
 	static char path[PATH_MAX + 32];
@@ -95,10 +79,10 @@ static void subject(const struct opts *o)
 
 		if (k)
 			change(p, bytes, o->changed, k);
-		t0 = now();
+		t0 = bench_now();
 		r = selfckpt_save(image(o, k));
 		if (r == SELFCKPT_RESTORED) {
-			printf("restored %lld\n", (long long)realtime_ns());
+			printf("restored %lld\n", (long long)bench_realtime_ns());
 			fflush(stdout);
 			_exit(0);
 		}
@@ -106,7 +90,7 @@ static void subject(const struct opts *o)
 			fprintf(stderr, "bench-incremental: %s\n", selfckpt_last_error());
 			_exit(1);
 		}
-		printf("saved %u %.6f\n", k, now() - t0);
+		printf("saved %u %.6f\n", k, bench_now() - t0);
 		fflush(stdout);
 	}
 	_exit(0);
@@ -127,7 +111,7 @@ static int run(const struct opts *o, char *const *argv, char *out, size_t cap)
 static double restart(const struct opts *o, const char *restore, const char *path)
 {
 	char *argv[] = { (char *)restore, (char *)path, NULL }, out[256];
-	int64_t t0 = realtime_ns();
+	int64_t t0 = bench_realtime_ns();
 	long long at;
 
 	if (run(o, argv, out, sizeof(out)) < 0 || sscanf(out, "restored %lld", &at) != 1) {
@@ -150,13 +134,13 @@ static double merge(const struct opts *o, const char *tool)
 {
 	char *argv[] = { (char *)tool, (char *)image(o, o->chain - 1), "-o", (char *)merged(o),
 			 NULL }, out[512];
-	double t0 = now();
+	double t0 = bench_now();
 
 	if (run(o, argv, out, sizeof(out)) < 0) {
 		fprintf(stderr, "bench-incremental: the merge failed: %s\n", out);
 		exit(1);
 	}
-	return now() - t0;
+	return bench_now() - t0;
 }
 
 static double file_mib(const char *path)

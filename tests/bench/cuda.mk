@@ -62,13 +62,13 @@ $(BENCH_CUDA_CKPT): $(BENCH_CUDA_OBJ)/bench_cuda_ckpt.o $(BENCH_CUDA_OBJ)/bench_
 		-L$(BUILD)/lib -lselfckpt -Wl,-rpath,'$$ORIGIN/../lib' -ldl -lpthread
 
 $(BENCH_CUDA_BG): $(BENCH_CUDA_OBJ)/bench_cuda_background.o $(BENCH_CUDA_OBJ)/bench_cuda_data.o \
-		$(BUILD)/lib/libselfckpt.so
+		$(BENCH_DATA) $(BUILD)/lib/libselfckpt.so
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
 		-L$(BUILD)/lib -lselfckpt -Wl,-rpath,'$$ORIGIN/../lib' -lpthread
 
 $(BENCH_CUDA_INCR): $(BENCH_CUDA_OBJ)/bench_cuda_incremental.o $(BENCH_CUDA_OBJ)/bench_cuda_data.o \
-		$(BUILD)/lib/libselfckpt.so
+		$(BENCH_DATA) $(BUILD)/lib/libselfckpt.so
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) \
 		-L$(BUILD)/lib -lselfckpt -Wl,-rpath,'$$ORIGIN/../lib'
