@@ -35,15 +35,19 @@ moment() {
 	awk -v seed="$$$(date +%N)" 'BEGIN { srand(seed); printf "%.2f\n", 0.5 + rand() }'
 }
 
-# Run the job ("$@" after two words) under selfckpt-run and signal it at 1 s: the checkpoint
-# is refused with a message that matches $2, no file is left, and the job goes on to print
-# the line $1 (nothing is asked of its output where $1 is empty).
+# Run the job ("$@" after two words) under selfckpt-run and signal it once it has made the
+# file "ready" (the state the refusal is about holds from then on; a loaded machine may take
+# seconds to start it): the checkpoint is refused with a message that matches $2, no file is
+# left, and the job goes on to print the line $1 (nothing is asked of its output where $1 is
+# empty).
 refused_run() {
 	printed=$1 pattern=$2
 	shift 2
 	$run_in "$build/bin/selfckpt-run" --dir images -- "$@" < /dev/null > run.out 2> run.err &
 	run=$!
-	sleep 1
+	i=0
+	while [ ! -e ready ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+	[ -e ready ] || { echo "the job did not get ready in 20 s" >&2; cat run.err >&2; exit 1; }
 	kill -"$sig" "$run"
 	wait "$run"
 	status=$?
@@ -77,6 +81,7 @@ if pid == 0:
     c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     c.connect(path)
     c.sendall(b"12345")
+    open("ready", "w").close()
 EOF
 }
 
@@ -319,7 +324,8 @@ EOF
 escape)
 	# a static program the library cannot enter: named, and no set is written
 	refused_run "" "process [0-9]* ('.*static_sleep'), a child of [0-9]*, runs without the selfckpt library" \
-		sh -c "$build/tests/progs/static_sleep 6 & wait"
+		sh -c "$build/tests/progs/static_sleep 6 &
+			until grep -q static_sleep /proc/\$!/comm; do sleep 0.05; done; : > ready; wait"
 	;;
 save | savechild)
 	# selfckpt_save() in the top of a job (save) or in its child (savechild) writes the
@@ -411,6 +417,7 @@ import os, time
 efd = os.eventfd(0)
 pid = os.fork()
 if pid == 0:
+    open("ready", "w").close()
     for i in range(30):
         os.eventfd_write(efd, 1)
         time.sleep(0.1)
