@@ -742,11 +742,12 @@ static enum instant_verdict take_again(const struct sc_frozen *fz, unsigned *fd_
 
 /*
  * The instant: prepare, stop every thread and take the snapshot, taken again
- * where a later one can do better (take_again()); @t[0..1] when the copier
- * was set up. Return: as freeze(), with *@stopped; or, with *@stopped false,
- * the refusal of prepare(), which left nothing held.
+ * where a later one can do better (take_again()); @t[0..2]: when the
+ * preparations began, when they ended, and when the copier was set up.
+ * Return: as freeze(), with *@stopped; or, with *@stopped false, the refusal
+ * of prepare(), which left nothing held.
  */
-static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, double t[2],
+static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, double t[3],
 			bool *stopped, const struct sc_job_member *job)
 {
 	unsigned fd_tries = 0, fd_spare = SC_FDS_SPARE;
@@ -757,16 +758,17 @@ static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, doub
 
 	for (;;) {
 		*stopped = false;
+		t[0] = sc_log_seconds();
 		if ((err = prepare(fz, fd_spare)) < 0)
 			return err;
 		sc_lineage_prepare(job != NULL);
-		t[0] = sc_log_seconds();
+		t[1] = sc_log_seconds();
 		/* Without a copier the snapshot is read through /proc: slower, as good. */
 		err = sc_copier_start(SC_SHARED_SIZE);
 		if (err < 0)
 			sc_log(SC_LOG_DEBUG, "checkpoint: no memory shared with the snapshot: %s",
 			       strerror(-err));
-		t[1] = sc_log_seconds();
+		t[2] = sc_log_seconds();
 		/* the image holds the program's errno, not what the preparations left in it */
 		errno = program_errno;
 		*stopped = true;
@@ -793,7 +795,7 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 {
 	struct sc_frozen fz = { .child = -1 };
 	int err, program_errno = errno;
-	double t[2] = { 0, 0 }, t2, t3;
+	double t[3] = { 0, 0, 0 }, t2, t3;
 	bool stopped = false; /* the threads were stopped: what follows must undo it */
 
 	if (!path || !*path)
@@ -846,9 +848,9 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	sc_copier_stop();
 	sc_snapshot_kill(fz.child);
 	frozen_free(&fz);
-	sc_log(SC_LOG_DEBUG, "checkpoint: shared memory set up in %.3f s, snapshot taken in "
-	       "%.3f s, image in %.3f s, snapshot and shared memory released in %.3f s",
-	       t[1] - t[0], t2 - t[1], t3 - t2, sc_log_seconds() - t3);
+	sc_log(SC_LOG_DEBUG, "checkpoint: prepared in %.3f s, shared memory set up in %.3f s, "
+	       "snapshot taken in %.3f s, image in %.3f s, snapshot and shared memory released "
+	       "in %.3f s", t[1] - t[0], t[2] - t[1], t2 - t[2], t3 - t2, sc_log_seconds() - t3);
 	if (hooks.done)
 		hooks.done(err);
 	/* before the end, which lets an exit under way go: a member that ends is no loss then */

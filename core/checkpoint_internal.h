@@ -5,6 +5,7 @@
 #ifndef SC_CHECKPOINT_INTERNAL_H
 #define SC_CHECKPOINT_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -114,21 +115,60 @@ int sc_held_files(const struct sc_fd *fds, size_t n, struct sc_save_opts *o);
 /**
  * sc_segments_held() - mark the mappings of @v that map a file of @o->held
  * (SC_VMA_HELD): they come back mapping the file the descriptor comes back
- * with. Refuses, named, one that no descriptor of the file can map as it was
- * mapped (shared and writable, the descriptors read-only).
+ * with.
  */
-int sc_segments_held(const struct sc_save_opts *o, struct sc_vma *v, size_t n);
+void sc_segments_held(const struct sc_save_opts *o, struct sc_vma *v, size_t n);
+/**
+ * sc_segments_held_check() - once the mappings have their memory flags: refuse,
+ * named, a held mapping that no descriptor of its file can map as it was
+ * mapped (shared and writable, the descriptors read-only). 0 or the refusal.
+ */
+int sc_segments_held_check(const struct sc_save_opts *o, const struct sc_vma *v, size_t n);
 
 /* segment_vmflags.c */
 /**
- * sc_segments_vmflags() - give each mapping of the snapshot (@v, @n, from its
- * maps; split where the process's own settings differ within one) its memory
- * flags: the snapshot's VmFlags, and the process's for the settings a fork
- * loses. Refuses, named, a mapping whose settings no restore can give, and an
- * image whose fork-lost settings changed while the snapshot was taken.
- * Return: 0 or a negative error (reported); @v may be replaced.
+ * sc_segments_split() - cut the snapshot's mappings (@v, @n, from its maps)
+ * where the process's own settings differ within one, so that each has one
+ * set of memory flags. Return: 0 or -ENOMEM (reported); @v may be replaced.
  */
-int sc_segments_vmflags(const struct sc_frozen *fz, struct sc_vma **v, size_t *n);
+int sc_segments_split(const struct sc_frozen *fz, struct sc_vma **v, size_t *n);
+/** The memory flags of the mappings, read on a thread of their own. */
+struct sc_vmf_reader {
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	const struct sc_frozen *fz;
+	const struct sc_save_opts *o;
+	struct sc_vma *v;
+	size_t n;
+	bool flags_done, check_done; /* under lock */
+	int flags_err, check_err;
+	char msg[1024];              /* the first error's message */
+};
+/**
+ * sc_segments_vmflags_start() - start giving each mapping of the snapshot (@v,
+ * @n, split by sc_segments_split(), marked by sc_segments_held()) its memory
+ * flags: the snapshot's VmFlags, and the process's for the settings a fork
+ * loses. It writes only the vmflags of @v, which no reader of the snapshot's
+ * memory looks at. Return: 0, or a negative error (reported) with nothing
+ * started.
+ */
+int sc_segments_vmflags_start(struct sc_vmf_reader *r, const struct sc_frozen *fz,
+			      const struct sc_save_opts *o, struct sc_vma *v, size_t n);
+/**
+ * sc_segments_vmflags_ready() - wait until every mapping has its flags.
+ * Refuses, named, a mapping whose settings no restore can give, and a held
+ * mapping no descriptor can map as it was (sc_segments_held_check()).
+ * Return: 0 or that refusal.
+ */
+int sc_segments_vmflags_ready(struct sc_vmf_reader *r);
+/**
+ * sc_segments_vmflags_end() - wait for the thread; the refusals of
+ * sc_segments_vmflags_ready(), and one of an image whose fork-lost settings
+ * changed while the snapshot was taken. Return: 0 or the refusal.
+ */
+int sc_segments_vmflags_end(struct sc_vmf_reader *r);
 
 /**
  * sc_gpu_guard() - gpu_guard.c: 0, or the refusal (reported) of a process in

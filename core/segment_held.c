@@ -51,25 +51,33 @@ int sc_held_files(const struct sc_fd *fds, size_t n, struct sc_save_opts *o)
 	return 0;
 }
 
-int sc_segments_held(const struct sc_save_opts *o, struct sc_vma *v, size_t n)
+static const struct sc_held_file *held_by(const struct sc_save_opts *o, const struct sc_vma *v)
+{
+	return v->kind == SC_VMA_DELETED && sc_vma_saved(v) ? find(o, v->dev, v->inode) : NULL;
+}
+
+void sc_segments_held(const struct sc_save_opts *o, struct sc_vma *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (held_by(o, &v[i]))
+			v[i].flags |= SC_VMA_HELD;
+}
+
+int sc_segments_held_check(const struct sc_save_opts *o, const struct sc_vma *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct sc_held_file *h = v[i].kind == SC_VMA_DELETED ?
-					       find(o, v[i].dev, v[i].inode) : NULL;
+		const struct sc_held_file *h = held_by(o, &v[i]);
 		bool shared = v[i].flags & SC_VMA_SHARED;
 		bool write = shared && ((v[i].prot & PROT_WRITE) ||
 					(v[i].vmflags & SC_VMF_MAYWRITE));
 
-		if (!h || !sc_vma_saved(&v[i]))
-			continue;
-		if (write ? !h->writable : !h->readable)
+		if (h && (write ? !h->writable : !h->readable))
 			return sc_err(SELFCKPT_EHOST, "the %s mapping of '%s' at 0x%llx-0x%llx maps "
 				      "a file that the program's descriptors hold %s: it cannot "
 				      "come back as one file with them, so no image is written",
 				      shared ? "shared" : "private", v[i].path,
 				      (unsigned long long)v[i].start, (unsigned long long)v[i].end,
 				      h->readable ? "read-only" : "write-only");
-		v[i].flags |= SC_VMA_HELD;
 	}
 	return 0;
 }

@@ -423,13 +423,16 @@ struct pipeline {
 	bool copier;             /* the window buffers are the copier's */
 	bool embed;
 	bool incremental;        /* pages the parent holds unchanged are parent runs */
-	const struct sc_vma *v;
+	struct sc_vma *v;        /* read by the reader; the writer gives them their vmflags */
 	size_t n;
 	/* for the debug log: which side of the pipeline waited for the other */
 	double reader_waited, writer_waited; /* seconds */
 	double writer_ended;                 /* seconds in sc_writer_end(): the record's last chunks */
+	double started, first_handed;        /* when the pipeline started, its first window handed over */
+	double residency;                    /* seconds the reader spent finding the pages that exist */
 	uint64_t pages_read;
 	uint64_t window_pages;   /* a window's size, SC_WINDOW at most (window_bytes()) */
+	uint64_t handed_pages;   /* data pages in the windows handed over so far */
 };
 
 /* Reader: hand the full window over and continue in the other one. */
@@ -443,6 +446,9 @@ static int flush_window(struct pipeline *pl)
 	if (!w->pages)
 		return 0;
 	pl->pages_read += w->scanned;
+	pl->handed_pages += w->fill;
+	if (!pl->first_handed)
+		pl->first_handed = t0;
 	pthread_mutex_lock(&pl->lock);
 	pl->full[pl->fill] = true;
 	pl->fill ^= 1;
@@ -512,12 +518,31 @@ static uint64_t window_bytes(unsigned threads)
 	return bytes < WINDOW_MIN ? WINDOW_MIN : bytes > SC_WINDOW ? SC_WINDOW : bytes;
 }
 
+/*
+ * The first windows are small: the writer waits for the first one, and its
+ * time is the whole pipeline's at the start (an incremental image's first
+ * 48 MiB of data take the reader a pass over a gigabyte). Each window then
+ * holds at most as much data as all the windows before it, from FIRST_WINDOW
+ * on, so the writer always has as much to do as the reader's next window takes.
+ */
+#define FIRST_WINDOW (4ull << 20)
+
+/* The data pages the window being filled may hold before it is handed over. */
+static uint64_t window_cap(const struct pipeline *pl)
+{
+	uint64_t first = FIRST_WINDOW / page_size();
+	uint64_t cap = pl->handed_pages > first ? pl->handed_pages : first;
+
+	return cap < pl->window_pages ? cap : pl->window_pages;
+}
+
 /* A window with less than 1/ROOM_PART of its room left is handed over; *@w is the next one. */
 static int flush_if_full(struct pipeline *pl, struct window **w)
 {
+	uint64_t cap = window_cap(pl);
 	int err = 0;
 
-	if (pl->window_pages - (*w)->fill < pl->window_pages / ROOM_PART) {
+	if ((*w)->fill >= cap || cap - (*w)->fill < cap / ROOM_PART) {
 		err = flush_window(pl);
 		*w = &pl->win[pl->fill];
 	}
@@ -532,12 +557,12 @@ static int flush_if_full(struct pipeline *pl, struct window **w)
 static int read_span(struct pipeline *pl, struct window **w, const struct sc_vma *v, uint64_t src,
 		     uint64_t page, uint64_t n)
 {
-	uint64_t ps = page_size(), limit = pl->window_pages;
+	uint64_t ps = page_size();
 	int err = 0;
 
 	while (!err && n) {
 		/* a read fills the room left; its zero pages then drop out */
-		uint64_t room = limit - (*w)->fill, take = room < n ? room : n;
+		uint64_t room = window_cap(pl) - (*w)->fill, take = room < n ? room : n;
 
 		err = read_pages(*w, pl->pool, pl->child, pl->copier && copier_reads(v),
 				 src + page * ps, take);
@@ -557,7 +582,7 @@ static int read_span(struct pipeline *pl, struct window **w, const struct sc_vma
 static uint64_t mark_left(struct pipeline *pl, struct window *w, const struct sc_vma *v,
 			  uint64_t page, uint64_t left)
 {
-	uint64_t ps = page_size(), max = SC_WINDOW / ps, room = pl->window_pages - w->fill;
+	uint64_t ps = page_size(), max = SC_WINDOW / ps, room = window_cap(pl) - w->fill;
 	uint64_t take = 0, to_read = 0;
 
 	while (take < left && take < max) {
@@ -622,36 +647,55 @@ static int read_leaving(struct pipeline *pl, struct window **w, const struct sc_
 	return err;
 }
 
-static int read_vma(struct pipeline *pl, const struct sc_vma *v)
+/*
+ * Which pages exist comes from a walk of the mapping's page tables, 20 ms for
+ * 4 GiB: it is found a slice at a time, the first SLICE_FIRST and each next
+ * one twice as large, so that the reader starts on a large mapping's pages
+ * after a short walk, and a huge sparse reservation still costs a few scans.
+ */
+#define SLICE_FIRST (64ull << 20)
+
+/* The pages of [@from, @to) of @v into the windows; *@w is the window being filled. */
+static int read_slice(struct pipeline *pl, struct window **w, const struct sc_vma *v,
+		      uint64_t src, uint64_t from, uint64_t to)
 {
-	pid_t child = pl->child;
-	bool embed = pl->embed, keep_shared = keeps_shared_file(v);
-	uint64_t src = instant_source(pl, v, keep_shared);
-	struct window *w = &pl->win[pl->fill];
+	bool keep_shared = keeps_shared_file(v);
+	uint64_t first = (from - v->start) / page_size();
 	struct sc_page_run *pr;
 	size_t n;
-	int err = sc_pages_scan(child, v->start, v->end, &pr, &n);
+	double t0 = sc_log_seconds();
+	int err = sc_pages_scan(pl->child, from, to, &pr, &n);
 
+	pl->residency += sc_log_seconds() - t0;
 	if (err < 0)
 		return err;
+	for (size_t i = 0; !err && i < n; i++) {
+		uint8_t kind = classify(v, pr[i].state, pl->embed, keep_shared);
+		uint64_t page = first + pr[i].first, left = pr[i].count;
+
+		if (kind != TO_READ)
+			err = add_run(*w, kind, left);
+		else if (pl->incremental && sc_written_watches(v))
+			err = read_leaving(pl, w, v, src, page, left);
+		else
+			err = read_span(pl, w, v, src, page, left);
+	}
+	free(pr);
+	return err;
+}
+
+static int read_vma(struct pipeline *pl, const struct sc_vma *v)
+{
+	uint64_t src = instant_source(pl, v, keeps_shared_file(v));
+	struct window *w = &pl->win[pl->fill];
+	int err = 0;
+
 	w->vma = v;
 	w->start = v->start;
 	w->pages = w->fill = w->scanned = 0;
 	w->n_runs = 0;
-	for (size_t i = 0; !err && i < n; i++) {
-		uint8_t kind = classify(v, pr[i].state, embed, keep_shared);
-		uint64_t page = pr[i].first, left = pr[i].count;
-
-		if (kind != TO_READ) {
-			err = add_run(w, kind, left);
-			continue;
-		}
-		if (pl->incremental && sc_written_watches(v))
-			err = read_leaving(pl, &w, v, src, page, left);
-		else
-			err = read_span(pl, &w, v, src, page, left);
-	}
-	free(pr);
+	for (uint64_t at = v->start, len = SLICE_FIRST; !err && at < v->end; at += len, len *= 2)
+		err = read_slice(pl, &w, v, src, at, v->end - at < len ? v->end : at + len);
 	return err ? err : flush_window(pl);
 }
 
@@ -706,23 +750,52 @@ static int write_windows(struct sc_writer *wr, struct pipeline *pl)
 	return err;
 }
 
-static int run_pipeline(struct sc_writer *wr, struct pipeline *pl)
+/* The writer failed before its first window: the reader stops at its next handover. */
+static void stop_reader(struct pipeline *pl)
 {
-	pthread_t reader;
-	double t0 = sc_log_seconds();
-	int err = pthread_create(&reader, NULL, reader_main, pl);
+	pthread_mutex_lock(&pl->lock);
+	pl->stop = true;
+	pthread_cond_broadcast(&pl->changed);
+	pthread_mutex_unlock(&pl->lock);
+}
 
-	if (err)
+/*
+ * The reader starts on the memory while the mappings' flags are read beside
+ * it (segment_vmflags.c); the writer waits for them before its first record,
+ * and for the check of their settings once its last is written.
+ */
+static int run_pipeline(struct sc_writer *wr, struct pipeline *pl, const struct sc_frozen *fz,
+			const struct sc_save_opts *o)
+{
+	struct sc_vmf_reader flags;
+	pthread_t reader;
+	double t0 = pl->started = sc_log_seconds();
+	int err = sc_segments_vmflags_start(&flags, fz, o, pl->v, pl->n), end;
+
+	if (err < 0)
+		return err;
+	err = pthread_create(&reader, NULL, reader_main, pl);
+	if (err) {
+		sc_segments_vmflags_end(&flags);
 		return sc_err(err, "cannot start the snapshot reader: %s", strerror(err));
-	err = write_windows(wr, pl);
+	}
+	if ((err = sc_segments_vmflags_ready(&flags)) < 0)
+		stop_reader(pl);
+	else
+		err = write_windows(wr, pl);
 	pthread_join(reader, NULL);
+	end = sc_segments_vmflags_end(&flags);
 	if (!err && pl->err)
 		err = sc_err_quiet(-pl->err, "%s", pl->msg); /* reported by the reader */
 	if (!err)
+		err = end;
+	if (!err)
 		sc_log(SC_LOG_DEBUG, "checkpoint: %.1f MiB of memory read and written in %.3f s; "
-		       "the reader waited %.3f s for the writer, the writer %.3f s for the reader "
-		       "and %.3f s for records to end",
+		       "the first window handed over after %.3f s; the reader took %.3f s to find "
+		       "the pages that exist and waited %.3f s for the writer, the writer %.3f s "
+		       "for the reader and %.3f s for records to end",
 		       (double)(pl->pages_read * page_size()) / (1 << 20), sc_log_seconds() - t0,
+		       pl->first_handed ? pl->first_handed - t0 : 0.0, pl->residency,
 		       pl->reader_waited, pl->writer_waited, pl->writer_ended);
 	return err;
 }
@@ -756,12 +829,11 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 	double t0 = sc_log_seconds(), t1;
 	int err = sc_maps_read(fz->child, &v, &n);
 
-	if (!err && ((err = refuse_aio(v, n)) < 0 ||
-		     (err = sc_segments_vmflags(fz, &v, &n)) < 0 ||
-		     (err = sc_segments_held(o, v, n)) < 0))
+	if (!err && ((err = refuse_aio(v, n)) < 0 || (err = sc_segments_split(fz, &v, &n)) < 0))
 		sc_maps_free(v, n);
 	if (err < 0)
 		return err;
+	sc_segments_held(o, v, n);
 	t1 = sc_log_seconds();
 	pl.v = v;
 	pl.n = n;
@@ -788,10 +860,10 @@ int sc_segments_write(struct sc_writer *wr, const struct sc_frozen *fz,
 				     (unsigned long long)(SC_WINDOW >> 20));
 		}
 	}
-	sc_log(SC_LOG_DEBUG, "checkpoint: the snapshot's mappings and their settings read in "
-	       "%.3f s, the readers and windows ready in %.3f s", t1 - t0, sc_log_seconds() - t1);
+	sc_log(SC_LOG_DEBUG, "checkpoint: the snapshot's mappings read in %.3f s, the readers "
+	       "and windows ready in %.3f s", t1 - t0, sc_log_seconds() - t1);
 	if (!err)
-		err = run_pipeline(wr, &pl);
+		err = run_pipeline(wr, &pl, fz, o);
 	for (int i = 0; i < 2; i++) {
 		if (pl.win[i].buf && !pl.copier)
 			munmap(pl.win[i].buf, SC_WINDOW);
