@@ -443,6 +443,7 @@ static void frozen_free(struct sc_frozen *fz)
 	sc_timers_frozen_free(&fz->timers);
 	sc_sysv_frozen_free(&fz->sysv);
 	sc_vmflags_free(&fz->vmflags);
+	sc_vmflags_free(&fz->own_flags);
 }
 
 static void *write_in_background(void *arg)
@@ -650,7 +651,8 @@ static int prepare(struct sc_frozen *fz, unsigned fd_spare)
 	else if (!err)
 		err = sc_gpu_guard();
 	/* late: the closer to the stop, the fewer settings can change in between */
-	if (!err && (err = sc_vmflags_read(0, SC_VMF_FORK_LOST, &fz->vmflags)) < 0 && hooks.done)
+	if (!err && (err = sc_vmflags_read_own(SC_VMF_FORK_LOST, &fz->vmflags,
+					       &fz->own_flags)) < 0 && hooks.done)
 		hooks.done(err); /* prepare() succeeded: undo what it holds */
 	if (err)
 		frozen_free(fz);

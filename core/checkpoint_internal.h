@@ -31,6 +31,7 @@ struct sc_frozen {
 	struct sc_shared_frozen shared; /* copies of the shared memory at the instant */
 	struct sc_timers_frozen timers; /* itimers and POSIX timers at the instant */
 	struct sc_vmflags vmflags; /* mappings whose settings a fork loses, read just before */
+	struct sc_vmflags own_flags; /* every mapping's settings, from the same read */
 	struct sc_sysv_frozen sysv; /* System V objects at the instant */
 	struct sc_unix_flight flight; /* connections queued at its sockets (count 0: none) */
 };
@@ -132,7 +133,7 @@ int sc_segments_held_check(const struct sc_save_opts *o, const struct sc_vma *v,
  * set of memory flags. Return: 0 or -ENOMEM (reported); @v may be replaced.
  */
 int sc_segments_split(const struct sc_frozen *fz, struct sc_vma **v, size_t *n);
-/** The memory flags of the mappings, read on a thread of their own. */
+/** The memory flags of the mappings, known early or read on a thread of their own. */
 struct sc_vmf_reader {
 	pthread_t thread;
 	bool started;
@@ -142,30 +143,35 @@ struct sc_vmf_reader {
 	const struct sc_save_opts *o;
 	struct sc_vma *v;
 	size_t n;
+	bool *early;                 /* per mapping: its flags were known at the start */
+	size_t n_saved, n_late;      /* mappings saved, and those not known early */
+	double waited;               /* seconds sc_segments_vmflags_wait() waited */
 	bool flags_done, check_done; /* under lock */
 	int flags_err, check_err;
 	char msg[1024];              /* the first error's message */
 };
 /**
- * sc_segments_vmflags_start() - start giving each mapping of the snapshot (@v,
- * @n, split by sc_segments_split(), marked by sc_segments_held()) its memory
+ * sc_segments_vmflags_start() - give each mapping of the snapshot (@v, @n,
+ * split by sc_segments_split(), marked by sc_segments_held()) its memory
  * flags: the snapshot's VmFlags, and the process's for the settings a fork
- * loses. It writes only the vmflags of @v, which no reader of the snapshot's
- * memory looks at. Return: 0, or a negative error (reported) with nothing
- * started.
+ * loses. Those the process's own read before the stop covers are given at
+ * once; the others on a thread, which then checks them all. It writes only
+ * the vmflags of @v, which no reader of the snapshot's memory looks at.
+ * Return: 0, or a negative error (reported; a mapping whose settings no
+ * restore can give is refused, named) with nothing started.
  */
 int sc_segments_vmflags_start(struct sc_vmf_reader *r, const struct sc_frozen *fz,
 			      const struct sc_save_opts *o, struct sc_vma *v, size_t n);
 /**
- * sc_segments_vmflags_ready() - wait until every mapping has its flags.
- * Refuses, named, a mapping whose settings no restore can give, and a held
- * mapping no descriptor can map as it was (sc_segments_held_check()).
- * Return: 0 or that refusal.
+ * sc_segments_vmflags_wait() - wait until mapping @v (of those given to the
+ * start) has its flags. Return: 0, or a refusal of the thread's: a mapping
+ * whose settings no restore can give, a held mapping no descriptor can map as
+ * it was (sc_segments_held_check()), settings changed under the snapshot.
  */
-int sc_segments_vmflags_ready(struct sc_vmf_reader *r);
+int sc_segments_vmflags_wait(struct sc_vmf_reader *r, const struct sc_vma *v);
 /**
  * sc_segments_vmflags_end() - wait for the thread; the refusals of
- * sc_segments_vmflags_ready(), and one of an image whose fork-lost settings
+ * sc_segments_vmflags_wait(), and one of an image whose fork-lost settings
  * changed while the snapshot was taken. Return: 0 or the refusal.
  */
 int sc_segments_vmflags_end(struct sc_vmf_reader *r);

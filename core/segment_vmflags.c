@@ -4,10 +4,13 @@
  * (format 1.3, vmflags.h): what the snapshot's smaps says, with the settings
  * a fork loses taken from the process as it was when the threads stopped.
  *
- * Reading smaps walks every page table: about 20 ms for 4 GiB, twice (the
- * snapshot's, and the process's to check its settings). A thread of its own
- * does it while the snapshot's memory is read: the records wait only for the
- * flags, and only the image's end for the check.
+ * Reading smaps walks every page table: about 20 ms for 4 GiB. The process's
+ * own smaps is read before the threads stop (the settings a fork loses are
+ * needed then); each mapping it covers whole takes its flags from that read at
+ * once. The snapshot's smaps, which vouches for them, and the process's again,
+ * which shows whether the settings a fork loses changed meanwhile, are read on
+ * a thread of their own while the memory is: a record waits only where its
+ * mapping was made since, and the image's end for the checks.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -76,15 +79,16 @@ static const char *vma_name(const struct sc_vma *v)
 	return *v->path ? v->path : "(anonymous)";
 }
 
-/* The flags of one mapping, or a refusal naming it. */
-static int vma_flags(const struct sc_frozen *fz, const struct sc_vmflags *snap, struct sc_vma *v)
+/*
+ * The flags of mapping @v whose settings @s lists (the snapshot's, or the
+ * process's own), with the settings a fork loses from the process: into
+ * *@flags, or a refusal naming it.
+ */
+static int flags_of(const struct sc_frozen *fz, const struct sc_vmf_range *s,
+		    const struct sc_vma *v, uint32_t *flags)
 {
-	const struct sc_vmf_range *s = sc_vmflags_find(snap, v->start);
 	const struct sc_vmf_range *own = sc_vmflags_find(&fz->vmflags, v->start);
 
-	if (!s)
-		return sc_err(EPROTO, "the snapshot's smaps has no VmFlags for the mapping %s at "
-			      "0x%llx", vma_name(v), (unsigned long long)v->start);
 	if (s->bad & SC_VMF_BAD_HUGETLB)
 		return sc_err(SELFCKPT_EHOST, "the mapping %s at 0x%llx-0x%llx holds "
 			      "hugetlb pages (MAP_HUGETLB or hugetlbfs), which cannot be restored",
@@ -93,8 +97,8 @@ static int vma_flags(const struct sc_frozen *fz, const struct sc_vmflags *snap, 
 		return sc_err(SELFCKPT_EHOST, "the mapping %s at 0x%llx-0x%llx is sealed "
 			      "(mseal), which cannot be restored", vma_name(v),
 			      (unsigned long long)v->start, (unsigned long long)v->end);
-	v->vmflags = SC_VMF_KNOWN | (s->bits & ~SC_VMF_FORK_LOST) |
-		     (own ? own->bits & SC_VMF_FORK_LOST : 0);
+	*flags = SC_VMF_KNOWN | (s->bits & ~SC_VMF_FORK_LOST) |
+		 (own ? own->bits & SC_VMF_FORK_LOST : 0);
 	return 0;
 }
 
@@ -120,18 +124,59 @@ int sc_segments_split(const struct sc_frozen *fz, struct sc_vma **v, size_t *n)
 	return split_vmas(&fz->vmflags, v, n);
 }
 
-/* The snapshot's flags for each saved mapping of @v. */
-static int snapshot_flags(const struct sc_frozen *fz, struct sc_vma *v, size_t n)
+/*
+ * The snapshot's flags of each saved mapping: given to a late one, and
+ * checked against what an early one was given (nothing else writes them).
+ */
+static int snapshot_flags(struct sc_vmf_reader *r)
 {
 	struct sc_vmflags snap;
-	int err = sc_vmflags_read(fz->child, ~0u, &snap);
+	int err = sc_vmflags_read(r->fz->child, ~0u, &snap);
 
-	if (err < 0)
-		return err;
-	for (size_t i = 0; i < n && !err; i++)
-		if (sc_vma_saved(&v[i]))
-			err = vma_flags(fz, &snap, &v[i]);
+	for (size_t i = 0; i < r->n && !err; i++) {
+		struct sc_vma *v = &r->v[i];
+		const struct sc_vmf_range *s = sc_vmflags_find(&snap, v->start);
+		uint32_t flags;
+
+		if (!sc_vma_saved(v))
+			continue;
+		if (!s)
+			err = sc_err(EPROTO, "the snapshot's smaps has no VmFlags for the mapping %s "
+				     "at 0x%llx", vma_name(v), (unsigned long long)v->start);
+		else if (!(err = flags_of(r->fz, s, v, &flags)) && !r->early[i])
+			v->vmflags = flags;
+		else if (!err && flags != v->vmflags)
+			err = sc_err(EAGAIN, "the memory settings of the mapping %s at 0x%llx-0x%llx "
+				     "changed while the snapshot was taken: the image would not hold "
+				     "them, so it is given up (checkpoint again)", vma_name(v),
+				     (unsigned long long)v->start, (unsigned long long)v->end);
+	}
 	sc_vmflags_free(&snap);
+	return err;
+}
+
+/*
+ * A mapping that starts in one the process's own settings list, read just
+ * before the threads stopped, takes its flags from it at once (one that grew
+ * since, as the heap does, has them too: the kernel joins only mappings of
+ * equal settings): the records need not wait for the snapshot's smaps, which
+ * later vouches for them (snapshot_flags()). A mapping made since is late,
+ * and its record waits. Return: 0 or a refusal.
+ */
+static int early_flags(struct sc_vmf_reader *r)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < r->n && !err; i++) {
+		struct sc_vma *v = &r->v[i];
+		const struct sc_vmf_range *own = sc_vmflags_find(&r->fz->own_flags, v->start);
+
+		if (!sc_vma_saved(v) || !own)
+			continue;
+		err = flags_of(r->fz, own, v, &v->vmflags);
+		r->early[i] = !err;
+		r->n_late -= !err;
+	}
 	return err;
 }
 
@@ -157,7 +202,7 @@ static void *settings_main(void *arg)
 {
 	struct sc_vmf_reader *r = arg;
 	double t0 = sc_log_seconds(), t1;
-	int err = snapshot_flags(r->fz, r->v, r->n);
+	int err = snapshot_flags(r);
 
 	if (!err)
 		err = sc_segments_held_check(r->o, r->v, r->n);
@@ -165,8 +210,9 @@ static void *settings_main(void *arg)
 	t1 = sc_log_seconds();
 	if (!err)
 		err = check_unchanged(r->fz);
-	sc_log(SC_LOG_DEBUG, "checkpoint: the mappings' memory flags read in %.3f s, their "
-	       "settings checked in %.3f s, beside the memory's reading", t1 - t0,
+	sc_log(SC_LOG_DEBUG, "checkpoint: the memory flags of %zu mappings known before the "
+	       "stop, of %zu after it; the snapshot's read in %.3f s, the settings checked in "
+	       "%.3f s, beside the memory's reading", r->n_saved - r->n_late, r->n_late, t1 - t0,
 	       sc_log_seconds() - t1);
 	publish(r, &r->check_done, &r->check_err, err);
 	return NULL;
@@ -180,22 +226,39 @@ int sc_segments_vmflags_start(struct sc_vmf_reader *r, const struct sc_frozen *f
 	*r = (struct sc_vmf_reader){ .lock = PTHREAD_MUTEX_INITIALIZER,
 				     .changed = PTHREAD_COND_INITIALIZER,
 				     .fz = fz, .o = o, .v = v, .n = n };
-	err = pthread_create(&r->thread, NULL, settings_main, r);
-	if (err)
-		return sc_err(err, "cannot start reading the memory settings: %s", strerror(err));
+	if (!(r->early = calloc(n ? n : 1, sizeof(*r->early))))
+		return sc_err(ENOMEM, "out of memory reading the memory settings");
+	for (size_t i = 0; i < n; i++)
+		r->n_saved += sc_vma_saved(&v[i]);
+	r->n_late = r->n_saved;
+	if ((err = early_flags(r)) < 0)
+		goto fail;
+	if ((err = pthread_create(&r->thread, NULL, settings_main, r))) {
+		err = sc_err(err, "cannot start reading the memory settings: %s", strerror(err));
+		goto fail;
+	}
 	r->started = true;
 	return 0;
+fail:
+	free(r->early);
+	r->early = NULL;
+	return err;
 }
 
-int sc_segments_vmflags_ready(struct sc_vmf_reader *r)
+int sc_segments_vmflags_wait(struct sc_vmf_reader *r, const struct sc_vma *v)
 {
+	double t0;
 	int err;
 
+	if (r->early[v - r->v])
+		return 0;
+	t0 = sc_log_seconds();
 	pthread_mutex_lock(&r->lock);
 	while (!r->flags_done)
 		pthread_cond_wait(&r->changed, &r->lock);
 	err = r->flags_err;
 	pthread_mutex_unlock(&r->lock);
+	r->waited += sc_log_seconds() - t0;
 	return again_here(err, r->msg);
 }
 
@@ -205,5 +268,7 @@ int sc_segments_vmflags_end(struct sc_vmf_reader *r)
 		return 0;
 	pthread_join(r->thread, NULL);
 	r->started = false;
+	free(r->early);
+	r->early = NULL;
 	return again_here(r->flags_err < 0 ? r->flags_err : r->check_err, r->msg);
 }

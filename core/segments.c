@@ -423,7 +423,8 @@ struct pipeline {
 	bool copier;             /* the window buffers are the copier's */
 	bool embed;
 	bool incremental;        /* pages the parent holds unchanged are parent runs */
-	struct sc_vma *v;        /* read by the reader; the writer gives them their vmflags */
+	struct sc_vma *v;        /* read by the reader; their vmflags are the writer's (flags) */
+	struct sc_vmf_reader *flags;
 	size_t n;
 	/* for the debug log: which side of the pipeline waited for the other */
 	double reader_waited, writer_waited; /* seconds */
@@ -737,7 +738,9 @@ static int write_windows(struct sc_writer *wr, struct pipeline *pl)
 		if (!pl->full[at])
 			break; /* done, and nothing left */
 		pthread_mutex_unlock(&pl->lock);
-		err = write_record(wr, &pl->win[at], pl->embed, &pl->writer_ended);
+		err = sc_segments_vmflags_wait(pl->flags, pl->win[at].vma);
+		if (!err)
+			err = write_record(wr, &pl->win[at], pl->embed, &pl->writer_ended);
 		pthread_mutex_lock(&pl->lock);
 		pl->full[at] = false;
 		pl->stop = err < 0;
@@ -750,19 +753,10 @@ static int write_windows(struct sc_writer *wr, struct pipeline *pl)
 	return err;
 }
 
-/* The writer failed before its first window: the reader stops at its next handover. */
-static void stop_reader(struct pipeline *pl)
-{
-	pthread_mutex_lock(&pl->lock);
-	pl->stop = true;
-	pthread_cond_broadcast(&pl->changed);
-	pthread_mutex_unlock(&pl->lock);
-}
-
 /*
  * The reader starts on the memory while the mappings' flags are read beside
- * it (segment_vmflags.c); the writer waits for them before its first record,
- * and for the check of their settings once its last is written.
+ * it (segment_vmflags.c): a record waits only where its mapping's flags were
+ * not known at the start, and the end for the checks of them all.
  */
 static int run_pipeline(struct sc_writer *wr, struct pipeline *pl, const struct sc_frozen *fz,
 			const struct sc_save_opts *o)
@@ -774,15 +768,13 @@ static int run_pipeline(struct sc_writer *wr, struct pipeline *pl, const struct 
 
 	if (err < 0)
 		return err;
+	pl->flags = &flags;
 	err = pthread_create(&reader, NULL, reader_main, pl);
 	if (err) {
 		sc_segments_vmflags_end(&flags);
 		return sc_err(err, "cannot start the snapshot reader: %s", strerror(err));
 	}
-	if ((err = sc_segments_vmflags_ready(&flags)) < 0)
-		stop_reader(pl);
-	else
-		err = write_windows(wr, pl);
+	err = write_windows(wr, pl);
 	pthread_join(reader, NULL);
 	end = sc_segments_vmflags_end(&flags);
 	if (!err && pl->err)
@@ -793,10 +785,10 @@ static int run_pipeline(struct sc_writer *wr, struct pipeline *pl, const struct 
 		sc_log(SC_LOG_DEBUG, "checkpoint: %.1f MiB of memory read and written in %.3f s; "
 		       "the first window handed over after %.3f s; the reader took %.3f s to find "
 		       "the pages that exist and waited %.3f s for the writer, the writer %.3f s "
-		       "for the reader and %.3f s for records to end",
+		       "for the reader, %.3f s for mappings' flags and %.3f s for records to end",
 		       (double)(pl->pages_read * page_size()) / (1 << 20), sc_log_seconds() - t0,
 		       pl->first_handed ? pl->first_handed - t0 : 0.0, pl->residency,
-		       pl->reader_waited, pl->writer_waited, pl->writer_ended);
+		       pl->reader_waited, pl->writer_waited, flags.waited, pl->writer_ended);
 	return err;
 }
 

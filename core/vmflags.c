@@ -136,7 +136,8 @@ static int add_range(struct sc_vmflags *v, const struct sc_vmf_range *r)
 	return 0;
 }
 
-int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out)
+/* One read of smaps: the mappings with a @keep bit into @out, and every one into @all. */
+static int read_tables(pid_t pid, uint32_t keep, struct sc_vmflags *out, struct sc_vmflags *all)
 {
 	size_t size;
 	char *text = read_smaps(pid ? pid : getpid(), &size), *line, *nl;
@@ -144,6 +145,8 @@ int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out)
 	int err = 0;
 
 	*out = (struct sc_vmflags){ 0 };
+	if (all)
+		*all = (struct sc_vmflags){ 0 };
 	if (!text)
 		return -EIO; /* reported */
 	for (line = text; !err && *line; line = nl + 1) {
@@ -156,6 +159,8 @@ int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out)
 			parse_flags(line + 8, &cur);
 			if (keep == ~0u || (cur.bits & keep))
 				err = add_range(out, &cur);
+			if (!err && all)
+				err = add_range(all, &cur);
 		}
 		if (!nl)
 			break;
@@ -168,9 +173,22 @@ int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out)
 			err = sc_err(ENOMEM, "out of memory for the memory map of the freeze");
 	}
 	munmap(text, size);
-	if (err)
+	if (err) {
 		sc_vmflags_free(out);
+		if (all)
+			sc_vmflags_free(all);
+	}
 	return err;
+}
+
+int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out)
+{
+	return read_tables(pid, keep, out, NULL);
+}
+
+int sc_vmflags_read_own(uint32_t keep, struct sc_vmflags *out, struct sc_vmflags *all)
+{
+	return read_tables(0, keep, out, all);
 }
 
 void sc_vmflags_free(struct sc_vmflags *v)

@@ -52,6 +52,12 @@ struct sc_vmflags {
  * Return: 0 or a negative error (reported).
  */
 int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out);
+/**
+ * sc_vmflags_read_own() - as sc_vmflags_read() of this process, and, from the
+ * same read, every mapping into @all (no room for the maps). 0 or an error
+ * (reported), with neither table kept.
+ */
+int sc_vmflags_read_own(uint32_t keep, struct sc_vmflags *out, struct sc_vmflags *all);
 void sc_vmflags_free(struct sc_vmflags *v);
 
 /** sc_vmflags_find() - the range holding @addr, or NULL. */
