@@ -42,6 +42,7 @@ TEST_SRCS := \
 	tests/core/test_sysv_record.c \
 	tests/core/test_timers_record.c \
 	tests/core/test_vmflags.c \
+	tests/core/test_segment_vmflags.c \
 	tests/format/test_array.c \
 	tests/format/test_atomic.c \
 	tests/format/test_errors.c \
