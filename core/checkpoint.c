@@ -650,12 +650,27 @@ static int prepare(struct sc_frozen *fz, unsigned fd_spare)
 		err = hooks.prepare();
 	else if (!err)
 		err = sc_gpu_guard();
-	/* late: the closer to the stop, the fewer settings can change in between */
-	if (!err && (err = sc_vmflags_read_own(SC_VMF_FORK_LOST, &fz->vmflags,
-					       &fz->own_flags)) < 0 && hooks.done)
-		hooks.done(err); /* prepare() succeeded: undo what it holds */
 	if (err)
 		frozen_free(fz);
+	return err;
+}
+
+/*
+ * Last before the stop: the process's memory settings (segment_vmflags.c).
+ * The closer to the stop, the fewer can change in between, and nothing of the
+ * checkpoint's own is mapped or unmapped after them. On failure what the
+ * preparations hold is let go, the copier too.
+ */
+static int read_own_settings(struct sc_frozen *fz)
+{
+	int err = sc_vmflags_read_own(SC_VMF_FORK_LOST, &fz->vmflags, &fz->own_flags);
+
+	if (err < 0) {
+		sc_copier_stop();
+		frozen_free(fz);
+		if (hooks.done)
+			hooks.done(err); /* prepare() succeeded: undo what it holds */
+	}
 	return err;
 }
 
@@ -745,7 +760,7 @@ static enum instant_verdict take_again(const struct sc_frozen *fz, unsigned *fd_
 /*
  * The instant: prepare, stop every thread and take the snapshot, taken again
  * where a later one can do better (take_again()); @t[0..2]: when the
- * preparations began, when they ended, and when the copier was set up.
+ * preparations began, when they ended, and when the memory settings were read.
  * Return: as freeze(), with *@stopped; or, with *@stopped false, the refusal
  * of prepare(), which left nothing held.
  */
@@ -764,12 +779,14 @@ static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, doub
 		if ((err = prepare(fz, fd_spare)) < 0)
 			return err;
 		sc_lineage_prepare(job != NULL);
-		t[1] = sc_log_seconds();
 		/* Without a copier the snapshot is read through /proc: slower, as good. */
 		err = sc_copier_start(SC_SHARED_SIZE);
 		if (err < 0)
 			sc_log(SC_LOG_DEBUG, "checkpoint: no memory shared with the snapshot: %s",
 			       strerror(-err));
+		t[1] = sc_log_seconds();
+		if ((err = read_own_settings(fz)) < 0)
+			return err;
 		t[2] = sc_log_seconds();
 		/* the image holds the program's errno, not what the preparations left in it */
 		errno = program_errno;
@@ -850,7 +867,7 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	sc_copier_stop();
 	sc_snapshot_kill(fz.child);
 	frozen_free(&fz);
-	sc_log(SC_LOG_DEBUG, "checkpoint: prepared in %.3f s, shared memory set up in %.3f s, "
+	sc_log(SC_LOG_DEBUG, "checkpoint: prepared in %.3f s, memory settings read in %.3f s, "
 	       "snapshot taken in %.3f s, image in %.3f s, snapshot and shared memory released "
 	       "in %.3f s", t[1] - t[0], t[2] - t[1], t2 - t[2], t3 - t2, sc_log_seconds() - t3);
 	if (hooks.done)

@@ -75,8 +75,26 @@ static void *grow(void *old, size_t old_size, size_t new_size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* All of /proc/<pid>/smaps, NUL-terminated, in @size bytes of mapped memory. */
-static char *read_smaps(pid_t pid, size_t *size)
+/* Where the text of smaps was as it was read: it may show itself in any of them. */
+#define TEXT_PLACES 48 /* from 64 KiB, doubling: more than any smaps needs */
+struct text_places {
+	uint64_t start[TEXT_PLACES], end[TEXT_PLACES];
+	int n;
+};
+
+static void note_place(struct text_places *t, const char *buf, size_t cap)
+{
+	if (t && buf && t->n < TEXT_PLACES) {
+		t->start[t->n] = (uint64_t)(uintptr_t)buf;
+		t->end[t->n++] = (uint64_t)(uintptr_t)buf + cap;
+	}
+}
+
+/*
+ * All of /proc/<pid>/smaps, NUL-terminated, in @size bytes of mapped memory;
+ * each place its buffer had into @places, where not NULL.
+ */
+static char *read_smaps(pid_t pid, size_t *size, struct text_places *places)
 {
 	char path[64];
 	size_t cap = 1 << 16, n = 0;
@@ -84,6 +102,7 @@ static char *read_smaps(pid_t pid, size_t *size)
 	int fd, e;
 	ssize_t k;
 
+	note_place(places, buf, cap);
 	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || !buf) {
@@ -107,6 +126,7 @@ static char *read_smaps(pid_t pid, size_t *size)
 			}
 			buf = nb;
 			cap *= 2;
+			note_place(places, buf, cap);
 		}
 	}
 	close(fd);
@@ -136,11 +156,48 @@ static int add_range(struct sc_vmflags *v, const struct sc_vmf_range *r)
 	return 0;
 }
 
+/*
+ * Take [@a, @b) out of the ranges of @v (in address order, disjoint), cutting
+ * the one that holds it in two: a mapping that is gone. 0 or -ENOMEM (reported).
+ */
+static int cut(struct sc_vmflags *v, uint64_t a, uint64_t b)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < v->n; i++) {
+		struct sc_vmf_range r = v->r[i];
+
+		if (r.start < a && r.end > b) { /* the one range that holds it: two */
+			if (add_range(v, &r) < 0)
+				return -ENOMEM;
+			memmove(&v->r[i + 2], &v->r[i + 1], (v->n - 2 - i) * sizeof(r));
+			v->r[i].end = a;
+			v->r[i + 1] = r;
+			v->r[i + 1].start = b;
+			return 0; /* ranges are disjoint: no other one meets it */
+		}
+	}
+	for (size_t i = 0; i < v->n; i++) {
+		struct sc_vmf_range r = v->r[i];
+
+		if (r.start < a && r.end > a)
+			r.end = a;
+		else if (r.start < b && r.end > b)
+			r.start = b;
+		else if (r.start >= a && r.end <= b)
+			continue;
+		v->r[k++] = r;
+	}
+	v->n = k;
+	return 0;
+}
+
 /* One read of smaps: the mappings with a @keep bit into @out, and every one into @all. */
 static int read_tables(pid_t pid, uint32_t keep, struct sc_vmflags *out, struct sc_vmflags *all)
 {
+	struct text_places places = { .n = 0 };
 	size_t size;
-	char *text = read_smaps(pid ? pid : getpid(), &size), *line, *nl;
+	char *text = read_smaps(pid ? pid : getpid(), &size, all ? &places : NULL), *line, *nl;
 	struct sc_vmf_range cur = { 0 };
 	int err = 0;
 
@@ -165,6 +222,13 @@ static int read_tables(pid_t pid, uint32_t keep, struct sc_vmflags *out, struct 
 		if (!nl)
 			break;
 	}
+	/*
+	 * The text's own buffer is gone before the stop (and it may have moved as
+	 * it grew): none of its places may lend its settings to another mapping
+	 * made there by then.
+	 */
+	for (int i = 0; all && !err && i < places.n; i++)
+		err = cut(all, places.start[i], places.end[i]);
 	/* the maps of the freeze are shorter than this smaps; room for new mappings too */
 	if (!err && out->n && keep != ~0u) {
 		out->maps_size = size + (64u << 10);

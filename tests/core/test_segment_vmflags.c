@@ -127,3 +127,30 @@ Test(segment_vmflags, settings_changed_after_the_read_before_the_stop_give_the_i
 		  "the refusal says: %s", selfckpt_last_error());
 	finish(&t);
 }
+
+/*
+ * The text of smaps is read into a buffer of its own, gone before the stop: a
+ * mapping made where it was must not take its settings. Every range the read
+ * lists is a mapping that still exists, or part of one.
+ */
+Test(segment_vmflags, the_read_before_the_stop_lists_no_place_its_own_text_was)
+{
+	struct sc_frozen fz;
+	struct sc_vma *v;
+	size_t n;
+
+	read_own(&fz);
+	cr_assert_eq(sc_maps_read(0, &v, &n), 0);
+	for (size_t i = 0; i < fz.own_flags.n; i++) {
+		const struct sc_vmf_range *r = &fz.own_flags.r[i];
+		bool mapped = false;
+
+		for (size_t k = 0; k < n && !mapped; k++)
+			mapped = v[k].start <= r->start && r->end <= v[k].end;
+		cr_assert(mapped, "0x%llx-0x%llx is listed, and is no mapping now",
+			  (unsigned long long)r->start, (unsigned long long)r->end);
+	}
+	sc_maps_free(v, n);
+	sc_vmflags_free(&fz.vmflags);
+	sc_vmflags_free(&fz.own_flags);
+}
