@@ -201,11 +201,12 @@ static int read_tables(pid_t pid, uint32_t keep, struct sc_vmflags *out, struct 
 	struct sc_vmf_range cur = { 0 };
 	int err = 0;
 
-	*out = (struct sc_vmflags){ 0 };
-	if (all)
-		*all = (struct sc_vmflags){ 0 };
-	if (!text)
+	if (!text) {
+		sc_vmflags_free(out);
+		if (all)
+			sc_vmflags_free(all);
 		return -EIO; /* reported */
+	}
 	for (line = text; !err && *line; line = nl + 1) {
 		nl = strchr(line, '\n');
 		if (nl)
@@ -230,7 +231,7 @@ static int read_tables(pid_t pid, uint32_t keep, struct sc_vmflags *out, struct 
 	for (int i = 0; all && !err && i < places.n; i++)
 		err = cut(all, places.start[i], places.end[i]);
 	/* the maps of the freeze are shorter than this smaps; room for new mappings too */
-	if (!err && out->n && keep != ~0u) {
+	if (!err && out->n && keep != ~0u && !out->maps) {
 		out->maps_size = size + (64u << 10);
 		out->maps = grow(NULL, 0, out->maps_size);
 		if (!out->maps)
@@ -247,11 +248,90 @@ static int read_tables(pid_t pid, uint32_t keep, struct sc_vmflags *out, struct 
 
 int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out)
 {
+	*out = (struct sc_vmflags){ 0 };
 	return read_tables(pid, keep, out, NULL);
 }
 
+/* Lines in /proc/self/maps (one a mapping), and its length; a read of it walks no page. */
+static int count_own_maps(size_t *lines, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf = grow(NULL, 0, cap), *nb;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), e = 0;
+	ssize_t k;
+
+	*lines = 0;
+	if (fd < 0 || !buf)
+		e = fd < 0 ? errno : ENOMEM;
+	while (!e && (k = read(fd, buf + n, cap - n)) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			e = errno;
+			break;
+		}
+		n += (size_t)k;
+		if (cap - n < 4096) {
+			if (!(nb = grow(buf, cap, 2 * cap))) {
+				e = ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	for (size_t i = 0; !e && i < n; i++)
+		*lines += buf[i] == '\n';
+	*len = n;
+	if (fd >= 0)
+		close(fd);
+	if (buf)
+		munmap(buf, cap);
+	return e ? sc_err(e, "cannot read '/proc/self/maps': %s", strerror(e)) : 0;
+}
+
+/* Room for @n ranges in @v, mapped now. */
+static int reserve(struct sc_vmflags *v, size_t n)
+{
+	v->bytes = (n * sizeof(*v->r) + 4095) & ~(size_t)4095;
+	v->r = grow(NULL, 0, v->bytes);
+	if (!v->r) {
+		v->bytes = 0;
+		return sc_err(ENOMEM, "out of memory reading the memory flags");
+	}
+	return 0;
+}
+
+/*
+ * The tables, and the room for the maps the freeze reads, are mapped before
+ * smaps is read, sized from a count of the mappings: smaps then lists them,
+ * with their own settings, as mappings that were there before the stop. Made
+ * after it, they would be mappings a checkpoint must wait for the snapshot's
+ * smaps to know (segment_vmflags.c).
+ */
+#define SPARE_RANGES 256 /* mappings made between the count and the read */
+
 int sc_vmflags_read_own(uint32_t keep, struct sc_vmflags *out, struct sc_vmflags *all)
 {
+	size_t lines, len;
+	int err = count_own_maps(&lines, &len);
+
+	*out = (struct sc_vmflags){ 0 };
+	*all = (struct sc_vmflags){ 0 };
+	if (err < 0)
+		return err;
+	out->maps_size = 2 * len + (64u << 10);
+	out->maps = grow(NULL, 0, out->maps_size);
+	if (!out->maps) {
+		out->maps_size = 0;
+		return sc_err(ENOMEM, "out of memory for the memory map of the freeze");
+	}
+	if ((err = reserve(out, lines + SPARE_RANGES)) < 0 ||
+	    (err = reserve(all, lines + SPARE_RANGES)) < 0) {
+		sc_vmflags_free(out);
+		sc_vmflags_free(all);
+		return err;
+	}
 	return read_tables(0, keep, out, all);
 }
 
