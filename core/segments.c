@@ -431,6 +431,7 @@ struct pipeline {
 	double writer_ended;                 /* seconds in sc_writer_end(): the record's last chunks */
 	double started, first_handed;        /* when the pipeline started, its first window handed over */
 	double residency;                    /* seconds the reader spent finding the pages that exist */
+	double reading;                      /* and reading their data */
 	uint64_t pages_read;
 	uint64_t window_pages;   /* a window's size, SC_WINDOW at most (window_bytes()) */
 	uint64_t handed_pages;   /* data pages in the windows handed over so far */
@@ -565,8 +566,11 @@ static int read_span(struct pipeline *pl, struct window **w, const struct sc_vma
 		/* a read fills the room left; its zero pages then drop out */
 		uint64_t room = window_cap(pl) - (*w)->fill, take = room < n ? room : n;
 
+		double t0 = sc_log_seconds();
+
 		err = read_pages(*w, pl->pool, pl->child, pl->copier && copier_reads(v),
 				 src + page * ps, take);
+		pl->reading += sc_log_seconds() - t0;
 		page += take;
 		n -= take;
 		if (!err)
@@ -618,9 +622,11 @@ static int read_leaving(struct pipeline *pl, struct window **w, const struct sc_
 	while (!err && left) {
 		uint64_t take = copier ? mark_left(pl, *w, v, page, left) : 0;
 		uint8_t *at = (*w)->buf + (*w)->fill * ps;
+		double t0 = sc_log_seconds();
 		int got = take ? copier_read(pl->child, at, (*w)->zero, src + page * ps, take * ps,
 					     true) : 1;
 
+		pl->reading += sc_log_seconds() - t0;
 		if (got < 0)
 			return got;
 		if (got == 1) { /* one run at a time */
@@ -784,10 +790,11 @@ static int run_pipeline(struct sc_writer *wr, struct pipeline *pl, const struct 
 	if (!err)
 		sc_log(SC_LOG_DEBUG, "checkpoint: %.1f MiB of memory read and written in %.3f s; "
 		       "the first window handed over after %.3f s; the reader took %.3f s to find "
-		       "the pages that exist and waited %.3f s for the writer, the writer %.3f s "
-		       "for the reader, %.3f s for mappings' flags and %.3f s for records to end",
+		       "the pages that exist, %.3f s to read them and waited %.3f s for the "
+		       "writer, the writer %.3f s for the reader, %.3f s for mappings' flags and "
+		       "%.3f s for records to end",
 		       (double)(pl->pages_read * page_size()) / (1 << 20), sc_log_seconds() - t0,
-		       pl->first_handed ? pl->first_handed - t0 : 0.0, pl->residency,
+		       pl->first_handed ? pl->first_handed - t0 : 0.0, pl->residency, pl->reading,
 		       pl->reader_waited, pl->writer_waited, flags.waited, pl->writer_ended);
 	return err;
 }
