@@ -291,17 +291,36 @@ static bool copier_reads(const struct sc_vma *v)
 	       (v->kind == SC_VMA_ANON || v->kind == SC_VMA_HEAP || v->kind == SC_VMA_STACK);
 }
 
+/*
+ * The snapshot's pages at [@addr, @addr + @len) into @dst with a flag each in
+ * @zero: by the copier where @copier, the data pages packed (copier_read()),
+ * else, unless @left, each page at its place through /proc/<pid>/mem.
+ * Return: 0, with *@packed; 1: the copier could not, and @left; or an error.
+ * The time is added to *@spent, the debug log's reading figure.
+ */
+static int read_snapshot(struct sc_pool *pool, pid_t child, bool copier, bool left, uint8_t *dst,
+			 uint8_t *zero, uint64_t addr, uint64_t len, bool *packed, double *spent)
+{
+	double t0 = sc_log_seconds();
+	int err = copier ? copier_read(child, dst, zero, addr, len, left) : 1;
+
+	*packed = err == 0;
+	if (err == 1 && !left)
+		err = proc_read(pool, child, dst, zero, addr, len);
+	*spent += sc_log_seconds() - t0;
+	return err;
+}
+
 /* Read @n data pages at @addr into the window; each becomes a stored or zero run. */
 static int read_pages(struct window *w, struct sc_pool *pool, pid_t child, bool copier,
-		      uint64_t addr, uint64_t n)
+		      uint64_t addr, uint64_t n, double *spent)
 {
 	uint64_t ps = page_size();
 	uint8_t *at = w->buf + w->fill * ps;
-	int err = copier ? copier_read(child, at, w->zero, addr, n * ps, false) : 1;
-	bool packed = err == 0;
+	bool packed;
+	int err = read_snapshot(pool, child, copier, false, at, w->zero, addr, n * ps, &packed,
+				spent);
 
-	if (err == 1)
-		err = proc_read(pool, child, at, w->zero, addr, n * ps);
 	w->scanned += n;
 	for (uint64_t i = 0; !err && i < n; i++) {
 		bool zero = w->zero[i];
@@ -566,11 +585,8 @@ static int read_span(struct pipeline *pl, struct window **w, const struct sc_vma
 		/* a read fills the room left; its zero pages then drop out */
 		uint64_t room = window_cap(pl) - (*w)->fill, take = room < n ? room : n;
 
-		double t0 = sc_log_seconds();
-
 		err = read_pages(*w, pl->pool, pl->child, pl->copier && copier_reads(v),
-				 src + page * ps, take);
-		pl->reading += sc_log_seconds() - t0;
+				 src + page * ps, take, &pl->reading);
 		page += take;
 		n -= take;
 		if (!err)
@@ -622,11 +638,11 @@ static int read_leaving(struct pipeline *pl, struct window **w, const struct sc_
 	while (!err && left) {
 		uint64_t take = copier ? mark_left(pl, *w, v, page, left) : 0;
 		uint8_t *at = (*w)->buf + (*w)->fill * ps;
-		double t0 = sc_log_seconds();
-		int got = take ? copier_read(pl->child, at, (*w)->zero, src + page * ps, take * ps,
-					     true) : 1;
+		bool packed;
+		int got = take ? read_snapshot(pl->pool, pl->child, true, true, at, (*w)->zero,
+					       src + page * ps, take * ps, &packed, &pl->reading)
+			       : 1;
 
-		pl->reading += sc_log_seconds() - t0;
 		if (got < 0)
 			return got;
 		if (got == 1) { /* one run at a time */

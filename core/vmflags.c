@@ -91,26 +91,28 @@ static void note_place(struct text_places *t, const char *buf, size_t cap)
 }
 
 /*
- * All of /proc/<pid>/smaps, NUL-terminated, in @size bytes of mapped memory;
- * each place its buffer had into @places, where not NULL.
+ * All of the /proc file @path, NUL-terminated, in *@cap bytes of mapped memory
+ * (*@len of text); each place its buffer had into @places, where not NULL.
+ * Return: the text, or NULL (reported).
  */
-static char *read_smaps(pid_t pid, size_t *size, struct text_places *places)
+static char *read_proc_text(const char *path, size_t *len, size_t *cap,
+			    struct text_places *places)
 {
-	char path[64];
-	size_t cap = 1 << 16, n = 0;
-	char *buf = grow(NULL, 0, cap), *nb;
+	size_t n = 0;
+	char *buf, *nb;
 	int fd, e;
 	ssize_t k;
 
-	note_place(places, buf, cap);
-	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	*cap = 1 << 16;
+	buf = grow(NULL, 0, *cap);
+	note_place(places, buf, *cap);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || !buf) {
 		e = fd < 0 ? errno : ENOMEM;
 		sc_err(e, "cannot read '%s': %s", path, strerror(e));
 		goto fail;
 	}
-	while ((k = read(fd, buf + n, cap - n - 1)) != 0) {
+	while ((k = read(fd, buf + n, *cap - n - 1)) != 0) {
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0) {
@@ -119,26 +121,36 @@ static char *read_smaps(pid_t pid, size_t *size, struct text_places *places)
 			goto fail;
 		}
 		n += (size_t)k;
-		if (cap - n < 4096) {
-			if (!(nb = grow(buf, cap, 2 * cap))) {
+		if (*cap - n < 4096) {
+			if (!(nb = grow(buf, *cap, 2 * *cap))) {
 				sc_err(ENOMEM, "out of memory reading '%s'", path);
 				goto fail;
 			}
 			buf = nb;
-			cap *= 2;
-			note_place(places, buf, cap);
+			*cap *= 2;
+			note_place(places, buf, *cap);
 		}
 	}
 	close(fd);
 	buf[n] = '\0';
-	*size = cap;
+	*len = n;
 	return buf;
 fail:
 	if (fd >= 0)
 		close(fd);
 	if (buf)
-		munmap(buf, cap);
+		munmap(buf, *cap);
 	return NULL;
+}
+
+/* All of /proc/<pid>/smaps, as read_proc_text() gives it, in @size bytes. */
+static char *read_smaps(pid_t pid, size_t *size, struct text_places *places)
+{
+	char path[64];
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	return read_proc_text(path, &len, size, places);
 }
 
 static int add_range(struct sc_vmflags *v, const struct sc_vmf_range *r)
@@ -255,39 +267,16 @@ int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out)
 /* Lines in /proc/self/maps (one a mapping), and its length; a read of it walks no page. */
 static int count_own_maps(size_t *lines, size_t *len)
 {
-	size_t cap = 1 << 16, n = 0;
-	char *buf = grow(NULL, 0, cap), *nb;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), e = 0;
-	ssize_t k;
+	size_t cap;
+	char *text = read_proc_text("/proc/self/maps", len, &cap, NULL);
 
 	*lines = 0;
-	if (fd < 0 || !buf)
-		e = fd < 0 ? errno : ENOMEM;
-	while (!e && (k = read(fd, buf + n, cap - n)) != 0) {
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			e = errno;
-			break;
-		}
-		n += (size_t)k;
-		if (cap - n < 4096) {
-			if (!(nb = grow(buf, cap, 2 * cap))) {
-				e = ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	for (size_t i = 0; !e && i < n; i++)
-		*lines += buf[i] == '\n';
-	*len = n;
-	if (fd >= 0)
-		close(fd);
-	if (buf)
-		munmap(buf, cap);
-	return e ? sc_err(e, "cannot read '/proc/self/maps': %s", strerror(e)) : 0;
+	if (!text)
+		return -EIO; /* reported */
+	for (size_t i = 0; i < *len; i++)
+		*lines += text[i] == '\n';
+	munmap(text, cap);
+	return 0;
 }
 
 /* Room for @n ranges in @v, mapped now. */
