@@ -34,6 +34,8 @@ struct sc_frozen {
 	struct sc_vmflags own_flags; /* every mapping's settings, from the same read */
 	struct sc_sysv_frozen sysv; /* System V objects at the instant */
 	struct sc_unix_flight flight; /* connections queued at its sockets (count 0: none) */
+	/* for the debug log: when the threads had stopped, the instant's state was taken, the clone ended */
+	double at_stopped, at_taken, at_cloned;
 };
 
 /* A memfd or removed file that descriptors of the image hold: its mappings map that file. */
