@@ -687,7 +687,7 @@ static int read_slice(struct pipeline *pl, struct window **w, const struct sc_vm
 	struct sc_page_run *pr;
 	size_t n;
 	double t0 = sc_log_seconds();
-	int err = sc_pages_scan(pl->child, from, to, &pr, &n);
+	int err = sc_pages_scan_pool(pl->pool, pl->child, from, to, &pr, &n);
 
 	pl->residency += sc_log_seconds() - t0;
 	if (err < 0)

@@ -17,9 +17,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compress/sc_compress.h"
 #include "core/sc_core.h"
 #include "core/sc_settings.h"
 #include "format/sc_log.h"
+#include "selfckpt_errors.h"
 
 #define P SC_PAGE_PRESENT
 #define A SC_PAGE_ABSENT
@@ -314,6 +316,53 @@ Test(core, pages_guard_pages_are_their_own_runs, .init = setup, .fini = teardown
 	cr_assert_eq(madvise(m + 7 * page, page, 102), 0);
 	for (int fallback = 0; fallback < 2; fallback++)
 		child_scan(fallback, m, 8 * page, want, 5);
+}
+
+/*
+ * sc_pages_scan_pool(): a range walked in parts on a pool gives the runs one
+ * walk gives, joined where a run crosses a part's edge (every 16 MiB here).
+ */
+Test(core, pages_pool_scan_joins_parts, .init = setup, .fini = teardown)
+{
+	size_t len = 256 << 20, edge = 16 << 20;
+	char *m = anon(len, 0);
+	struct sc_page_run *whole;
+	size_t whole_n;
+	struct sc_pool *pool;
+
+	m[0] = 1;
+	for (size_t at = edge; at < len; at += 3 * edge) /* present across an edge */
+		memset(m + at - 2 * page, 1, 4 * page);
+	memset(m + 5 * edge + page, 1, edge); /* present from just past one edge to past the next */
+	m[len - 1] = 1;
+	cr_assert_eq(sc_pages_scan(0, (uintptr_t)m, (uintptr_t)m + len, &whole, &whole_n), 0);
+	cr_assert_eq(sc_pool_new(&pool, 4), 0);
+	free(runs);
+	runs = NULL;
+	cr_assert_eq(sc_pages_scan_pool(pool, 0, (uintptr_t)m, (uintptr_t)m + len, &runs,
+					&runs_n), 0);
+	sc_pool_free(pool);
+	cr_assert_gt(whole_n, 10);
+	expect(whole, whole_n, len / page);
+	free(whole);
+}
+
+/* A part that fails fails the scan, with its message on the caller's thread. */
+Test(core, pages_pool_scan_failure_is_said, .init = setup, .fini = teardown)
+{
+	struct sc_pool *pool;
+	pid_t gone = fork();
+
+	cr_assert_geq(gone, 0);
+	if (gone == 0)
+		_exit(0);
+	cr_assert_eq(waitpid(gone, NULL, 0), gone);
+	cr_assert_eq(sc_pool_new(&pool, 4), 0);
+	runs = NULL;
+	cr_assert_lt(sc_pages_scan_pool(pool, gone, 1ull << 30, 2ull << 30, &runs, &runs_n), 0);
+	sc_pool_free(pool);
+	cr_assert_null(runs);
+	cr_assert_not_null(strstr(selfckpt_last_error(), "pagemap"), "%s", selfckpt_last_error());
 }
 
 Test(core, pages_is_zero)
