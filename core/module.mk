@@ -4,7 +4,7 @@
 LIB_SRCS += core/version.c core/records.c core/settings.c core/tool_path.c core/process_info.c core/exiting.c \
 	core/nvidia_devices.c core/gpu_guard.c
 # memory
-LIB_SRCS += core/maps.c core/pages.c core/pages_pool.c core/segments.c core/segment_vmflags.c core/segment_held.c \
+LIB_SRCS += core/maps.c core/pages.c core/segments.c core/segment_vmflags.c core/segment_held.c \
 	core/vmflags.c core/vmflags_rt.c core/own_mappings_rt.c core/zero_rt.c core/write_watch.c \
 	core/written.c core/written_rt.c core/lineage.c
 # threads, the stop and the snapshot

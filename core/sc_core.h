@@ -111,7 +111,7 @@ int sc_pages_scan(pid_t pid, uint64_t start, uint64_t end, struct sc_page_run **
 struct sc_pool;
 /**
  * sc_pages_scan_pool() - as sc_pages_scan(), a large range walked in parts at
- * once on @pool (pages_pool.c); for a process whose page tables do not change
+ * once on @pool; for a process whose page tables do not change
  * meanwhile (a stopped snapshot). A failed part's message is said again here.
  */
 int sc_pages_scan_pool(struct sc_pool *pool, pid_t pid, uint64_t start, uint64_t end,

@@ -295,7 +295,8 @@ static bool copier_reads(const struct sc_vma *v)
  * The snapshot's pages at [@addr, @addr + @len) into @dst with a flag each in
  * @zero: by the copier where @copier, the data pages packed (copier_read()),
  * else, unless @left, each page at its place through /proc/<pid>/mem.
- * Return: 0, with *@packed; 1: the copier could not, and @left; or an error.
+ * Return: 0, with *@packed where not NULL; 1: the copier could not, and
+ * @left; or an error.
  * The time is added to *@spent, the debug log's reading figure.
  */
 static int read_snapshot(struct sc_pool *pool, pid_t child, bool copier, bool left, uint8_t *dst,
@@ -304,7 +305,8 @@ static int read_snapshot(struct sc_pool *pool, pid_t child, bool copier, bool le
 	double t0 = sc_log_seconds();
 	int err = copier ? copier_read(child, dst, zero, addr, len, left) : 1;
 
-	*packed = err == 0;
+	if (packed)
+		*packed = err == 0;
 	if (err == 1 && !left)
 		err = proc_read(pool, child, dst, zero, addr, len);
 	*spent += sc_log_seconds() - t0;
@@ -638,10 +640,8 @@ static int read_leaving(struct pipeline *pl, struct window **w, const struct sc_
 	while (!err && left) {
 		uint64_t take = copier ? mark_left(pl, *w, v, page, left) : 0;
 		uint8_t *at = (*w)->buf + (*w)->fill * ps;
-		bool packed;
 		int got = take ? read_snapshot(pl->pool, pl->child, true, true, at, (*w)->zero,
-					       src + page * ps, take * ps, &packed, &pl->reading)
-			       : 1;
+					       src + page * ps, take * ps, NULL, &pl->reading) : 1;
 
 		if (got < 0)
 			return got;
