@@ -117,29 +117,10 @@ int sc_fds_freeze_read_one(struct sc_fd_instant *d, int fd)
 /* FDSize of /proc/self/status, read now (every number is below it), or -errno. */
 static long fd_slots_now(struct sc_fds_frozen *z)
 {
-	static const char key[] = "\nFDSize:";
-	long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/status", O_RDONLY | O_CLOEXEC,
-			  0), len = 0, r;
+	const char *p = sc_status_value("/proc/self/status", "FDSize:", z->scratch,
+					z->scratch_size);
 
-	if (fd < 0)
-		return fd;
-	while (len < z->scratch_size - 1 &&
-	       (r = sc_sys3(SYS_read, fd, (long)(z->scratch + len), z->scratch_size - 1 - len)) > 0)
-		len += r;
-	sc_sys1(SYS_close, fd);
-	z->scratch[len] = '\0';
-	for (const char *p = z->scratch; *p; p++) {
-		int k = 0;
-
-		while (key[k] && p[k] == key[k])
-			k++;
-		if (key[k])
-			continue;
-		for (p += k; *p == ' ' || *p == '\t'; p++)
-			;
-		return (long)sc_parse_dec(&p);
-	}
-	return -EIO_;
+	return p ? (long)sc_parse_dec(&p) : -EIO_;
 }
 
 /* Every descriptor number below the table's size, tried in turn. */

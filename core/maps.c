@@ -233,8 +233,7 @@ void sc_maps_free(struct sc_vma *v, size_t n)
 	free(v);
 }
 
-/* Parses the @len bytes of @buf (NUL-terminated, modified in place) into @out. */
-static int parse_maps(char *buf, size_t len, const char *name, struct sc_vma **out, size_t *n)
+int sc_maps_parse(char *buf, size_t len, const char *name, struct sc_vma **out, size_t *n)
 {
 	size_t lines = 0, i = 0, lineno = 0;
 	struct sc_vma *v;
@@ -291,7 +290,7 @@ int sc_maps_read(pid_t pid, struct sc_vma **out, size_t *n)
 	close(fd);
 	if (err)
 		return err;
-	err = parse_maps(buf, len, name, out, n);
+	err = sc_maps_parse(buf, len, name, out, n);
 	free(buf);
 	return err;
 }

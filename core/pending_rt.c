@@ -26,31 +26,13 @@
 #define EAGAIN_ 11
 #define SI_TKILL_ (-6)
 
-/* A hex signal set from a "Key:\t..." line of a /proc status file. */
+/* A hex signal set from a "Key:\t..." line of a /proc status file; 0 where there is none. */
 static uint64_t read_set(const char *path, const char *key)
 {
 	char buf[8192];
-	uint64_t set = 0;
-	long n, fd = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
+	const char *p = sc_status_value(path, key, buf, sizeof(buf));
 
-	if (fd < 0)
-		return 0;
-	n = sc_sys3(SYS_read, fd, (long)buf, sizeof(buf) - 1);
-	sc_sys1(SYS_close, fd);
-	for (long i = 0; n > 0 && i < n; i++) {
-		long k = 0;
-
-		if (i > 0 && buf[i - 1] != '\n')
-			continue;
-		while (key[k] && i + k < n && buf[i + k] == key[k])
-			k++;
-		if (key[k])
-			continue;
-		for (char *p = buf + i + k; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
-			set = set << 4 | (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
-		break;
-	}
-	return set;
+	return p ? sc_parse_hex(&p) : 0;
 }
 
 static int ours(int sig)

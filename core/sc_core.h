@@ -59,6 +59,11 @@ static inline bool sc_vma_attaches(const struct sc_vma *v, int32_t id)
  * quoting the line.
  */
 int sc_maps_read(pid_t pid, struct sc_vma **out, size_t *n);
+/**
+ * sc_maps_parse() - as sc_maps_read(), of the @len bytes of maps text @buf
+ * (NUL-terminated; modified in place), which messages call @name.
+ */
+int sc_maps_parse(char *buf, size_t len, const char *name, struct sc_vma **out, size_t *n);
 
 void sc_maps_free(struct sc_vma *v, size_t n);
 

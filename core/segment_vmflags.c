@@ -7,10 +7,14 @@
  * Reading smaps walks every page table: about 20 ms for 4 GiB. The process's
  * own smaps is read before the threads stop (the settings a fork loses are
  * needed then); each mapping it covers whole takes its flags from that read at
- * once. The snapshot's smaps, which vouches for them, and the process's again,
- * which shows whether the settings a fork loses changed meanwhile, are read on
- * a thread of their own while the memory is: a record waits only where its
- * mapping was made since, and the image's end for the checks.
+ * once. The snapshot's smaps, which vouches for them, is read on a thread of
+ * its own while the memory is: a record waits only where its mapping was made
+ * since, and the image's end for the checks.
+ *
+ * Whether the settings a fork loses changed between the read and the stop is
+ * told from the instant itself (vmflags.h), never from the process's smaps
+ * read again: that read would hold the process's memory map for as long as
+ * the walk takes, and every mmap() of the writer would wait for it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -102,21 +106,76 @@ static int flags_of(const struct sc_frozen *fz, const struct sc_vmf_range *s,
 	return 0;
 }
 
-/* Were the settings a fork loses the same all along? Else the snapshot may lack memory. */
-static int check_unchanged(const struct sc_frozen *fz)
+/*
+ * A mapping of the instant that the snapshot lacks was MADV_DONTFORK then, set
+ * after the settings were read: the image would lack its memory. Kernel-provided
+ * and device mappings are not saved, and not looked at.
+ */
+static int check_none_missing(const struct sc_vmf_reader *r)
 {
-	struct sc_vmflags now;
-	int err = sc_vmflags_read(0, SC_VMF_FORK_LOST, &now), same;
+	const struct sc_vmflags *t = &r->fz->vmflags;
+	struct sc_vma *at;
+	size_t n, k = 0;
+	char *text;
+	int err;
 
+	if (t->maps_len <= 0)
+		return sc_err(EIO, "the memory map of the instant could not be read from "
+			      "'/proc/self/maps': nothing shows that the snapshot holds every "
+			      "mapping, so the image is given up");
+	if (!(text = malloc((size_t)t->maps_len + 1)))
+		return sc_err(ENOMEM, "out of memory checking the snapshot's mappings");
+	memcpy(text, t->maps, (size_t)t->maps_len + 1);
+	err = sc_maps_parse(text, (size_t)t->maps_len, "/proc/self/maps at the instant", &at, &n);
+	free(text);
 	if (err < 0)
 		return err;
-	same = !fz->vmflags.stale && sc_vmflags_same(&fz->vmflags, &now, SC_VMF_FORK_LOST);
-	sc_vmflags_free(&now);
-	if (!same)
-		return sc_err(EAGAIN, "a mapping's MADV_DONTFORK, MADV_WIPEONFORK or mlock() "
-			      "setting changed while the snapshot was taken: the snapshot may "
-			      "lack its memory, so the image is given up (checkpoint again)");
-	return 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t covered = at[i].start;
+
+		if (!sc_vma_saved(&at[i]))
+			continue;
+		while (k < r->n && r->v[k].end <= covered) /* both in address order */
+			k++;
+		for (size_t j = k; j < r->n && r->v[j].start <= covered && covered < at[i].end; j++)
+			covered = r->v[j].end;
+		if (covered < at[i].end)
+			err = sc_err(EAGAIN, "the mapping %s at 0x%llx-0x%llx is not in the snapshot: "
+				     "it was made MADV_DONTFORK after the memory settings were read, "
+				     "so the image would lack its memory and is given up (checkpoint "
+				     "again)", vma_name(&at[i]), (unsigned long long)at[i].start,
+				     (unsigned long long)at[i].end);
+	}
+	sc_maps_free(at, n);
+	return err;
+}
+
+/*
+ * Were the settings a fork loses at the instant the ones read before the stop?
+ * A range that was no longer a mapping of its own, locks taken or dropped
+ * since, a mapping made MADV_DONTFORK since: each would leave the image
+ * without memory or settings the instant had. (One made MADV_WIPEONFORK since
+ * is found in the snapshot's flags: snapshot_flags().)
+ */
+static int check_instant(const struct sc_vmf_reader *r)
+{
+	const struct sc_vmflags *t = &r->fz->vmflags;
+
+	if (t->stale)
+		return sc_err(EAGAIN, "a mapping with a MADV_DONTFORK, MADV_WIPEONFORK or mlock() "
+			      "setting was unmapped or remade while the snapshot was taken: the "
+			      "snapshot may lack its memory, so the image is given up (checkpoint "
+			      "again)");
+	if (t->locked_kb_frozen < 0)
+		return sc_err(EIO, "VmLck could not be read from '/proc/thread-self/status' at the "
+			      "instant: nothing shows which memory was locked then, so the image is "
+			      "given up");
+	if (t->locked_kb_frozen != t->locked_kb)
+		return sc_err(EAGAIN, "memory was locked or unlocked (mlock()) while the snapshot "
+			      "was taken (VmLck %ld KiB as the settings were read, %ld KiB at the "
+			      "instant): the image would not hold the locks the instant had, so it "
+			      "is given up (checkpoint again)", t->locked_kb, t->locked_kb_frozen);
+	return check_none_missing(r);
 }
 
 int sc_segments_split(const struct sc_frozen *fz, struct sc_vma **v, size_t *n)
@@ -143,6 +202,13 @@ static int snapshot_flags(struct sc_vmf_reader *r)
 		if (!s)
 			err = sc_err(EPROTO, "the snapshot's smaps has no VmFlags for the mapping %s "
 				     "at 0x%llx", vma_name(v), (unsigned long long)v->start);
+		else if ((s->bits & SC_VMF_WIPEONFORK) && !(s->bits & SC_VMF_DROPPABLE))
+			/* not made to fork whole, so not listed; droppable memory may go anyway */
+			err = sc_err(EAGAIN, "the mapping %s at 0x%llx-0x%llx is empty in the "
+				     "snapshot: it was made MADV_WIPEONFORK after the memory settings "
+				     "were read, so the image would lack its memory and is given up "
+				     "(checkpoint again)", vma_name(v), (unsigned long long)v->start,
+				     (unsigned long long)v->end);
 		else if (!(err = flags_of(r->fz, s, v, &flags)) && !r->early[i])
 			v->vmflags = flags;
 		else if (!err && flags != v->vmflags)
@@ -209,7 +275,7 @@ static void *settings_main(void *arg)
 	publish(r, &r->flags_done, &r->flags_err, err);
 	t1 = sc_log_seconds();
 	if (!err)
-		err = check_unchanged(r->fz);
+		err = check_instant(r);
 	sc_log(SC_LOG_DEBUG, "checkpoint: the memory flags of %zu mappings known before the "
 	       "stop, of %zu after it; the snapshot's read in %.3f s, the settings checked in "
 	       "%.3f s, beside the memory's reading", r->n_saved - r->n_late, r->n_late, t1 - t0,

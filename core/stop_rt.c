@@ -237,27 +237,6 @@ static int forget_exited(void)
 	return 0;
 }
 
-/* The value of field @name ("SigBlk:") in @buf, a status file: where it starts, or NULL. */
-static const char *status_field(const char *buf, const char *name)
-{
-	for (const char *line = buf; *line;) {
-		int k = 0;
-
-		while (name[k] && line[k] == name[k])
-			k++;
-		if (!name[k]) {
-			for (line += k; *line == ' ' || *line == '\t'; line++)
-				;
-			return line;
-		}
-		while (*line && *line != '\n')
-			line++;
-		if (*line)
-			line++;
-	}
-	return NULL;
-}
-
 /*
  * Is thread @tid asleep with the stop signal blocked (/proc/self/task/<tid>/
  * status: "State: S" and its bit in "SigBlk:")? Such a thread stays so until
@@ -270,23 +249,15 @@ static int asleep_blocking(int tid)
 	static char buf[4096];
 	const char *state, *blk;
 	char path[48];
-	uint64_t mask = 0;
-	long fd, n;
 
 	task_path(path, tid, "/status");
-	fd = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
+	if (sc_status_read(path, buf, sizeof(buf)) < 0)
 		return 0;
-	n = sc_sys3(SYS_read, fd, (long)buf, sizeof(buf) - 1);
-	sc_sys1(SYS_close, fd);
-	buf[n > 0 ? n : 0] = '\0';
-	state = status_field(buf, "State:");
-	blk = status_field(buf, "SigBlk:");
+	state = sc_status_field(buf, "State:");
+	blk = sc_status_field(buf, "SigBlk:");
 	if (!state || *state != 'S' || !blk)
 		return 0;
-	for (; (*blk >= '0' && *blk <= '9') || (*blk >= 'a' && *blk <= 'f'); blk++)
-		mask = mask << 4 | (uint64_t)(*blk <= '9' ? *blk - '0' : *blk - 'a' + 10);
-	return (int)(mask >> (sc_stopped.stop_signal - 1) & 1);
+	return (int)(sc_parse_hex(&blk) >> (sc_stopped.stop_signal - 1) & 1);
 }
 
 /*

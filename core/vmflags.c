@@ -243,13 +243,16 @@ static int read_tables(pid_t pid, uint32_t keep, struct sc_vmflags *out, struct 
 	for (int i = 0; all && !err && i < places.n; i++)
 		err = cut(all, places.start[i], places.end[i]);
 	/* the maps of the freeze are shorter than this smaps; room for new mappings too */
-	if (!err && out->n && keep != ~0u && !out->maps) {
+	if (!err && keep != ~0u && !out->maps) {
 		out->maps_size = size + (64u << 10);
 		out->maps = grow(NULL, 0, out->maps_size);
 		if (!out->maps)
 			err = sc_err(ENOMEM, "out of memory for the memory map of the freeze");
 	}
 	munmap(text, size);
+	/* this process's locks, to compare with the instant's (vmflags.h) */
+	if (!err && !pid && (out->locked_kb = sc_vmflags_locked_kb()) < 0)
+		err = sc_err(EIO, "cannot read VmLck from '/proc/thread-self/status'");
 	if (err) {
 		sc_vmflags_free(out);
 		if (all)
@@ -348,23 +351,4 @@ const struct sc_vmf_range *sc_vmflags_find(const struct sc_vmflags *v, uint64_t 
 			return &v->r[mid];
 	}
 	return NULL;
-}
-
-int sc_vmflags_same(const struct sc_vmflags *then, const struct sc_vmflags *now, uint32_t mask)
-{
-	size_t i = 0, j = 0;
-
-	for (;;) {
-		while (i < then->n && !(then->r[i].bits & mask))
-			i++;
-		while (j < now->n && !(now->r[j].bits & mask))
-			j++;
-		if (i == then->n || j == now->n)
-			return i == then->n && j == now->n;
-		if (then->r[i].start != now->r[j].start || then->r[i].end != now->r[j].end ||
-		    ((then->r[i].bits ^ now->r[j].bits) & mask))
-			return 0;
-		i++;
-		j++;
-	}
 }

@@ -10,6 +10,14 @@
  * the process's own settings are read just before the threads stop; while
  * they are stopped, the mappings a fork would lose or wipe are made to fork
  * whole for the instant of the clone (vmflags_rt.c), and set back at once.
+ *
+ * A setting the program changed between that read and the stop is found
+ * without reading smaps again (which walks every page table, and holds up
+ * the writer's own mmap() calls as long): a mapping made MADV_DONTFORK since
+ * is one the instant's maps list and the snapshot lacks; one made
+ * MADV_WIPEONFORK keeps "wf" in the snapshot, which the clone did not copy;
+ * and a lock taken or dropped changes VmLck, read with the table and again at
+ * the instant (segment_vmflags.c).
  */
 #ifndef SC_VMFLAGS_H
 #define SC_VMFLAGS_H
@@ -40,9 +48,12 @@ struct sc_vmflags {
 	struct sc_vmf_range *r; /* mapped memory (vmflags.c says why) */
 	size_t n;
 	size_t bytes;           /* of r's mapping */
-	char *maps;             /* room for /proc/self/maps at the freeze, where n > 0 */
+	char *maps;             /* room for /proc/self/maps at the freeze (vmflags_rt.c) */
 	size_t maps_size;
+	long maps_len;          /* of the maps read at the freeze; 0 where they were not */
 	int stale;              /* a range was no longer a mapping of its own at the freeze */
+	long locked_kb;         /* VmLck (its status) as the table was read */
+	long locked_kb_frozen;  /* and at the freeze; -1 where it could not be read */
 };
 
 /**
@@ -63,20 +74,17 @@ void sc_vmflags_free(struct sc_vmflags *v);
 /** sc_vmflags_find() - the range holding @addr, or NULL. */
 const struct sc_vmf_range *sc_vmflags_find(const struct sc_vmflags *v, uint64_t addr);
 
-/**
- * sc_vmflags_same() - does @now list the same ranges with the same @mask bits
- * as @then? (Were the settings a fork loses unchanged over the snapshot?)
- */
-int sc_vmflags_same(const struct sc_vmflags *then, const struct sc_vmflags *now, uint32_t mask);
-
 /* vmflags_rt.c: raw, while every other thread is stopped */
 /**
- * sc_vmflags_fork_whole() - let the snapshot's clone copy every listed mapping
- * whole; one that is no longer a mapping of its own is left alone, and marks
- * @v stale (the image is then refused).
+ * sc_vmflags_fork_whole() - read the instant's maps and VmLck into @v, then
+ * let the snapshot's clone copy every listed mapping whole; one that is no
+ * longer a mapping of its own is left alone, and marks @v stale (the image is
+ * then refused).
  */
 void sc_vmflags_fork_whole(struct sc_vmflags *v);
 /** sc_vmflags_fork_back() - give those mappings their own settings again. */
 void sc_vmflags_fork_back(const struct sc_vmflags *v);
+/** sc_vmflags_locked_kb() - VmLck of this process now, in KiB, or -1. Raw. */
+long sc_vmflags_locked_kb(void);
 
 #endif /* SC_VMFLAGS_H */

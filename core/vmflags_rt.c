@@ -13,8 +13,9 @@
  * (a line of /proc/self/maps, read here) is touched: the program may have
  * unmapped it since the table was read, and another mapping there must not
  * get its settings. Such a range marks the table stale, and the image is
- * refused after the release, as it is where a setting changed
- * (sc_vmflags_same()).
+ * refused after the release, as it is where a setting changed. The maps and
+ * VmLck read here are the instant's, which the checks of segment_vmflags.c
+ * hold the snapshot and the table against.
  */
 #include <fcntl.h>
 #include <linux/mman.h>
@@ -68,13 +69,24 @@ static void advise_each(const struct sc_vmflags *v, uint32_t bit, int advice)
 				advice);
 }
 
+/* The calling thread's: a main thread that ended shows no memory in its status. */
+long sc_vmflags_locked_kb(void)
+{
+	char buf[8192];
+	const char *p = sc_status_value("/proc/thread-self/status", "VmLck:", buf, sizeof(buf));
+
+	return p && *p >= '0' && *p <= '9' ? (long)sc_parse_dec(&p) : -1;
+}
+
 void sc_vmflags_fork_whole(struct sc_vmflags *v)
 {
-	if (!v->n)
-		return;
+	v->locked_kb_frozen = sc_vmflags_locked_kb();
+	v->maps_len = v->maps ? read_maps(v) : -1;
+	if (v->maps_len < 0)
+		v->maps_len = 0;
 	for (size_t i = 0; i < v->n; i++)
 		v->r[i].present = 0;
-	if (read_maps(v) >= 0)
+	if (v->maps_len)
 		mark_present(v);
 	for (size_t i = 0; i < v->n; i++)
 		v->stale |= !v->r[i].present;

@@ -5,12 +5,19 @@
  * mapping the process's own read before the stop lists has its flags at once,
  * and the snapshot's smaps agrees; one made after that read waits for the
  * snapshot's; and one whose settings changed after it gives the image up,
- * naming it, rather than record settings the instant did not have.
+ * naming it, rather than record settings the instant did not have. A
+ * mapping made MADV_DONTFORK or MADV_WIPEONFORK after the read, or locks
+ * taken after it, are found from the instant and a real fork standing in for
+ * the snapshot: the image would lack memory or locks, and is given up.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/checkpoint_internal.h"
@@ -64,12 +71,32 @@ struct run {
 	struct sc_vmf_reader r;
 };
 
+/*
+ * The instant, as the freeze reads it (the maps, VmLck), with its maps cut to
+ * the lines of @v: the mappings this "snapshot" is given.
+ */
+static void freeze_as(struct sc_frozen *fz, const struct sc_vma *v, size_t n)
+{
+	struct sc_vmflags *t = &fz->vmflags;
+	size_t len = 0;
+
+	sc_vmflags_fork_whole(t);
+	sc_vmflags_fork_back(t);
+	cr_assert_gt(t->maps_len, 0, "the instant's maps were not read");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(t->maps + len, t->maps_size - len,
+					"%llx-%llx rw-p 00000000 00:00 0\n",
+					(unsigned long long)v[i].start, (unsigned long long)v[i].end);
+	t->maps_len = (long)len;
+}
+
 static void start(struct run *t, const char *at)
 {
 	memset(&t->o, 0, sizeof(t->o));
 	cr_assert_eq(sc_maps_read(0, &t->all, &t->n_all), 0);
 	t->v[0] = *vma_at(t->all, t->n_all, at);
 	t->n = 1;
+	freeze_as(&t->fz, t->v, t->n);
 	cr_assert_eq(sc_segments_vmflags_start(&t->r, &t->fz, &t->o, t->v, t->n), 0);
 }
 
@@ -165,4 +192,110 @@ Test(segment_vmflags, the_read_before_the_stop_lists_no_place_its_own_text_was)
 	sc_maps_free(v, n);
 	sc_vmflags_free(&fz.vmflags);
 	sc_vmflags_free(&fz.own_flags);
+}
+
+/*
+ * A checkpoint of this process whose snapshot is a real fork, made after
+ * @change ran between the read before the stop and the freeze: the refusal
+ * of its settings' checks, or 0.
+ */
+static int checkpoint_by_fork(void (*change)(char *p), char *p)
+{
+	struct sc_frozen fz;
+	struct sc_save_opts o = { 0 };
+	struct sc_vmf_reader r;
+	struct sc_vma *v;
+	size_t n;
+	pid_t pid;
+	int err, status;
+
+	read_own(&fz);
+	if (change)
+		change(p);
+	sc_vmflags_fork_whole(&fz.vmflags); /* the instant */
+	pid = fork();
+	if (pid == 0)
+		for (;;)
+			pause();
+	cr_assert_gt(pid, 0);
+	sc_vmflags_fork_back(&fz.vmflags);
+	fz.child = pid;
+	cr_assert_eq(sc_maps_read(pid, &v, &n), 0);
+	cr_assert_eq(sc_segments_vmflags_start(&r, &fz, &o, v, n), 0, "%s", selfckpt_last_error());
+	for (size_t i = 0; i < n; i++)
+		if (sc_vma_saved(&v[i]))
+			(void)sc_segments_vmflags_wait(&r, &v[i]);
+	err = sc_segments_vmflags_end(&r);
+	kill(pid, SIGKILL);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	sc_maps_free(v, n);
+	sc_vmflags_free(&fz.vmflags);
+	sc_vmflags_free(&fz.own_flags);
+	return err;
+}
+
+static void dontfork(char *p)
+{
+	cr_assert_eq(madvise(p, 4 * page, MADV_DONTFORK), 0);
+}
+
+static void wipeonfork(char *p)
+{
+	cr_assert_eq(madvise(p, 4 * page, MADV_WIPEONFORK), 0);
+}
+
+static void lock(char *p)
+{
+	/* the system call itself: the sanitizers' mlock() does nothing */
+	cr_assert_eq(syscall(SYS_mlock, p, page), 0);
+}
+
+/* The refusal names @what and, where @p is not NULL, the mapping's address. */
+static void assert_given_up(int err, const char *what, const char *p)
+{
+	char at[32];
+
+	cr_assert_eq(err, -EAGAIN, "the image was kept (%d)", err);
+	cr_assert(strstr(selfckpt_last_error(), what), "the refusal says: %s",
+		  selfckpt_last_error());
+	snprintf(at, sizeof(at), "0x%llx-", (unsigned long long)(uintptr_t)p);
+	cr_assert(!p || strstr(selfckpt_last_error(), at), "the refusal does not name %s: %s", at,
+		  selfckpt_last_error());
+}
+
+Test(segment_vmflags, a_fork_lost_setting_read_before_the_stop_is_no_refusal)
+{
+	char *p;
+
+	page = sysconf(_SC_PAGESIZE);
+	p = map_pages(MADV_DONTFORK);
+	lock(p + 2 * page);
+	cr_assert_eq(checkpoint_by_fork(NULL, p), 0, "%s", selfckpt_last_error());
+}
+
+Test(segment_vmflags, a_mapping_made_dontfork_after_the_read_is_missing_and_gives_the_image_up)
+{
+	char *p;
+
+	page = sysconf(_SC_PAGESIZE);
+	p = map_pages(-1);
+	assert_given_up(checkpoint_by_fork(dontfork, p), "MADV_DONTFORK", p);
+}
+
+Test(segment_vmflags, a_mapping_made_wipeonfork_after_the_read_is_empty_and_gives_the_image_up)
+{
+	char *p;
+
+	page = sysconf(_SC_PAGESIZE);
+	p = map_pages(-1);
+	assert_given_up(checkpoint_by_fork(wipeonfork, p), "MADV_WIPEONFORK", p);
+}
+
+Test(segment_vmflags, memory_locked_after_the_read_gives_the_image_up)
+{
+	char *p;
+
+	page = sysconf(_SC_PAGESIZE);
+	p = map_pages(-1);
+	assert_given_up(checkpoint_by_fork(lock, p), "VmLck", NULL);
 }
