@@ -39,10 +39,15 @@
  *
  * Writeback. A regular file's bytes would sit in the page cache until the
  * final fsync(), which would then write the whole image to the device while
- * nothing else happens. Instead each writer starts the device writes of what
- * it has written every WRITEBACK_STEP bytes (sync_file_range(), which starts
+ * nothing else happens. Instead the device writes of every WRITEBACK_STEP
+ * bytes a writer has written are started (sync_file_range(), which starts
  * them and does not wait), so the device works while the rest of the image is
- * being made and the fsync() finds little left. SELFCKPT_WRITEBACK=0 leaves it
+ * being made and the fsync() finds little left. They are started by a flush
+ * task of their own, which the writers hand the ranges to: starting them
+ * costs the caller the file system's block allocation and the requests, and a
+ * writer that did it itself copied at 2.3 GB/s where it copies at 3.4 without
+ * (ext4, 16 cores; a 208 MiB image was written and synced in 0.13-0.16 s
+ * that way, 0.11-0.14 s with the flush task). SELFCKPT_WRITEBACK=0 leaves it
  * all to the fsync().
  *
  * Errors. A failed write stops every write that has not started beyond the
@@ -75,6 +80,7 @@
 #define NO_STOP UINT64_MAX
 #define AHEAD_SIZE (4u << 20) /* per writer: bytes copied to keep writers busy between records */
 #define WRITEBACK_STEP (16u << 20) /* per writer: bytes written between two writeback starts */
+#define FLUSH_QUEUE 16 /* ranges waiting for the flush task */
 #define INLINE_MAX (16u << 10) /* a smaller chunk is compressed on the calling thread */
 
 struct sc_wout_slot {
@@ -100,6 +106,15 @@ struct wout_writer {
 	uint64_t wb_from, wb_to; /* file range written since its last writeback start */
 };
 
+/* The pool task that starts the device writes of ranges the writers wrote (Writeback). */
+struct wout_flush {
+	struct sc_task task;
+	bool running; /* under lock: submitted and not yet out of ranges */
+	bool used;    /* submitted at least once: wait for it before the next time */
+	uint64_t from[FLUSH_QUEUE], to[FLUSH_QUEUE]; /* under lock: the ranges waiting */
+	unsigned n;
+};
+
 struct sc_wout {
 	int fd;
 	const char *name;
@@ -123,6 +138,7 @@ struct sc_wout {
 
 	struct wout_writer *writers; /* chunk writes that may run at once */
 	unsigned n_writers;
+	struct wout_flush flush;
 
 	pthread_mutex_t lock;    /* with progress: the caller sleeps until a task ends */
 	pthread_cond_t progress;
@@ -210,9 +226,80 @@ static void note_failure(struct sc_wout *o, int err, uint64_t at)
 	pthread_mutex_unlock(&o->lock);
 }
 
+/* Start the device writes of the ranges waiting, oldest first, until none is left. */
+static void flush_task(struct sc_task *t)
+{
+	struct sc_wout *o = (struct sc_wout *)((char *)t - offsetof(struct sc_wout, flush.task));
+	struct wout_flush *f = &o->flush;
+
+	for (;;) {
+		uint64_t from, to;
+
+		pthread_mutex_lock(&o->lock);
+		if (!f->n || stopped(o)) {
+			f->n = 0; /* a failed image is never synced: its ranges need no start */
+			f->running = false;
+			pthread_mutex_unlock(&o->lock);
+			return;
+		}
+		from = f->from[0];
+		to = f->to[0];
+		f->n--;
+		memmove(f->from, f->from + 1, f->n * sizeof(f->from[0]));
+		memmove(f->to, f->to + 1, f->n * sizeof(f->to[0]));
+		pthread_mutex_unlock(&o->lock);
+		/* A hint: a failure shows at the fsync() that follows. */
+		sync_file_range(o->fd, (off_t)from, (off_t)(to - from), SYNC_FILE_RANGE_WRITE);
+	}
+}
+
 /*
- * Note [@from, @to) as written by @wr; once WRITEBACK_STEP bytes are, start
- * their device writes. A hint: a failure shows at the fsync() that follows.
+ * Hand [@from, @to) to the flush task, and start it where it is idle. With
+ * the queue full, the newest range grows to hold it: what lies between is
+ * written or about to be, and starting it early does no harm.
+ */
+static void flush_range(struct sc_wout *o, uint64_t from, uint64_t to)
+{
+	struct wout_flush *f = &o->flush;
+	bool start;
+
+	pthread_mutex_lock(&o->lock);
+	if (f->n == FLUSH_QUEUE) {
+		f->from[f->n - 1] = from < f->from[f->n - 1] ? from : f->from[f->n - 1];
+		f->to[f->n - 1] = to > f->to[f->n - 1] ? to : f->to[f->n - 1];
+	} else {
+		f->from[f->n] = from;
+		f->to[f->n++] = to;
+	}
+	start = !f->running;
+	f->running = true;
+	pthread_mutex_unlock(&o->lock);
+	if (!start)
+		return;
+	/* The pool marks the task done after its function returned: wait for that. */
+	if (f->used)
+		sc_pool_wait(o->pool, &f->task);
+	f->used = true;
+	sc_pool_submit(o->pool, &f->task);
+}
+
+/* No device write is being started any more: the descriptor may be synced and closed. */
+static void flush_wait(struct sc_wout *o)
+{
+	bool running;
+
+	do {
+		if (o->flush.used)
+			sc_pool_wait(o->pool, &o->flush.task);
+		pthread_mutex_lock(&o->lock);
+		running = o->flush.running;
+		pthread_mutex_unlock(&o->lock);
+	} while (running);
+}
+
+/*
+ * Note [@from, @to) as written by @wr; once WRITEBACK_STEP bytes are, have
+ * their device writes started.
  */
 static void writeback(struct sc_wout *o, struct wout_writer *wr, uint64_t from, uint64_t to)
 {
@@ -226,8 +313,7 @@ static void writeback(struct sc_wout *o, struct wout_writer *wr, uint64_t from, 
 	wr->wb_to = to > wr->wb_to ? to : wr->wb_to;
 	if (wr->wb_to - wr->wb_from < WRITEBACK_STEP)
 		return;
-	sync_file_range(o->fd, (off_t)wr->wb_from, (off_t)(wr->wb_to - wr->wb_from),
-			SYNC_FILE_RANGE_WRITE);
+	flush_range(o, wr->wb_from, wr->wb_to);
 	wr->wb_from = wr->wb_to;
 }
 
@@ -346,6 +432,7 @@ static void quiesce(struct sc_wout *o, bool cancel)
 	}
 	o->retired = 0;
 	atomic_store(&o->stop_at, 0);
+	flush_wait(o);
 }
 
 static int fail(struct sc_wout *o, int err)
@@ -669,6 +756,11 @@ int sc_wout_finish(struct sc_wout *o)
 
 	if (drain(o) < 0 || buf_flush(o) < 0 || !o->positional)
 		return o->err;
+	/* what still waits is left to the fsync() that follows (or the kernel): only the start under way is waited for */
+	pthread_mutex_lock(&o->lock);
+	o->flush.n = 0;
+	pthread_mutex_unlock(&o->lock);
+	flush_wait(o);
 	/* Leave the file position where write() would have left it. */
 	end = (off_t)(o->base + o->off);
 	if (lseek(o->fd, end, SEEK_SET) != end)
@@ -739,6 +831,7 @@ static int alloc_slots(struct sc_wout *o, unsigned writers)
 		o->writers[i].o = o;
 		o->writers[i].task.fn = writer_task;
 	}
+	o->flush.task.fn = flush_task;
 	for (unsigned i = 0; i < o->n_slots; i++) {
 		struct sc_wout_slot *s = &o->slots[i];
 
