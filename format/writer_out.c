@@ -226,6 +226,18 @@ static void note_failure(struct sc_wout *o, int err, uint64_t at)
 	pthread_mutex_unlock(&o->lock);
 }
 
+/*
+ * Submit a task that runs again and again (*@used once it has run): the pool
+ * marks it done after its function returned, so wait for that first.
+ */
+static void submit_again(struct sc_pool *pool, struct sc_task *task, bool *used)
+{
+	if (*used)
+		sc_pool_wait(pool, task);
+	*used = true;
+	sc_pool_submit(pool, task);
+}
+
 /* Start the device writes of the ranges waiting, oldest first, until none is left. */
 static void flush_task(struct sc_task *t)
 {
@@ -274,13 +286,8 @@ static void flush_range(struct sc_wout *o, uint64_t from, uint64_t to)
 	start = !f->running;
 	f->running = true;
 	pthread_mutex_unlock(&o->lock);
-	if (!start)
-		return;
-	/* The pool marks the task done after its function returned: wait for that. */
-	if (f->used)
-		sc_pool_wait(o->pool, &f->task);
-	f->used = true;
-	sc_pool_submit(o->pool, &f->task);
+	if (start)
+		submit_again(o->pool, &f->task, &f->used);
 }
 
 /* No device write is being started any more: the descriptor may be synced and closed. */
@@ -395,13 +402,8 @@ static void enqueue(struct sc_wout *o, struct sc_wout_slot *first, struct sc_wou
 	if (wr)
 		wr->running = true;
 	pthread_mutex_unlock(&o->lock);
-	if (!wr)
-		return;
-	/* The pool marks the task done after its function returned: wait for that. */
-	if (wr->used)
-		sc_pool_wait(o->pool, &wr->task);
-	wr->used = true;
-	sc_pool_submit(o->pool, &wr->task);
+	if (wr)
+		submit_again(o->pool, &wr->task, &wr->used);
 }
 
 static void queue_write(struct sc_wout *o, struct sc_wout_slot *s)
