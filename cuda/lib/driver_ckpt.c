@@ -9,10 +9,11 @@
  * later) moves that state into the process's host memory and releases them;
  * then the process is an ordinary one for the snapshot. So a checkpoint is:
  * lock and driver checkpoint (prepare), the snapshot, driver restore and
- * unlock (done). The restore waits for the image: made while the image is
- * written, it maps the driver's device memory again (marked not to be copied
- * by fork()), and the checkpoint's check that no such setting changed since
- * prepare() would give the image up. The image holds the process as the driver left it,
+ * unlock (done). The restore comes once the image is written. It maps the
+ * driver's device memory again (marked not to be copied by fork()); the
+ * settings a fork loses are checked against the instant itself
+ * (core/segment_vmflags.c), so mappings made after it never give the image
+ * up. The image holds the process as the driver left it,
  * checkpointed, with the flag below set; a restart rebuilds the process and
  * has the driver restore the GPU state into it and unlock. The driver's calls
  * are made by selfckpt-driver-ckpt (driver_call.c).
