@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * proc_status_rt.c - fields of a /proc status file ("VmLck:", "FDSize:",
- * "SigPnd:"), read with raw system calls into the caller's buffer.
+ * proc_status_rt.c - a /proc text file (maps, status) read with raw system
+ * calls into the caller's buffer, and the fields of a status file ("VmLck:",
+ * "FDSize:", "SigPnd:").
  *
  * Stage contract: callable anywhere, a stop-signal handler and the
  * checkpointing thread while every other thread is stopped among them: raw
@@ -11,7 +12,7 @@
 
 #include "core/sc_sys.h"
 
-long sc_status_read(const char *path, char *buf, long size)
+long sc_proc_read(const char *path, char *buf, long size)
 {
 	long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0);
 	long len = 0, n = 0;
@@ -53,5 +54,5 @@ const char *sc_status_field(const char *text, const char *key)
 
 const char *sc_status_value(const char *path, const char *key, char *buf, long size)
 {
-	return sc_status_read(path, buf, size) < 0 ? NULL : sc_status_field(buf, key);
+	return sc_proc_read(path, buf, size) < 0 ? NULL : sc_status_field(buf, key);
 }

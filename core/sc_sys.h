@@ -156,9 +156,12 @@ static inline uint64_t sc_parse_dec(const char **p)
 	return v;
 }
 
-/* proc_status_rt.c: fields of a /proc status file, raw */
-/** sc_status_read() - the text of @path into @buf (@size bytes, NUL-terminated): its length, or -1. */
-long sc_status_read(const char *path, char *buf, long size);
+/* proc_status_rt.c: /proc text files and the fields of status files, raw */
+/**
+ * sc_proc_read() - the text of @path into @buf (@size bytes, NUL-terminated):
+ * its length (@size - 1: it may not all have fit), or -1.
+ */
+long sc_proc_read(const char *path, char *buf, long size);
 /** sc_status_field() - the value of the line of @text starting with @key ("VmLck:"), past its blanks; or NULL. */
 const char *sc_status_field(const char *text, const char *key);
 /** sc_status_value() - both: the value of @key in @path, read into @buf; NULL where it cannot be read or is not there. */

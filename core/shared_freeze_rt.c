@@ -191,25 +191,10 @@ static void parse_line(struct sc_shared_frozen *z, char *line, long pid)
 	copy_one(z, p, start, end, offset, pid);
 }
 
-/* Read /proc/self/maps into z->maps; its length, or -1. */
-static long read_maps(struct sc_shared_frozen *z)
-{
-	long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
-	long len = 0, n;
-
-	if (fd < 0)
-		return -1;
-	while (len < z->maps_size - 1 &&
-	       (n = sc_sys3(SYS_read, fd, (long)(z->maps + len), z->maps_size - 1 - len)) > 0)
-		len += n;
-	sc_sys1(SYS_close, fd);
-	z->maps[len] = '\0';
-	return len;
-}
-
 static void parse_maps(struct sc_shared_frozen *z)
 {
-	long pid = sc_sys0(SYS_getpid), len = read_maps(z);
+	long pid = sc_sys0(SYS_getpid);
+	long len = sc_proc_read("/proc/self/maps", z->maps, z->maps_size);
 
 	z->n = 0;
 	z->used = 0;

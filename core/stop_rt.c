@@ -251,7 +251,7 @@ static int asleep_blocking(int tid)
 	char path[48];
 
 	task_path(path, tid, "/status");
-	if (sc_status_read(path, buf, sizeof(buf)) < 0)
+	if (sc_proc_read(path, buf, sizeof(buf)) < 0)
 		return 0;
 	state = sc_status_field(buf, "State:");
 	blk = sc_status_field(buf, "SigBlk:");

@@ -17,28 +17,17 @@
  * VmLck read here are the instant's, which the checks of segment_vmflags.c
  * hold the snapshot and the table against.
  */
-#include <fcntl.h>
 #include <linux/mman.h>
 
 #include "core/sc_sys.h"
 #include "core/vmflags.h"
 
-/* Read /proc/self/maps into v->maps; its length, or -1 (also when it does not fit). */
+/* Read /proc/self/maps into v->maps; its length, or 0 where it cannot be read or does not fit. */
 static long read_maps(struct sc_vmflags *v)
 {
-	long fd = sc_sys4(SYS_openat, AT_FDCWD, (long)"/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
-	long len = 0, n = 0;
+	long len = v->maps ? sc_proc_read("/proc/self/maps", v->maps, (long)v->maps_size) : -1;
 
-	if (fd < 0)
-		return -1;
-	while (len < (long)v->maps_size - 1 &&
-	       (n = sc_sys3(SYS_read, fd, (long)(v->maps + len), (long)v->maps_size - 1 - len)) > 0)
-		len += n;
-	sc_sys1(SYS_close, fd);
-	if (n < 0 || len >= (long)v->maps_size - 1)
-		return -1;
-	v->maps[len] = '\0';
-	return len;
+	return len < 0 || len >= (long)v->maps_size - 1 ? 0 : len;
 }
 
 /* Mark each range that is a line of the maps, from its start to its end, present. */
@@ -81,9 +70,7 @@ long sc_vmflags_locked_kb(void)
 void sc_vmflags_fork_whole(struct sc_vmflags *v)
 {
 	v->locked_kb_frozen = sc_vmflags_locked_kb();
-	v->maps_len = v->maps ? read_maps(v) : -1;
-	if (v->maps_len < 0)
-		v->maps_len = 0;
+	v->maps_len = read_maps(v);
 	for (size_t i = 0; i < v->n; i++)
 		v->r[i].present = 0;
 	if (v->maps_len)
