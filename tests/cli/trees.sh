@@ -231,7 +231,9 @@ files)
 	# one file opened twice at one position, once of it inherited by the child: the child's
 	# seek moves the inherited one only (one open file description each, as the kernel had
 	# them); and a removed file opened twice, one for the parent, one for the child, which
-	# writes to it after the checkpoint: the parent reads it (one file, two descriptions)
+	# writes to it after the checkpoint: the parent reads it (one file, two descriptions).
+	# The child lives 4 s, the signal comes 0.5-1.5 s after it exists: a loaded machine
+	# that is late to signal still finds a job of two processes
 	cat > job.py <<'EOF'
 import os, time
 a = os.open("data.txt", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -244,7 +246,7 @@ os.unlink("gone.txt")
 pid = os.fork()
 if pid == 0:
     os.close(mine)
-    time.sleep(2.5)
+    time.sleep(4)
     os.lseek(a, 1000, os.SEEK_SET)
     os.write(yours, b"written by the child")
     os._exit(0)
@@ -273,7 +275,8 @@ sigchld)
 	;;
 queued)
 	# the signal comes while the child's request waits in the queue of its parent's
-	# socket: the checkpoint waits until the parent accepts it, at 2 s
+	# socket: the checkpoint waits until the parent accepts it, at 2 s. The child waits
+	# for its answer until 4.5 s: a loaded machine late to signal still finds it there
 	{ server_and_client; cat <<'EOF'; } > job.py
     answer = c.recv(64)
     with open("out.txt", "w") as out:
@@ -282,7 +285,7 @@ queued)
 time.sleep(2)
 conn, _ = srv.accept()
 n = int(conn.recv(64))
-time.sleep(1)
+time.sleep(2.5)
 conn.sendall(b"%d" % (n * 7))
 os.waitpid(pid, 0)
 EOF
