@@ -103,8 +103,9 @@ int sc_copier_wait(pid_t child, int i);
 /* segments.c */
 #define SC_WINDOW (64ull << 20) /* bytes of page data read per segment record */
 #define SC_WINDOW_FLAGS (SC_WINDOW / 4096) /* a flag per page, pages of 4 KiB or more */
-/* The memory shared with the snapshot: two windows and their flags. */
-#define SC_SHARED_SIZE (2 * (SC_WINDOW + SC_WINDOW_FLAGS))
+#define SC_WINDOWS 3 /* filled by the reader, written, or waiting for their writes */
+/* The memory shared with the snapshot: the windows and their flags. */
+#define SC_SHARED_SIZE (SC_WINDOWS * (SC_WINDOW + SC_WINDOW_FLAGS))
 
 int sc_segments_write(struct sc_writer *w, const struct sc_frozen *fz,
 		      const struct sc_save_opts *o);

@@ -93,6 +93,20 @@ void sc_wout_submit(struct sc_wout *o, struct sc_wout_slot *s, const void *raw, 
  */
 int sc_wout_release(struct sc_wout *o);
 
+/**
+ * sc_wout_retire() - every chunk submitted is retired (sc_wout_offset() is
+ * final); their writes may still read the bytes given to sc_wout_submit().
+ */
+int sc_wout_retire(struct sc_wout *o);
+/** sc_wout_mark() - a mark after every chunk submitted so far, for sc_wout_returned(). */
+uint64_t sc_wout_mark(const struct sc_wout *o);
+/**
+ * sc_wout_returned() - are the bytes given to sc_wout_submit() for the chunks
+ * before @mark, all retired, out of every task's hands? 0 when they are (with
+ * @wait, once they are), 1 when some are still being written, or an error.
+ */
+int sc_wout_returned(struct sc_wout *o, uint64_t mark, bool wait);
+
 /** sc_wout_finish() - wait for every write, write what is buffered: all bytes are out. */
 int sc_wout_finish(struct sc_wout *o);
 

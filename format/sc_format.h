@@ -204,6 +204,19 @@ int sc_writer_append(struct sc_writer *w, const void *data, size_t n);
 
 /** sc_writer_end() - finish the current record; fails unless raw_len bytes came. */
 int sc_writer_end(struct sc_writer *w);
+/**
+ * sc_writer_end_lent() - as sc_writer_end(), but the data given to
+ * sc_writer_append() may still be being written when it returns: it stays
+ * unchanged until sc_writer_returned(@lent) says it is out. For a caller with
+ * another buffer to fill meanwhile.
+ */
+int sc_writer_end_lent(struct sc_writer *w, uint64_t *lent);
+/**
+ * sc_writer_returned() - is the data of the records ended with @lent and
+ * before out of the writer's hands? 0: yes (with @wait, once it is); 1: not
+ * yet; or the writer's error.
+ */
+int sc_writer_returned(struct sc_writer *w, uint64_t lent, bool wait);
 
 /** sc_writer_record() - begin, append and end in one call. */
 int sc_writer_record(struct sc_writer *w, uint32_t type, uint16_t flags, const void *meta,

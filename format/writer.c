@@ -289,7 +289,8 @@ int sc_writer_append(struct sc_writer *w, const void *data, size_t n)
 	return 0;
 }
 
-int sc_writer_end(struct sc_writer *w)
+/* Can the current record end? Every payload byte it announced came. */
+static int check_end(struct sc_writer *w)
 {
 	if (w->err)
 		return w->err;
@@ -298,11 +299,40 @@ int sc_writer_end(struct sc_writer *w)
 				      "record %zu of '%s' ended after %llu of %llu payload bytes",
 				      w->n_index, w->name, (unsigned long long)w->appended,
 				      (unsigned long long)w->cur.raw_len));
-	if (fail_if(w, sc_wout_release(w->out)) < 0)
-		return w->err;
+	return 0;
+}
+
+/* The record's chunks retired: its stored size is known, and it goes into the index. */
+static int close_record(struct sc_writer *w)
+{
 	w->in_record = false;
 	w->cur.stored_len = sc_wout_offset(w->out) - w->cur.offset;
 	return index_push(w, &w->cur);
+}
+
+int sc_writer_end(struct sc_writer *w)
+{
+	if (check_end(w) < 0 || fail_if(w, sc_wout_release(w->out)) < 0)
+		return w->err;
+	return close_record(w);
+}
+
+int sc_writer_end_lent(struct sc_writer *w, uint64_t *lent)
+{
+	if (check_end(w) < 0 || fail_if(w, sc_wout_retire(w->out)) < 0)
+		return w->err;
+	*lent = sc_wout_mark(w->out);
+	return close_record(w);
+}
+
+int sc_writer_returned(struct sc_writer *w, uint64_t lent, bool wait)
+{
+	int r;
+
+	if (w->err)
+		return w->err;
+	r = sc_wout_returned(w->out, lent, wait);
+	return r < 0 ? fail_if(w, r) : r;
 }
 
 int sc_writer_record(struct sc_writer *w, uint32_t type, uint16_t flags, const void *meta,

@@ -35,7 +35,11 @@
  * chunk is written from the caller's own bytes. Rather than let the writers run
  * dry while the caller fetches the next record (device memory arrives 8 MiB
  * at a time), sc_wout_release() copies the last chunks still waiting, up to
- * AHEAD_SIZE per writer, and waits only for the others.
+ * AHEAD_SIZE per writer, and waits only for the others. A caller with a
+ * second buffer to go on with needs neither: sc_wout_retire() ends its use of
+ * the chunks but not their writes, and sc_wout_returned() tells, or waits
+ * until, the bytes given before a mark are out, so that its buffer may be
+ * filled again while the next one is written.
  *
  * Writeback. A regular file's bytes would sit in the page cache until the
  * final fsync(), which would then write the whole image to the device while
@@ -133,6 +137,7 @@ struct sc_wout {
 	struct sc_wout_slot *slots;
 	unsigned n_slots;
 	unsigned head;    /* the oldest slot in use */
+	uint64_t head_seq; /* how many slots were released before it: a slot's place in the image */
 	unsigned count;   /* slots in use, from head on */
 	unsigned retired; /* of those, the oldest ones, retired */
 
@@ -431,6 +436,7 @@ static void quiesce(struct sc_wout *o, bool cancel)
 		if (s->writing)
 			wait_written(o, s);
 		s->queued = s->writing = false;
+		o->head_seq++;
 	}
 	o->retired = 0;
 	atomic_store(&o->stop_at, 0);
@@ -599,6 +605,7 @@ static void release_head(struct sc_wout *o)
 		sc_pool_wait(o->pool, &s->compress);
 	s->queued = s->writing = false;
 	o->head = (o->head + 1) % o->n_slots;
+	o->head_seq++;
 	o->count--;
 	o->retired--;
 }
@@ -733,11 +740,40 @@ static void copy_chain(struct sc_wout *o, struct sc_wout_slot *chain)
 		enqueue(o, chain, last);
 }
 
-int sc_wout_release(struct sc_wout *o)
+int sc_wout_retire(struct sc_wout *o)
 {
 	while (!o->err && o->retired < o->count)
 		step(o);
-	if (o->err || !o->positional || o->chunk_size > AHEAD_SIZE)
+	if (!o->err && stopped(o))
+		writes_failed(o);
+	return o->err;
+}
+
+uint64_t sc_wout_mark(const struct sc_wout *o)
+{
+	return o->head_seq + o->count;
+}
+
+int sc_wout_returned(struct sc_wout *o, uint64_t mark, bool wait)
+{
+	for (unsigned i = 0; !o->err && i < o->count && o->head_seq + i < mark; i++) {
+		struct sc_wout_slot *s = slot_at(o, i);
+
+		if (!s->writing || !in_caller_memory(s) ||
+		    atomic_load_explicit(&s->written, memory_order_acquire))
+			continue;
+		if (!wait)
+			return 1;
+		wait_written(o, s);
+	}
+	if (!o->err && stopped(o))
+		writes_failed(o);
+	return o->err;
+}
+
+int sc_wout_release(struct sc_wout *o)
+{
+	if (sc_wout_retire(o) < 0 || !o->positional || o->chunk_size > AHEAD_SIZE)
 		return drain(o);
 	/* The writers write these while the caller prepares what comes next. */
 	copy_chain(o, unqueue_tail(o, (size_t)AHEAD_SIZE * o->n_writers));

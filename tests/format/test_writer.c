@@ -275,6 +275,97 @@ Test(writer, writeback_keeps_the_bytes, .timeout = 120)
 	free(data);
 }
 
+/* A writer of a fresh file at @path: three threads, one writer, writeback. */
+static struct sc_writer *file_writer(const char *path, int *fd)
+{
+	struct sc_write_opts o;
+	struct sc_writer *w;
+
+	*fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(*fd, 0);
+	sc_write_opts_init(&o);
+	o.threads = 3;
+	o.created_ns = 1;
+	o.producer = "writer test";
+	o.kernel = "test";
+	cr_assert_eq(sc_writer_new(&w, *fd, path, &o), 0, "%s", selfckpt_last_error());
+	return w;
+}
+
+/* Finish @w and read its whole file back. */
+static uint8_t *finished_file(struct sc_writer *w, int fd, size_t *len)
+{
+	struct stat st;
+	uint8_t *img;
+
+	cr_assert_eq(sc_writer_finish(w), 0, "%s", selfckpt_last_error());
+	sc_writer_free(w);
+	cr_assert_eq(fstat(fd, &st), 0);
+	img = malloc((size_t)st.st_size);
+	cr_assert_eq(pread(fd, img, (size_t)st.st_size, 0), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return img;
+}
+
+/*
+ * Two buffers taking turns, as a checkpoint's windows do: a record ended lent
+ * is still written from its buffer, and once sc_writer_returned() says its
+ * bytes are out the buffer is the caller's again: scribbled over at once, it
+ * changes nothing, and the image is the one sc_writer_end() writes. Random
+ * bytes are stored raw, so every chunk is written from the caller's buffer.
+ */
+Test(writer, a_buffer_lent_to_a_record_is_the_callers_again_once_returned, .timeout = 120)
+{
+	enum { RECORDS = 6 };
+	size_t rec = 6u << 20, want_len, got_len;
+	uint8_t *data = make_data(RECORDS * rec, 11, RANDOM), *buf[2], *want, *got;
+	uint64_t lent[2];
+	struct sc_writer *w;
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/img.sckpt", tmpdir);
+	w = file_writer(path, &fd);
+	for (size_t i = 0; i < RECORDS; i++)
+		cr_assert_eq(sc_writer_record(w, SC_REC_SEGMENT, SC_RF_REQUIRED, NULL, 0,
+					      data + i * rec, rec), 0, "%s", selfckpt_last_error());
+	want = finished_file(w, fd, &want_len);
+
+	buf[0] = malloc(rec);
+	buf[1] = malloc(rec);
+	w = file_writer(path, &fd);
+	for (size_t i = 0; i < RECORDS; i++) {
+		uint8_t *b = buf[i % 2];
+
+		if (i >= 2) {
+			cr_assert_eq(sc_writer_returned(w, lent[i % 2], true), 0, "%s",
+				     selfckpt_last_error());
+			memset(b, 0xa5, rec); /* the writer must not read it any more */
+		}
+		memcpy(b, data + i * rec, rec);
+		cr_assert_eq(sc_writer_begin(w, SC_REC_SEGMENT, SC_RF_REQUIRED, NULL, 0, rec), 0);
+		cr_assert_eq(sc_writer_append(w, b, rec), 0, "%s", selfckpt_last_error());
+		cr_assert_eq(sc_writer_end_lent(w, &lent[i % 2]), 0, "%s", selfckpt_last_error());
+	}
+	for (int k = 0; k < 2; k++) {
+		int r = sc_writer_returned(w, lent[k], false);
+
+		cr_assert(r == 0 || r == 1, "not waiting: %d", r);
+		cr_assert_eq(sc_writer_returned(w, lent[k], true), 0, "%s", selfckpt_last_error());
+		cr_assert_eq(sc_writer_returned(w, lent[k], false), 0, "out, then no longer out");
+		memset(buf[k], 0x5a, rec);
+	}
+	got = finished_file(w, fd, &got_len);
+	cr_assert_eq(got_len, want_len, "%zu bytes, expected %zu", got_len, want_len);
+	cr_assert_eq(memcmp(got, want, want_len), 0, "the images differ");
+	free(buf[0]);
+	free(buf[1]);
+	free(got);
+	free(want);
+	free(data);
+}
+
 /* Every level, data set and number of writers at one chunk size; and one thread. */
 static void file_matches_pipe_at(unsigned shift)
 {
