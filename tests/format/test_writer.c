@@ -219,16 +219,14 @@ static void file_matches_pipe(const struct config *c)
 	free(want.b);
 }
 
-/* One record of @n bytes of @data, stored as chunks of 1 MiB, into a fresh file at @path. */
-static uint8_t *big_image(const char *path, const uint8_t *data, size_t n, unsigned writers,
-			  bool writeback, size_t *len)
+/* A writer of a fresh file at @path: three threads, @writers writers, @writeback or not. */
+static struct sc_writer *file_writer(const char *path, int *fd, unsigned writers, bool writeback)
 {
 	struct sc_write_opts o;
 	struct sc_writer *w;
-	struct stat st;
-	uint8_t *img;
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 
+	*fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(*fd, 0);
 	sc_write_opts_init(&o);
 	o.threads = 3;
 	o.writers = writers;
@@ -236,9 +234,16 @@ static uint8_t *big_image(const char *path, const uint8_t *data, size_t n, unsig
 	o.created_ns = 1;
 	o.producer = "writer test";
 	o.kernel = "test";
-	cr_assert_eq(sc_writer_new(&w, fd, path, &o), 0, "%s", selfckpt_last_error());
-	cr_assert_eq(sc_writer_record(w, SC_REC_SEGMENT, SC_RF_REQUIRED, NULL, 0, data, n), 0,
-		     "%s", selfckpt_last_error());
+	cr_assert_eq(sc_writer_new(&w, *fd, path, &o), 0, "%s", selfckpt_last_error());
+	return w;
+}
+
+/* Finish @w and read its whole file back. */
+static uint8_t *finished_file(struct sc_writer *w, int fd, size_t *len)
+{
+	struct stat st;
+	uint8_t *img;
+
 	cr_assert_eq(sc_writer_finish(w), 0, "%s", selfckpt_last_error());
 	sc_writer_free(w);
 	cr_assert_eq(fstat(fd, &st), 0);
@@ -247,6 +252,18 @@ static uint8_t *big_image(const char *path, const uint8_t *data, size_t n, unsig
 	close(fd);
 	*len = (size_t)st.st_size;
 	return img;
+}
+
+/* One record of @n bytes of @data, stored as chunks of 1 MiB, into a fresh file at @path. */
+static uint8_t *big_image(const char *path, const uint8_t *data, size_t n, unsigned writers,
+			  bool writeback, size_t *len)
+{
+	int fd;
+	struct sc_writer *w = file_writer(path, &fd, writers, writeback);
+
+	cr_assert_eq(sc_writer_record(w, SC_REC_SEGMENT, SC_RF_REQUIRED, NULL, 0, data, n), 0,
+		     "%s", selfckpt_last_error());
+	return finished_file(w, fd, len);
 }
 
 /*
@@ -275,39 +292,6 @@ Test(writer, writeback_keeps_the_bytes, .timeout = 120)
 	free(data);
 }
 
-/* A writer of a fresh file at @path: three threads, one writer, writeback. */
-static struct sc_writer *file_writer(const char *path, int *fd)
-{
-	struct sc_write_opts o;
-	struct sc_writer *w;
-
-	*fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	cr_assert_geq(*fd, 0);
-	sc_write_opts_init(&o);
-	o.threads = 3;
-	o.created_ns = 1;
-	o.producer = "writer test";
-	o.kernel = "test";
-	cr_assert_eq(sc_writer_new(&w, *fd, path, &o), 0, "%s", selfckpt_last_error());
-	return w;
-}
-
-/* Finish @w and read its whole file back. */
-static uint8_t *finished_file(struct sc_writer *w, int fd, size_t *len)
-{
-	struct stat st;
-	uint8_t *img;
-
-	cr_assert_eq(sc_writer_finish(w), 0, "%s", selfckpt_last_error());
-	sc_writer_free(w);
-	cr_assert_eq(fstat(fd, &st), 0);
-	img = malloc((size_t)st.st_size);
-	cr_assert_eq(pread(fd, img, (size_t)st.st_size, 0), st.st_size);
-	close(fd);
-	*len = (size_t)st.st_size;
-	return img;
-}
-
 /*
  * Two buffers taking turns, as a checkpoint's windows do: a record ended lent
  * is still written from its buffer, and once sc_writer_returned() says its
@@ -326,7 +310,7 @@ Test(writer, a_buffer_lent_to_a_record_is_the_callers_again_once_returned, .time
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/img.sckpt", tmpdir);
-	w = file_writer(path, &fd);
+	w = file_writer(path, &fd, 1, true);
 	for (size_t i = 0; i < RECORDS; i++)
 		cr_assert_eq(sc_writer_record(w, SC_REC_SEGMENT, SC_RF_REQUIRED, NULL, 0,
 					      data + i * rec, rec), 0, "%s", selfckpt_last_error());
@@ -334,7 +318,7 @@ Test(writer, a_buffer_lent_to_a_record_is_the_callers_again_once_returned, .time
 
 	buf[0] = malloc(rec);
 	buf[1] = malloc(rec);
-	w = file_writer(path, &fd);
+	w = file_writer(path, &fd, 1, true);
 	for (size_t i = 0; i < RECORDS; i++) {
 		uint8_t *b = buf[i % 2];
 
