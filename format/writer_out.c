@@ -794,7 +794,10 @@ int sc_wout_finish(struct sc_wout *o)
 
 	if (drain(o) < 0 || buf_flush(o) < 0 || !o->positional)
 		return o->err;
-	/* what still waits is left to the fsync() that follows (or the kernel): only the start under way is waited for */
+	/*
+	 * What still waits is left to the fsync() that follows (or to the
+	 * kernel): only the start under way is waited for.
+	 */
 	pthread_mutex_lock(&o->lock);
 	o->flush.n = 0;
 	pthread_mutex_unlock(&o->lock);
