@@ -4,7 +4,9 @@
  *
  * Saves IMAGE (image A) and goes on; then lowers the RLIMIT_FSIZE soft limit
  * below the image's size, ignores SIGXFSZ and saves to the same path again.
- * That save must fail with a negative error whose message names the file;
+ * The limit falls half way through the data, where the bytes of several of
+ * the snapshot's windows are being written at once (segments.c). That save
+ * must fail with a negative error whose message names the file;
  * IMAGE must still be image A byte for byte, and its directory must hold
  * nothing else (no temporary file left). The program then exits 0. Restored
  * from image A, it returns from the first save and checks its memory.
@@ -24,8 +26,8 @@
 
 #include "prog.h"
 
-#define DATA_LEN (2u << 20) /* incompressible: the image is larger than FSIZE_LIMIT */
-#define FSIZE_LIMIT (256u << 10)
+#define DATA_LEN (48u << 20) /* incompressible: the image is larger than FSIZE_LIMIT */
+#define FSIZE_LIMIT (24u << 20)
 
 static uint8_t data[DATA_LEN];
 
