@@ -761,28 +761,36 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-/* The windows whose records ended, oldest first, with the marks of their bytes. */
+/*
+ * The windows whose records ended and that are not given back yet: the @n
+ * before @at, the window written next (they go round in order), each with the
+ * mark of its bytes (sc_writer_end_lent()).
+ */
 struct lent {
-	int win[SC_WINDOWS];
 	uint64_t mark[SC_WINDOWS];
-	int n;
+	int at, n;
 };
 
+static int oldest(const struct lent *q)
+{
+	return (q->at - q->n + SC_WINDOWS) % SC_WINDOWS;
+}
+
 /*
- * Wait until window @i is handed over, or the reader waits for the oldest
+ * Wait until window @q->at is handed over, or the reader waits for the oldest
  * window @q holds. Return: 1 handed over, 0 the reader waits, -1 the
  * reader is done and none is left.
  */
-static int wait_full(struct pipeline *pl, int i, const struct lent *q)
+static int wait_full(struct pipeline *pl, const struct lent *q)
 {
 	double t0 = sc_log_seconds();
 	int r;
 
 	pthread_mutex_lock(&pl->lock);
-	while (!pl->full[i] && !pl->done && !(pl->reader_waits && q->n))
+	while (!pl->full[q->at] && !pl->done && !(pl->reader_waits && q->n))
 		pthread_cond_wait(&pl->changed, &pl->lock);
-	r = pl->full[i] ? 1 : pl->done ? -1 : 0;
-	pl->full[i] = false; /* the writer's now, until given back */
+	r = pl->full[q->at] ? 1 : pl->done ? -1 : 0;
+	pl->full[q->at] = false; /* the writer's now, until given back */
 	pthread_mutex_unlock(&pl->lock);
 	pl->writer_waited += sc_log_seconds() - t0;
 	return r;
@@ -798,20 +806,18 @@ static int hand_back(struct sc_writer *wr, struct pipeline *pl, struct lent *q, 
 		     int err)
 {
 	double t0 = sc_log_seconds();
-	int r = sc_writer_returned(wr, q->mark[0], wait);
+	int r = sc_writer_returned(wr, q->mark[oldest(q)], wait);
 
 	if (r == 1)
 		return 1;
 	err = err ? err : r;
 	pl->writer_ended += sc_log_seconds() - t0;
 	pthread_mutex_lock(&pl->lock);
-	pl->held[q->win[0]] = false;
+	pl->held[oldest(q)] = false;
 	pl->stop = pl->stop || err < 0;
 	pthread_cond_broadcast(&pl->changed);
 	pthread_mutex_unlock(&pl->lock);
 	q->n--;
-	memmove(q->win, q->win + 1, (size_t)q->n * sizeof(q->win[0]));
-	memmove(q->mark, q->mark + 1, (size_t)q->n * sizeof(q->mark[0]));
 	return err;
 }
 
@@ -836,22 +842,21 @@ static int hand_back_out(struct sc_writer *wr, struct pipeline *pl, struct lent 
  */
 static int write_windows(struct sc_writer *wr, struct pipeline *pl)
 {
-	struct lent q = { .n = 0 };
-	int at = 0, err = 0, r;
+	struct lent q = { .at = 0, .n = 0 };
+	int err = 0, r;
 
-	while (!err && (r = wait_full(pl, at, &q)) >= 0) {
+	while (!err && (r = wait_full(pl, &q)) >= 0) {
 		if (!r) {
 			err = hand_back(wr, pl, &q, true, 0);
 			continue;
 		}
-		q.win[q.n] = at;
-		q.mark[q.n] = 0; /* nothing of it in the writer's hands */
-		err = sc_segments_vmflags_wait(pl->flags, pl->win[at].vma);
+		q.mark[q.at] = 0; /* nothing of it in the writer's hands */
+		err = sc_segments_vmflags_wait(pl->flags, pl->win[q.at].vma);
 		if (!err)
-			err = write_record(wr, &pl->win[at], pl->embed, &q.mark[q.n]);
+			err = write_record(wr, &pl->win[q.at], pl->embed, &q.mark[q.at]);
+		q.at = (q.at + 1) % SC_WINDOWS;
 		q.n++;
 		err = hand_back_out(wr, pl, &q, err < 0, err);
-		at = (at + 1) % SC_WINDOWS;
 	}
 	/* no window is unmapped while a write still reads it */
 	return hand_back_out(wr, pl, &q, true, err);
