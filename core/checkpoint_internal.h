@@ -84,14 +84,15 @@ int sc_copier_threads(void);
  * sc_copier_scan() - have the snapshot's thread @i flag the pages of the @len
  * bytes at @src, 1 where a page is all zero, into @flags (in the region), and
  * count the others (sc_copier_count() once it is done).
- * sc_copier_scan_left() - the same for the pages @flags does not mark
- * SC_COPY_LEFT already, which stay so.
  * sc_copier_pack() - have it copy the pages @flags marks not zero, packed, to
- * @dst (in the region). One request per thread at a time: wait before the next.
+ * @dst (in the region).
+ * sc_copier_gather() - have it do both in one pass for the pages @flags does
+ * not mark SC_COPY_LEFT already, which stay so.
+ * One request per thread at a time: wait before the next.
  */
 void sc_copier_scan(int i, uint64_t src, uint64_t len, uint8_t *flags);
-void sc_copier_scan_left(int i, uint64_t src, uint64_t len, uint8_t *flags);
 void sc_copier_pack(int i, void *dst, uint64_t src, uint64_t len, const uint8_t *flags);
+void sc_copier_gather(int i, void *dst, uint64_t src, uint64_t len, uint8_t *flags);
 uint64_t sc_copier_count(int i);
 /**
  * sc_copier_wait() - return once thread @i of snapshot @child served its request:
@@ -102,7 +103,13 @@ int sc_copier_wait(pid_t child, int i);
 
 /* segments.c */
 #define SC_WINDOW (64ull << 20) /* bytes of page data read per segment record */
-#define SC_WINDOW_FLAGS (SC_WINDOW / 4096) /* a flag per page, pages of 4 KiB or more */
+/*
+ * A flag per page a read spans, pages of 4 KiB or more: a window's worth, or
+ * for an incremental image, whose reads mostly skip pages left to the parent,
+ * up to SC_SPAN_WINDOWS windows of address space.
+ */
+#define SC_SPAN_WINDOWS 8
+#define SC_WINDOW_FLAGS (SC_SPAN_WINDOWS * SC_WINDOW / 4096)
 #define SC_WINDOWS 3 /* filled by the reader, written, or waiting for their writes */
 /* The memory shared with the snapshot: the windows and their flags. */
 #define SC_SHARED_SIZE (SC_WINDOWS * (SC_WINDOW + SC_WINDOW_FLAGS))

@@ -124,9 +124,9 @@ void sc_copier_scan(int i, uint64_t src, uint64_t len, uint8_t *flags)
 	request(i, SC_COPY_SCAN, src, len, NULL, flags);
 }
 
-void sc_copier_scan_left(int i, uint64_t src, uint64_t len, uint8_t *flags)
+void sc_copier_gather(int i, void *dst, uint64_t src, uint64_t len, uint8_t *flags)
 {
-	request(i, SC_COPY_SCAN_LEFT, src, len, NULL, flags);
+	request(i, SC_COPY_GATHER, src, len, dst, flags);
 }
 
 void sc_copier_pack(int i, void *dst, uint64_t src, uint64_t len, const uint8_t *flags)

@@ -23,22 +23,41 @@ int sc_copier_n;
 /* VM|FS|FILES|SIGHAND|THREAD|SYSVSEM: a plain thread of the snapshot */
 #define COPIER_CLONE 0x50f00ul
 
-/*
- * Flag each page of the request, 1 where it is all zero; the others are
- * counted. SC_COPY_SCAN_LEFT leaves the pages flagged SC_COPY_LEFT alone:
- * they are not read, and no pack copies them.
- */
+/* Flag each page of the request, 1 where it is all zero; the others are counted. */
 static void scan(struct sc_copier_ctl *c)
 {
 	uint8_t *flags = (uint8_t *)c->flags;
 	uint64_t n = c->len / c->page, data = 0;
-	bool left = c->op == SC_COPY_SCAN_LEFT;
 
 	for (uint64_t i = 0; i < n; i++) {
-		if (left && flags[i] == SC_COPY_LEFT)
-			continue;
 		flags[i] = sc_page_is_zero((const void *)(c->src + i * c->page), c->page);
 		data += !flags[i];
+	}
+	c->count = data;
+}
+
+/*
+ * Each page not flagged SC_COPY_LEFT, checked and copied in one pass while it
+ * is in the cache: a page read for an incremental image is one of a few
+ * scattered in memory nothing else touches, and a scan and a pack read it
+ * from memory twice, a round of requests apart.
+ */
+static void gather(struct sc_copier_ctl *c)
+{
+	uint8_t *flags = (uint8_t *)c->flags;
+	uint64_t n = c->len / c->page, dst = c->dst, data = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t src = c->src + i * c->page;
+
+		if (flags[i] == SC_COPY_LEFT)
+			continue;
+		flags[i] = sc_page_is_zero((const void *)src, c->page);
+		if (flags[i])
+			continue;
+		sc_copy_bytes(dst, src, c->page);
+		dst += c->page;
+		data++;
 	}
 	c->count = data;
 }
@@ -77,10 +96,12 @@ __attribute__((noreturn)) static void serve(void *arg)
 			sc_sys4(SYS_futex, (long)&c->seq, SC_FUTEX_WAIT_SHARED, seen, 0);
 			continue;
 		}
-		if (c->op == SC_COPY_SCAN || c->op == SC_COPY_SCAN_LEFT)
+		if (c->op == SC_COPY_SCAN)
 			scan(c);
 		else if (c->op == SC_COPY_PACK)
 			pack(c);
+		else if (c->op == SC_COPY_GATHER)
+			gather(c);
 		seen = seq;
 		__atomic_store_n(&c->done, seq, __ATOMIC_RELEASE);
 		sc_sys3(SYS_futex, (long)&c->done, SC_FUTEX_WAKE_SHARED, 1);

@@ -88,6 +88,11 @@ long sc_raw_thread(unsigned long flags, uint64_t stack, int *tid, void (*fn)(voi
  *   SC_COPY_PACK  the pages the scan found not zero, one after the other.
  * so the zero pages are neither copied nor checked again, and each piece's
  * data goes straight to its place in the record, after the pieces before it.
+ * An incremental image reads few pages, scattered among many it leaves to its
+ * parent, and takes one request per piece:
+ *   SC_COPY_GATHER each page not flagged SC_COPY_LEFT checked and, unless it
+ *                 is all zero, copied to dst at once, the flags and ->count
+ *                 then as a scan leaves them.
  * The control block, in the shared region:
  */
 struct sc_copier_ctl {
@@ -105,8 +110,8 @@ struct sc_copier_ctl {
 
 #define SC_COPY_SCAN 1u
 #define SC_COPY_PACK 2u
-#define SC_COPY_SCAN_LEFT 3u /* a scan of the pages not flagged SC_COPY_LEFT, which stay so */
-#define SC_COPY_LEFT 2       /* a page's flag: not read (an incremental image leaves it) */
+#define SC_COPY_GATHER 3u
+#define SC_COPY_LEFT 2 /* a page's flag: not read (an incremental image leaves it) */
 #define SC_COPIER_MAX 8 /* snapshot threads that copy: a few cores saturate memory */
 
 /* The control blocks, sc_copier_n of them; NULL: the snapshot only pauses. */

@@ -172,8 +172,8 @@ static uint64_t piece_len(uint64_t len, uint64_t i)
  * Return: 0; 1 when a thread never started (a scan round stops submitting and
  * nothing is copied); or an error.
  */
-static int copier_round(pid_t child, bool pack, bool left, uint8_t *dst, uint8_t *zero,
-			uint64_t addr, uint64_t len, uint64_t *data)
+static int copier_round(pid_t child, bool pack, uint8_t *dst, uint8_t *zero, uint64_t addr,
+			uint64_t len, uint64_t *data)
 {
 	uint64_t ps = page_size(), n = (len + READ_PIECE - 1) / READ_PIECE, k = sc_copier_threads();
 	int unserved = 0;
@@ -194,9 +194,6 @@ static int copier_round(pid_t child, bool pack, bool left, uint8_t *dst, uint8_t
 			sc_copier_pack((int)(i % k), dst, addr + i * READ_PIECE, piece_len(len, i),
 				       zero + i * READ_PIECE / ps);
 			dst += data[i] * ps;
-		} else if (left) {
-			sc_copier_scan_left((int)(i % k), addr + i * READ_PIECE, piece_len(len, i),
-					    zero + i * READ_PIECE / ps);
 		} else {
 			sc_copier_scan((int)(i % k), addr + i * READ_PIECE, piece_len(len, i),
 				       zero + i * READ_PIECE / ps);
@@ -205,24 +202,71 @@ static int copier_round(pid_t child, bool pack, bool left, uint8_t *dst, uint8_t
 	return unserved;
 }
 
-/*
- * Through the copier: 0 with the data pages packed at @dst; 1: read another
- * way. With @left, the pages @zero flags SC_COPY_LEFT are neither read nor
- * packed, and keep their flag.
- */
-static int copier_read(pid_t child, uint8_t *dst, uint8_t *zero, uint64_t addr, uint64_t len,
-		       bool left)
+/* Through the copier: 0 with the data pages packed at @dst; 1: read another way. */
+static int copier_read(pid_t child, uint8_t *dst, uint8_t *zero, uint64_t addr, uint64_t len)
 {
 	uint64_t data[MAX_PIECES];
-	int err = copier_round(child, false, left, NULL, zero, addr, len, data);
+	int err = copier_round(child, false, NULL, zero, addr, len, data);
 
 	if (err)
 		return err;
-	err = copier_round(child, true, false, dst, zero, addr, len, data);
+	err = copier_round(child, true, dst, zero, addr, len, data);
 	if (err > 0) /* each thread served its scan: it cannot have failed to start */
 		return sc_err(EIO, "a snapshot thread did not copy the memory at 0x%llx",
 			      (unsigned long long)addr);
 	return err;
+}
+
+/*
+ * An incremental image's read through the copier. Most of the @pages that
+ * @zero flags are SC_COPY_LEFT; the @to_read others are split among the
+ * copier's threads, one piece each with as many of them as the others, so that
+ * a read takes one request per thread however much memory it spans. Each
+ * thread checks and copies its pages in one pass (SC_COPY_GATHER), to where
+ * they would start if none before them were zero; the gaps the zero ones leave
+ * are closed here.
+ * Return: 0, the data pages packed at @dst; 1: read another way; or an error.
+ */
+#define GATHER_MIN 256 /* pages to read in a piece: fewer cost a thread's wake-up more than they save */
+
+static int copier_gather(pid_t child, uint8_t *dst, uint8_t *zero, uint64_t addr,
+			 uint64_t pages, uint64_t to_read)
+{
+	struct { uint64_t first, pages, before; } piece[SC_COPIER_MAX];
+	uint64_t ps = page_size(), k = (uint64_t)sc_copier_threads(), per, before = 0, at = 0;
+	int n = 0, unserved = 0;
+
+	if (!to_read)
+		return 0; /* every page is left */
+	per = (to_read + k - 1) / k < GATHER_MIN ? GATHER_MIN : (to_read + k - 1) / k;
+	for (uint64_t i = 0; i < pages; n++) { /* a piece ends after its last page to read */
+		uint64_t first = i, mine = 0;
+
+		while (i < pages && (mine < per || before + mine == to_read))
+			mine += zero[i++] != SC_COPY_LEFT;
+		piece[n].first = first;
+		piece[n].pages = i - first;
+		piece[n].before = before;
+		before += mine;
+	}
+	for (int j = 0; j < n; j++)
+		sc_copier_gather(j, dst + piece[j].before * ps, addr + piece[j].first * ps,
+				 piece[j].pages * ps, zero + piece[j].first);
+	for (int j = 0; j < n; j++) {
+		int r = sc_copier_wait(child, j);
+
+		if (r < 0)
+			return r;
+		unserved |= r;
+	}
+	for (int j = 0; j < n && !unserved; j++) {
+		uint64_t data = sc_copier_count(j);
+
+		if (at != piece[j].before)
+			memmove(dst + at * ps, dst + piece[j].before * ps, data * ps);
+		at += data;
+	}
+	return unserved;
 }
 
 struct read_piece {
@@ -294,20 +338,18 @@ static bool copier_reads(const struct sc_vma *v)
 /*
  * The snapshot's pages at [@addr, @addr + @len) into @dst with a flag each in
  * @zero: by the copier where @copier, the data pages packed (copier_read()),
- * else, unless @left, each page at its place through /proc/<pid>/mem.
- * Return: 0, with *@packed where not NULL; 1: the copier could not, and
- * @left; or an error.
+ * else each page at its place through /proc/<pid>/mem.
+ * Return: 0, with *@packed; or an error.
  * The time is added to *@spent, the debug log's reading figure.
  */
-static int read_snapshot(struct sc_pool *pool, pid_t child, bool copier, bool left, uint8_t *dst,
+static int read_snapshot(struct sc_pool *pool, pid_t child, bool copier, uint8_t *dst,
 			 uint8_t *zero, uint64_t addr, uint64_t len, bool *packed, double *spent)
 {
 	double t0 = sc_log_seconds();
-	int err = copier ? copier_read(child, dst, zero, addr, len, left) : 1;
+	int err = copier ? copier_read(child, dst, zero, addr, len) : 1;
 
-	if (packed)
-		*packed = err == 0;
-	if (err == 1 && !left)
+	*packed = err == 0;
+	if (err == 1)
 		err = proc_read(pool, child, dst, zero, addr, len);
 	*spent += sc_log_seconds() - t0;
 	return err;
@@ -320,8 +362,7 @@ static int read_pages(struct window *w, struct sc_pool *pool, pid_t child, bool 
 	uint64_t ps = page_size();
 	uint8_t *at = w->buf + w->fill * ps;
 	bool packed;
-	int err = read_snapshot(pool, child, copier, false, at, w->zero, addr, n * ps, &packed,
-				spent);
+	int err = read_snapshot(pool, child, copier, at, w->zero, addr, n * ps, &packed, spent);
 
 	w->scanned += n;
 	for (uint64_t i = 0; !err && i < n; i++) {
@@ -616,23 +657,25 @@ static int read_span(struct pipeline *pl, struct window **w, const struct sc_vma
 /*
  * Flag the pages from @page on that the image leaves to its parent
  * SC_COPY_LEFT, the others 0, in @w's flags: as many as one read takes, with no
- * more pages to read than the window has room for. Return: the pages flagged.
+ * more pages to read than the window has room for. Return: the pages flagged,
+ * with *@to_read, those not left.
  */
 static uint64_t mark_left(struct pipeline *pl, struct window *w, const struct sc_vma *v,
-			  uint64_t page, uint64_t left)
+			  uint64_t page, uint64_t left, uint64_t *to_read)
 {
-	uint64_t ps = page_size(), max = SC_WINDOW / ps, room = window_cap(pl) - w->fill;
-	uint64_t take = 0, to_read = 0;
+	uint64_t ps = page_size(), max = SC_WINDOW_FLAGS, room = window_cap(pl) - w->fill;
+	uint64_t take = 0;
 
+	*to_read = 0;
 	while (take < left && take < max) {
 		uint64_t at = v->start + (page + take) * ps, n;
 		bool leave;
 
 		n = sc_lineage_leaves(at, at + (left - take) * ps, &leave) / ps;
 		n = n < max - take ? n : max - take;
-		if (!leave && to_read + n > room && !(n = room - to_read))
+		if (!leave && *to_read + n > room && !(n = room - *to_read))
 			break;
-		to_read += leave ? 0 : n;
+		*to_read += leave ? 0 : n;
 		memset(w->zero + take, leave ? SC_COPY_LEFT : 0, n);
 		take += n;
 	}
@@ -649,15 +692,17 @@ static uint64_t mark_left(struct pipeline *pl, struct window *w, const struct sc
 static int read_leaving(struct pipeline *pl, struct window **w, const struct sc_vma *v,
 			uint64_t src, uint64_t page, uint64_t left)
 {
-	uint64_t ps = page_size();
+	uint64_t ps = page_size(), to_read = 0;
 	bool copier = pl->copier && copier_reads(v);
 	int err = 0;
 
 	while (!err && left) {
-		uint64_t take = copier ? mark_left(pl, *w, v, page, left) : 0;
-		uint8_t *at = (*w)->buf + (*w)->fill * ps;
-		int got = take ? read_snapshot(pl->pool, pl->child, true, true, at, (*w)->zero,
-					       src + page * ps, take * ps, NULL, &pl->reading) : 1;
+		uint64_t take = copier ? mark_left(pl, *w, v, page, left, &to_read) : 0;
+		double t0 = sc_log_seconds();
+		int got = take ? copier_gather(pl->child, (*w)->buf + (*w)->fill * ps, (*w)->zero,
+					       src + page * ps, take, to_read) : 1;
+
+		pl->reading += sc_log_seconds() - t0;
 
 		if (got < 0)
 			return got;

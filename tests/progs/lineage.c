@@ -6,10 +6,12 @@
  *
  *   lineage DIR ROUNDS [same]
  *
- * Round k changes every 20th page of 16 MiB (from page k), a word of the
- * heap, drops one page (MADV_DONTNEED) and reads it back as zeros, moves a
- * mapping whose pages it did not write since the last image over another
- * (mremap), then writes DIR/img.k.sckpt ("same": DIR/img.sckpt every round)
+ * Round k changes every 20th page of 64 MiB (from page k), writes zeros over
+ * every 40th (from page k + 10: pages read for the image that turn out all
+ * zero, among the others), changes a word of the heap, drops one page
+ * (MADV_DONTNEED) and reads it back as zeros, moves a mapping whose pages it
+ * did not write since the last image over another (mremap), then writes
+ * DIR/img.k.sckpt ("same": DIR/img.sckpt every round)
  * and prints "saved k SUM", SUM covering all that memory. The process
  * restored from image k prints "restored k SUM" and exits 0: the two SUMs
  * must be equal.
@@ -23,7 +25,7 @@
 
 #include "selfckpt.h"
 
-#define BYTES (16u << 20)
+#define BYTES (64u << 20)
 #define MOVED (1u << 20)
 
 static uint64_t mix(uint64_t x)
@@ -78,6 +80,8 @@ int main(int argc, char **argv)
 
 		for (size_t pg = (size_t)k; pg < BYTES / (size_t)page; pg += 20)
 			mem[pg * (size_t)page / 8 + 5] += (uint64_t)k + 1;
+		for (size_t pg = (size_t)k + 10; pg < BYTES / (size_t)page; pg += 40)
+			memset(mem + pg * (size_t)page / 8, 0, (size_t)page);
 		heap[k] = (uint64_t)k * 3;
 		madvise(gone, (size_t)page, MADV_DONTNEED);
 		zero = *gone;
