@@ -94,6 +94,18 @@ void sc_copier_scan(int i, uint64_t src, uint64_t len, uint8_t *flags);
 void sc_copier_pack(int i, void *dst, uint64_t src, uint64_t len, const uint8_t *flags);
 void sc_copier_gather(int i, void *dst, uint64_t src, uint64_t len, uint8_t *flags);
 uint64_t sc_copier_count(int i);
+/* A piece of a read, in pages of its flags; @before: pages to read in the pieces before it. */
+struct sc_copier_piece {
+	uint64_t first, pages, before;
+};
+/**
+ * sc_copier_split() - cut the @pages flags at @flags, @to_read of them not
+ * SC_COPY_LEFT, into at most @k pieces in order that tile them, each with as
+ * many pages to read as the others (@min at least; the last the rest), into
+ * @piece. Return: the pieces, 1 to @k.
+ */
+int sc_copier_split(const uint8_t *flags, uint64_t pages, uint64_t to_read, int k, uint64_t min,
+		    struct sc_copier_piece *piece);
 /**
  * sc_copier_wait() - return once thread @i of snapshot @child served its request:
  * 0; 1 when that thread never started (read the memory another way); -ESRCH

@@ -139,6 +139,29 @@ uint64_t sc_copier_count(int i)
 	return sc_copier_ctl[i].count;
 }
 
+int sc_copier_split(const uint8_t *flags, uint64_t pages, uint64_t to_read, int k, uint64_t min,
+		    struct sc_copier_piece *piece)
+{
+	uint64_t per = (to_read + (uint64_t)k - 1) / (uint64_t)k, before = 0;
+	int n = 0;
+
+	per = per < min ? min : per;
+	/*
+	 * A piece ends after its per-th page to read, unless it holds the last
+	 * one: then it takes the pages left after it too. k pieces of per hold
+	 * them all, so the k-th always ends at @pages.
+	 */
+	for (uint64_t i = 0; i < pages; n++) {
+		uint64_t first = i, mine = 0;
+
+		while (i < pages && (mine < per || before + mine == to_read))
+			mine += flags[i++] != SC_COPY_LEFT;
+		piece[n] = (struct sc_copier_piece){ first, i - first, before };
+		before += mine;
+	}
+	return n;
+}
+
 /* Whether the snapshot process has ended, without reaping it. */
 static bool snapshot_gone(pid_t child)
 {

@@ -232,23 +232,13 @@ static int copier_read(pid_t child, uint8_t *dst, uint8_t *zero, uint64_t addr, 
 static int copier_gather(pid_t child, uint8_t *dst, uint8_t *zero, uint64_t addr,
 			 uint64_t pages, uint64_t to_read)
 {
-	struct { uint64_t first, pages, before; } piece[SC_COPIER_MAX];
-	uint64_t ps = page_size(), k = (uint64_t)sc_copier_threads(), per, before = 0, at = 0;
-	int n = 0, unserved = 0;
+	struct sc_copier_piece piece[SC_COPIER_MAX];
+	uint64_t ps = page_size(), at = 0;
+	int n, unserved = 0;
 
 	if (!to_read)
 		return 0; /* every page is left */
-	per = (to_read + k - 1) / k < GATHER_MIN ? GATHER_MIN : (to_read + k - 1) / k;
-	for (uint64_t i = 0; i < pages; n++) { /* a piece ends after its last page to read */
-		uint64_t first = i, mine = 0;
-
-		while (i < pages && (mine < per || before + mine == to_read))
-			mine += zero[i++] != SC_COPY_LEFT;
-		piece[n].first = first;
-		piece[n].pages = i - first;
-		piece[n].before = before;
-		before += mine;
-	}
+	n = sc_copier_split(zero, pages, to_read, sc_copier_threads(), GATHER_MIN, piece);
 	for (int j = 0; j < n; j++)
 		sc_copier_gather(j, dst + piece[j].before * ps, addr + piece[j].first * ps,
 				 piece[j].pages * ps, zero + piece[j].first);

@@ -43,6 +43,7 @@ TEST_SRCS := \
 	tests/core/test_timers_record.c \
 	tests/core/test_vmflags.c \
 	tests/core/test_segment_vmflags.c \
+	tests/core/test_copier_split.c \
 	tests/format/test_array.c \
 	tests/format/test_atomic.c \
 	tests/format/test_errors.c \
