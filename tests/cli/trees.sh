@@ -30,6 +30,12 @@ wait_s=1
 run_in=
 [ "${TREES_SECCOMP:-}" = docker ] && run_in="$build/tests/progs/sandbox --seccomp docker --no-new-privs --"
 
+# python3 may be a launcher that runs programs of its own before it executes the interpreter
+# (pyenv's shim, a shell script): the jobs are the interpreter's, whose children the random
+# moment counts from
+python=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$python" ] ||
+	python=python3
+
 # A random moment from 0.5 to 1.5 s in.
 moment() {
 	awk -v seed="$$$(date +%N)" 'BEGIN { srand(seed); printf "%.2f\n", 0.5 + rand() }'
@@ -110,7 +116,7 @@ with open("out.txt", "w") as out:
     got, status = os.waitpid(pid, 0)
     out.write(f"child {got == pid} exited {os.WEXITSTATUS(status)}\n")
 EOF
-	set -- python3 job.py
+	set -- "$python" job.py
 	;;
 daemon)
 	# double fork, setsid: the daemon is the top of its job once its parents are gone
@@ -130,7 +136,7 @@ with open("out.txt", "w") as out:
         time.sleep(0.05)
     out.write("done\n")
 EOF
-	set -- python3 job.py
+	set -- "$python" job.py
 	wait_s=0.3
 	;;
 shared)
@@ -161,7 +167,7 @@ os.waitpid(pid, 0)
 with open("out.txt", "w") as out:
     out.write("total %d check %d\n" % (struct.unpack_from("q", mem, 8)[0], check))
 EOF
-	set -- python3 job.py
+	set -- "$python" job.py
 	;;
 pool)
 	# Python's multiprocessing: a pool of two forked workers, its pipes and its locks
@@ -178,7 +184,7 @@ if __name__ == "__main__":
     with open("out.txt", "w") as out:
         out.write(hashlib.sha256("".join(res).encode()).hexdigest() + "\n")
 EOF
-	set -- python3 job.py
+	set -- "$python" job.py
 	;;
 prefork)
 	# a pre-forked pool of 4 workers serving a unix socket, and their client. 800 requests
@@ -222,7 +228,7 @@ for w in workers:
 with open("out.txt", "w") as out:
     out.write("total %d\n" % total)
 EOF
-	set -- python3 job.py
+	set -- "$python" job.py
 	;;
 sysv)
 	# a parent and child sharing a System V semaphore, segment and queue, and anonymous memory
@@ -258,7 +264,7 @@ with open("out.txt", "w") as out:
         os.lseek(a, 0, os.SEEK_CUR), os.lseek(b, 0, os.SEEK_CUR),
         os.pread(mine, 100, 0).decode(), os.lseek(mine, 0, os.SEEK_CUR)))
 EOF
-	set -- python3 job.py
+	set -- "$python" job.py
 	;;
 leaveout)
 	# with --leave-out-escaped, a static child the library cannot enter is left out of
@@ -290,7 +296,7 @@ time.sleep(2.5)
 conn.sendall(b"%d" % (n * 7))
 os.waitpid(pid, 0)
 EOF
-	set -- python3 job.py
+	set -- "$python" job.py
 	;;
 unaccepted)
 	# a connection its server does not accept for 4 s: the checkpoint is refused, named
@@ -302,7 +308,7 @@ conn, _ = srv.accept()
 conn.sendall(conn.recv(64))
 os.waitpid(pid, 0)
 EOF
-	refused_run 12345 "did not accept 1 connection queued at its unix socket" python3 job.py
+	refused_run 12345 "did not accept 1 connection queued at its unix socket" "$python" job.py
 	;;
 grandchild)
 	# three generations, each with a pipe to its parent
@@ -364,7 +370,7 @@ os.waitpid(pid, 0)
 with open("out.txt", "w") as out:
     out.write("total %d\n" % total)
 EOF
-	set -- python3 job.py "$what"
+	set -- "$python" job.py "$what"
 	"$@" < /dev/null > /dev/null 2>&1 && mv out.txt reference.txt ||
 		{ echo "reference run failed" >&2; exit 1; }
 	"$build/bin/selfckpt-run" --dir images -- "$@" < /dev/null > /dev/null 2> run.err
@@ -393,7 +399,7 @@ topexits)
 	# (a shell would wait for its own sleep, which the checkpoint stops: Python sleeps itself).
 	# Popen returns once the child runs sleep: never while it still runs the library (as
 	# "env -i" did until it ran sleep, a window a loaded machine made long).
-	"$build/bin/selfckpt-run" --dir images -- python3 -c 'import os, subprocess, time
+	"$build/bin/selfckpt-run" --dir images -- "$python" -c 'import os, subprocess, time
 subprocess.Popen(["/bin/sleep", "4"], env={})
 open("ready", "w").close()
 time.sleep(1.5)
@@ -432,7 +438,7 @@ while total < 30:
 os.waitpid(pid, 0)
 print(total)
 EOF
-	refused_run 30 "are one anon_inode:\\[eventfd\\] object" python3 job.py
+	refused_run 30 "are one anon_inode:\\[eventfd\\] object" "$python" job.py
 	;;
 terminal)
 	# a job that reads its terminal, run from a shell with job control (its own process
