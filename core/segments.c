@@ -693,7 +693,6 @@ static int read_leaving(struct pipeline *pl, struct window **w, const struct sc_
 					       src + page * ps, take, to_read) : 1;
 
 		pl->reading += sc_log_seconds() - t0;
-
 		if (got < 0)
 			return got;
 		if (got == 1) { /* one run at a time */
