@@ -17,7 +17,7 @@
 	X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDeviceGetUuid) \
 	X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuDevicePrimaryCtxReset) \
 	X(cuDevicePrimaryCtxSetFlags) X(cuDevicePrimaryCtxGetState) X(cuCtxCreate) \
-	X(cuCtxDestroy) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuCtxSetLimit) \
+	X(cuCtxDestroy) X(cuCtxSetCurrent) X(cuCtxPopCurrent) X(cuCtxSynchronize) X(cuCtxSetLimit) \
 	X(cuCtxGetLimit) X(cuCtxGetStreamPriorityRange) X(cuMemGetInfo) \
 	X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal) \
 	X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel) X(cuLibraryGetModule) \

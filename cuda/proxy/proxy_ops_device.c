@@ -132,14 +132,22 @@ static CUresult op_pctx_get_state(struct sc_ch_slot *s)
 	return r;
 }
 
+/*
+ * The driver pushes a new context on the calling thread's stack. The proxy's
+ * thread serves every application thread and sets the context of each request
+ * in place, so the new one takes the place of the one current instead: pushed,
+ * and destroyed while another is current, contexts would pile up below.
+ */
 static CUresult op_ctx_create(struct sc_ch_slot *s)
 {
 	CUcontext c = NULL;
 	CUresult r = sc_drv.cuCtxCreate(&c, NULL, (unsigned)s->a[0], (CUdevice)s->a[1]);
 
 	s->a[0] = (uint64_t)(uintptr_t)c;
-	if (r == CUDA_SUCCESS)
+	if (r == CUDA_SUCCESS) {
+		sc_drv.cuCtxPopCurrent(NULL);
 		prepare(c);
+	}
 	return r;
 }
 
