@@ -81,9 +81,10 @@ SC_CU_API CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream,
  */
 static void capture_graphs_settle(uint64_t id, bool ended_well)
 {
-	struct sc_cu_obj *o = sc_obj_first(), *next;
+	struct sc_cu_obj *o, *next;
 
-	for (; id && o; o = next) {
+	sc_objs_lock();
+	for (o = sc_obj_first(); id && o; o = next) {
 		struct sc_cu_graph *g = (struct sc_cu_graph *)o;
 
 		next = o->next;
@@ -93,6 +94,7 @@ static void capture_graphs_settle(uint64_t id, bool ended_well)
 		if (!ended_well)
 			sc_graph_forget(o);
 	}
+	sc_objs_unlock();
 }
 
 /* Whatever the driver answers, the capture the stream began is over. */

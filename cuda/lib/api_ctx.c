@@ -177,9 +177,10 @@ SC_CU_API CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, CUctxCreateParams *param
  */
 static void forget_objects_of(struct sc_cu_ctx *c)
 {
-	struct sc_cu_obj *o = sc_obj_first();
+	struct sc_cu_obj *o;
 
-	while (o) {
+	sc_objs_lock();
+	for (o = sc_obj_first(); o;) {
 		struct sc_cu_obj *next = o->next;
 
 		if (o->kind == SC_K_MODULE && o->ctx == c) {
@@ -197,6 +198,7 @@ static void forget_objects_of(struct sc_cu_ctx *c)
 		}
 		o = next;
 	}
+	sc_objs_unlock();
 }
 
 SC_CU_API CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)

@@ -69,6 +69,7 @@ static void node_free(struct sc_cu_gnode *n)
 /* Executable graphs made from @g no longer name its node @n (NULL: any of its nodes). */
 static void execs_forget(const struct sc_cu_graph *g, const struct sc_cu_gnode *n)
 {
+	sc_objs_lock();
 	for (struct sc_cu_obj *o = sc_obj_first(); o; o = o->next) {
 		struct sc_cu_gexec *e = (struct sc_cu_gexec *)o;
 
@@ -80,6 +81,7 @@ static void execs_forget(const struct sc_cu_graph *g, const struct sc_cu_gnode *
 		if (!n)
 			e->from = NULL;
 	}
+	sc_objs_unlock();
 }
 
 void sc_graph_forget(struct sc_cu_obj *o)

@@ -177,9 +177,10 @@ void sc_function_forget(struct sc_cu_func *f)
 
 static void drop_functions_of(struct sc_cu_module *m)
 {
-	struct sc_cu_obj *o = sc_obj_first();
+	struct sc_cu_obj *o;
 
-	while (o) {
+	sc_objs_lock();
+	for (o = sc_obj_first(); o;) {
 		struct sc_cu_obj *next = o->next;
 		struct sc_cu_func *f = (struct sc_cu_func *)o;
 
@@ -187,6 +188,7 @@ static void drop_functions_of(struct sc_cu_module *m)
 			sc_function_forget(f);
 		o = next;
 	}
+	sc_objs_unlock();
 }
 
 void sc_module_forget(struct sc_cu_module *m)

@@ -265,8 +265,20 @@ void sc_obj_free(void *obj);
 /** sc_obj_get() - @h as an object of @kind, or NULL when it is not one. */
 void *sc_obj_get(const void *h, enum sc_cu_kind kind);
 
-/** sc_obj_first() - the oldest live object (then ->next), for replay and save. */
+/**
+ * sc_obj_first() - the oldest live object (then ->next), for replay and save.
+ *
+ * A walk where other threads may call into the library at the same time
+ * (any walk outside a checkpoint or a restart) holds sc_objs_lock(): another
+ * thread's cuCtxDestroy() or cuModuleUnload() frees objects.
+ */
 struct sc_cu_obj *sc_obj_first(void);
+
+/** sc_objs_lock() - hold the list of objects; it may be taken again by its holder. */
+void sc_objs_lock(void);
+
+/** sc_objs_unlock() - the list of objects released once for each sc_objs_lock(). */
+void sc_objs_unlock(void);
 
 /** sc_obj_find_value() - the texture or surface object the application knows as @v. */
 struct sc_cu_texobj *sc_obj_find_value(enum sc_cu_kind kind, uint64_t v);

@@ -107,9 +107,11 @@ static CUresult wait_for_gpu(unsigned op, uint64_t ctx)
 		return res;
 	res = sc_cu_wait_ticket_for(r.ticket, WAIT_SAID_MS * 1000000ull);
 	if (res == CUDA_ERROR_NOT_READY) {
+		sc_objs_lock(); /* the name stays while the log line is written */
 		sc_log(SC_LOG_WARN, "checkpoint: waiting for the GPU to finish its work, the last "
 		       "kernel launched being '%s' (a kernel launched with "
 		       "selfckpt_launch_resumable() would stop at its next item)", last_kernel());
+		sc_objs_unlock();
 		res = sc_cu_wait_ticket(r.ticket);
 		sc_log(SC_LOG_INFO, "checkpoint: the GPU finished after %.1f s",
 		       sc_log_seconds() - t0);

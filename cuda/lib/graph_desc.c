@@ -52,17 +52,19 @@ static CUresult cannot_rebuild(uint32_t type, const char *why)
 /* The function or kernel launches know as the proxy's @real. */
 static struct sc_cu_func *function_of_real(uint64_t real)
 {
-	struct sc_cu_func *kernel = NULL;
+	struct sc_cu_func *found = NULL, *kernel = NULL;
 
-	for (struct sc_cu_obj *o = sc_obj_first(); o; o = o->next) {
+	sc_objs_lock();
+	for (struct sc_cu_obj *o = sc_obj_first(); o && !found; o = o->next) {
 		struct sc_cu_func *f = (struct sc_cu_func *)o;
 
 		if (o->kind == SC_K_FUNC && o->real == real)
-			return f;
-		if (o->kind == SC_K_KERNEL && f->launch_real == real && !kernel)
+			found = f;
+		else if (o->kind == SC_K_KERNEL && f->launch_real == real && !kernel)
 			kernel = f;
 	}
-	return kernel;
+	sc_objs_unlock();
+	return found ? found : kernel;
 }
 
 static CUresult array_to_proxy(CUmemorytype type, CUarray *a)

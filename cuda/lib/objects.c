@@ -15,7 +15,11 @@
 
 static struct sc_cu_obj *first, *last;
 static uint64_t next_seq = 1;
-static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Recursive: a walk that frees holds the lock, and what it calls to free an
+ * object (a module's functions, a graph's nodes) frees under it again.
+ */
+static pthread_mutex_t list_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 void *sc_obj_new(enum sc_cu_kind kind, size_t size, struct sc_cu_ctx *ctx)
 {
@@ -70,6 +74,16 @@ void *sc_obj_get(const void *h, enum sc_cu_kind kind)
 struct sc_cu_obj *sc_obj_first(void)
 {
 	return first;
+}
+
+void sc_objs_lock(void)
+{
+	pthread_mutex_lock(&list_lock);
+}
+
+void sc_objs_unlock(void)
+{
+	pthread_mutex_unlock(&list_lock);
 }
 
 struct sc_cu_texobj *sc_obj_find_value(enum sc_cu_kind kind, uint64_t v)

@@ -158,6 +158,58 @@ Test(cuda_api, threads_with_contexts_of_their_own)
 	}
 }
 
+/*
+ * Each thread: contexts and modules made and destroyed over and over, so
+ * that one thread's cuCtxDestroy() or cuModuleUnload() forgets objects while
+ * another's does the same (a sanitizer build catches a walk of a freed one).
+ */
+struct churner {
+	int rounds;
+	const char *failed; /* the call that failed, NULL when none did */
+	CUresult res;
+};
+
+static void *thread_churn(void *arg)
+{
+	struct churner *w = arg;
+
+	for (int round = 0; round < w->rounds && !w->failed; round++) {
+		CUcontext ctx;
+		CUfunction step;
+		CUmodule m;
+
+		if ((w->res = cuCtxCreate(&ctx, NULL, 0, 0)) != CUDA_SUCCESS) {
+			w->failed = "cuCtxCreate";
+			break;
+		}
+		m = sc_test_load(&step);
+		sc_test_load(&step); /* a second module: more objects for the others to walk */
+		/* every other round one module goes before its context */
+		if (round % 2 && (w->res = cuModuleUnload(m)) != CUDA_SUCCESS)
+			w->failed = "cuModuleUnload";
+		else if ((w->res = cuCtxDestroy(ctx)) != CUDA_SUCCESS)
+			w->failed = "cuCtxDestroy";
+	}
+	return NULL;
+}
+
+Test(cuda_api, threads_destroying_contexts_and_modules_at_once)
+{
+	struct churner w[6];
+	pthread_t t[6];
+
+	sc_test_start();
+	for (int i = 0; i < 6; i++) {
+		w[i] = (struct churner){ .rounds = 150 };
+		cr_assert_eq(pthread_create(&t[i], NULL, thread_churn, &w[i]), 0);
+	}
+	for (int i = 0; i < 6; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert_null(w[i].failed, "thread %d: %s returned %d", i, w[i].failed,
+			       (int)w[i].res);
+	}
+}
+
 /* The proxy's pid: the process whose command line names this one as its application. */
 static pid_t find_proxy(pid_t app)
 {
