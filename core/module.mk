@@ -29,4 +29,4 @@ LIB_SRCS += core/job.c core/job_rt.c core/job_save.c core/job_set.c core/job_sha
 # In the shared library only: it defines sigaction() and signal(), which a
 # static link would find twice.
 LIB_SO_SRCS += core/interpose.c core/interpose_inotify.c core/interpose_sysv.c \
-	core/interpose_exit.c
+	core/interpose_exit.c core/interpose_exec.c

@@ -4,6 +4,7 @@ TEST_SRCS := \
 	tests/cli/test_build.c \
 	tests/cli/test_deploy.c \
 	tests/cli/test_inspect.c \
+	tests/cli/test_exec.c \
 	tests/cli/test_instant.c \
 	tests/cli/test_memory.c \
 	tests/cli/test_objects.c \
@@ -106,7 +107,7 @@ $(BUILD)/tests/progs/counter: tests/progs/counter.c
 # and test_objects.c.
 RUN_PROG_NAMES := hashcopy sigblock evtimer shmfile shmcount objects sockets unrestorable procattrs locks timers
 RUN_PROG_NAMES += madvise memfiles guards sysvipc rights manyfds
-RUN_PROG_NAMES += rtdriver tree_sysv sigchld_pending sigowner
+RUN_PROG_NAMES += rtdriver tree_sysv sigchld_pending sigowner execwrite
 test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c
 	$(Q)mkdir -p $(@D)
