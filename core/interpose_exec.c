@@ -123,43 +123,50 @@ static void list_gather(char **argv, const char *arg, size_t n, va_list *ap)
 		argv[i] = va_arg(*ap, char *);
 }
 
+/* How a list form ends: in execv(), in execvp() (a search of PATH), or in execve(). */
+enum list_form { LIST_PATH, LIST_SEARCH, LIST_ENVIRONMENT };
+
+/* @arg and the arguments of @ap as a vector, which lives until the exec returns. */
+static int exec_list(enum list_form form, const char *name, const char *arg, va_list *ap)
+{
+	size_t n = list_length(ap);
+	char *argv[n + 2];
+
+	list_gather(argv, arg, n, ap);
+	if (form == LIST_ENVIRONMENT)
+		return execve(name, argv, va_arg(*ap, char **));
+	return form == LIST_SEARCH ? execvp(name, argv) : execv(name, argv);
+}
+
 SELFCKPT_API int execl(const char *path, const char *arg, ...)
 {
 	va_list ap;
+	int res;
 
 	va_start(ap, arg);
-	size_t n = list_length(&ap);
-	char *argv[n + 2];
-
-	list_gather(argv, arg, n, &ap);
+	res = exec_list(LIST_PATH, path, arg, &ap);
 	va_end(ap);
-	return execv(path, argv);
+	return res;
 }
 
 SELFCKPT_API int execlp(const char *file, const char *arg, ...)
 {
 	va_list ap;
+	int res;
 
 	va_start(ap, arg);
-	size_t n = list_length(&ap);
-	char *argv[n + 2];
-
-	list_gather(argv, arg, n, &ap);
+	res = exec_list(LIST_SEARCH, file, arg, &ap);
 	va_end(ap);
-	return execvp(file, argv);
+	return res;
 }
 
 SELFCKPT_API int execle(const char *path, const char *arg, ...)
 {
 	va_list ap;
-	char **envp;
+	int res;
 
 	va_start(ap, arg);
-	size_t n = list_length(&ap);
-	char *argv[n + 2];
-
-	list_gather(argv, arg, n, &ap);
-	envp = va_arg(ap, char **);
+	res = exec_list(LIST_ENVIRONMENT, path, arg, &ap);
 	va_end(ap);
-	return execve(path, argv, envp);
+	return res;
 }
