@@ -11,7 +11,7 @@ $(BUILD)/bin/selfckpt-inspect: $(INSPECT_OBJS) $(LIB_A)
 	$(call quiet,LD,$@)$(CC) $(SC_LDFLAGS) $(LDFLAGS) -o $@ $^ $(SC_LDLIBS)
 
 # selfckpt-run preloads the shared library: building the tool builds it too.
-RUN_OBJS := $(BUILD)/obj/cli/run.o $(BUILD)/obj/cli/tool.o
+RUN_OBJS := $(BUILD)/obj/cli/run.o $(BUILD)/obj/cli/run_held.o $(BUILD)/obj/cli/tool.o
 
 $(BUILD)/bin/selfckpt-run: $(RUN_OBJS) $(LIB_A) | $(LIB_SO)
 	$(Q)mkdir -p $(@D)

@@ -7,8 +7,9 @@
  * (core/sc_trigger.h; an option beats its variable), checks them and every
  * other SELFCKPT_* variable the program inherits (core/sc_settings.h), puts the
  * library first in LD_PRELOAD and becomes the program with execvp(): the
- * program keeps the tool's pid, its standard streams and its exit status.
- * The library's constructor (core/trigger.c) does the rest. With --resume and
+ * program keeps the tool's pid, its standard streams and its exit status,
+ * with the trigger signals held until the library can take them
+ * (run_held.c). The library's constructor (core/trigger.c) does the rest. With --resume and
  * an image behind DIR/latest, it becomes selfckpt-restore instead. Either way
  * it first removes from DIR the temporary images of checkpoints that were
  * killed midway (format/atomic_replace.c).
@@ -25,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/run_held.h"
 #include "cli/tool.h"
 #include "core/sc_settings.h"
 #include "core/sc_trigger.h"
@@ -42,6 +44,7 @@
 struct run_opts {
 	const char *dir, *interval, *signal, *signal_now, *level, *log_level, *cuda;
 	bool exit_after_save, resume, embed_files, leave_out;
+	int sig_soon, sig_now; /* the trigger signals, once checked */
 };
 
 static int usage(void)
@@ -267,7 +270,7 @@ static int check_cuda(const struct run_opts *o)
 }
 
 /* Check the options' values, and the variables they stand for (put_opts() exported them). */
-static int check_opts(const struct run_opts *o)
+static int check_opts(struct run_opts *o)
 {
 	const char *interval = pick(o->interval, SC_ENV_INTERVAL);
 	const char *soon = pick(o->signal, SC_ENV_SIGNAL), *now = pick(o->signal_now,
@@ -293,6 +296,8 @@ static int check_opts(const struct run_opts *o)
 	if (log_level && !is_log_level(log_level))
 		return sc_tool_usage_error("log level '%s' is none of none, error, warn, info, "
 					   "debug, 0-4", log_level);
+	o->sig_soon = sig_soon;
+	o->sig_now = sig_now;
 	return check_cuda(o);
 }
 
@@ -446,6 +451,7 @@ int main(int argc, char **argv)
 		return SC_EXIT_NOINPUT;
 	if ((ret = export_preload(lib)) >= 0)
 		return ret;
+	sc_run_hold_triggers(argv[optind], o.sig_soon, o.sig_now);
 	execvp(argv[optind], argv + optind);
 	return exec_failed(argv[optind]);
 }

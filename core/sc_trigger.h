@@ -26,6 +26,8 @@
 /* "1": a process of the job the library cannot enter is left out of its checkpoint */
 #define SC_ENV_LEAVE_OUT_ESCAPED "SELFCKPT_LEAVE_OUT_ESCAPED"
 #define SC_ENV_LIBRARY "SELFCKPT_LIBRARY"  /* the library selfckpt-run preloads */
+/* The trigger signals selfckpt-run blocked across its exec, "N[,M]": the library unblocks them */
+#define SC_ENV_HELD_SIGNALS "SELFCKPT_HELD_SIGNALS"
 
 #define SC_TRIGGER_SIGNAL_DEFAULT SIGUSR1
 #define SC_TRIGGER_SIGNAL_NOW_DEFAULT SIGUSR2

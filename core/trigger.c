@@ -486,10 +486,8 @@ static void start_in_child(void)
 	}
 }
 
-/* The settings are read here first: the library's start-up, before the program's main(). */
-__attribute__((constructor)) static void trigger_init(void)
+static void start_triggers(const struct sc_settings *set)
 {
-	const struct sc_settings *set = sc_settings();
 	char soon[SC_SIGNAL_NAME_MAX], now[SC_SIGNAL_NAME_MAX];
 
 	if (!wanted(set) || read_config(set) < 0)
@@ -505,6 +503,40 @@ __attribute__((constructor)) static void trigger_init(void)
 	sc_log(SC_LOG_DEBUG, "checkpoints to '%s' on %s, %s%s", cfg.dir,
 	       sc_signal_name(sc_trigger.sig_soon, soon), sc_signal_name(sc_trigger.sig_now, now),
 	       cfg.interval_ns ? " and on an interval" : "");
+}
+
+/*
+ * The trigger signals selfckpt-run blocked across its exec of the program
+ * (cli/run_held.c), unblocked now that their handlers are in place, or not
+ * to be: one sent meanwhile is taken now, as it would have been. The
+ * variable goes, so that a program this one executes starts as any other.
+ */
+static void release_held_signals(void)
+{
+	const char *held = getenv(SC_ENV_HELD_SIGNALS);
+	sigset_t set;
+	char *end;
+
+	if (!held)
+		return;
+	sigemptyset(&set);
+	for (const char *p = held; *p; p = *end ? end + 1 : end) {
+		long sig = strtol(p, &end, 10);
+
+		if (end == p || (*end && *end != ','))
+			break;
+		if (sig > 0 && sig < NSIG)
+			sigaddset(&set, (int)sig);
+	}
+	unsetenv(SC_ENV_HELD_SIGNALS);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/* The settings are read here first: the library's start-up, before the program's main(). */
+__attribute__((constructor)) static void trigger_init(void)
+{
+	start_triggers(sc_settings());
+	release_held_signals();
 }
 
 void sc_trigger_note_action(int sig, void (*handler)(int))

@@ -209,6 +209,45 @@ Test(run, sigusr2_writes_an_image_and_latest, .timeout = 60)
 	trigger_once(SIGUSR2, NULL);
 }
 
+/* Spin until @pid has executed @prog: its exe names it (the loader has started, the library not yet). */
+static void wait_exec(pid_t pid, const char *prog)
+{
+	char link[64], exe[PATH_MAX], want[PATH_MAX];
+	struct timespec t0;
+	ssize_t n = 0;
+
+	cr_assert_not_null(realpath(prog, want));
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((n = readlink(link, exe, sizeof(exe) - 1)) < 0 || (exe[n] = '\0', strcmp(exe, want)))
+		cr_assert_lt(ms_since(&t0), WAIT_MS, "%s never executed %s", link, want);
+}
+
+/*
+ * A trigger signal sent the moment selfckpt-run has become the program, while
+ * the dynamic loader still maps its libraries and before the library's
+ * constructor installs its handlers, waits for them (selfckpt-run blocks the
+ * trigger signals across its exec): it never takes its default action and
+ * ends the program.
+ */
+Test(run, a_signal_sent_as_the_program_starts_waits_for_the_library, .timeout = 120)
+{
+	for (int round = 0; round < 8; round++) {
+		int sig = round % 2 ? SIGUSR1 : SIGUSR2, status;
+		struct run r;
+
+		run_init(&r);
+		start(&r, NULL, (const char *[]){ "--dir", r.dir, COUNTER(&r, 40) });
+		wait_exec(r.pid, counter_path());
+		cr_assert_eq(kill(r.pid, sig), 0);
+		status = finish(&r);
+		cr_assert_eq(status, 0, "round %d: after %s at its start the program ended with "
+			     "status %d: %s", round, strsignal(sig), status, r.err);
+		check_latest(&r);
+		check_output(&r, 40);
+	}
+}
+
 Test(run, signal_option_beats_its_variable, .timeout = 60)
 {
 	struct run r;
