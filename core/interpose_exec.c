@@ -12,10 +12,11 @@
  *
  * glibc's execv(), execvp(), execl() and the rest reach execve() through
  * names of its own, which a definition of execve() does not interpose: each
- * entry point is defined here. A vfork()ed child (posix_spawn(), a shell's
- * fast path) shares its parent's memory, and sc_checkpoint_wait_idle()
- * returns at once there: the parent's checkpoint is not the child's, and the
- * child must not touch the parent's locks.
+ * entry point is defined here. A child of vfork() that executes a program
+ * shares its parent's memory, and sc_checkpoint_wait_idle() returns at once
+ * there: the parent's checkpoint is not the child's, and the child must not
+ * touch the parent's locks. (posix_spawn() and system() execute through the
+ * C library's own names: their children never come here.)
  *
  * Built into the shared library only, as interpose_exit.c.
  */
