@@ -22,24 +22,15 @@
 #include <unistd.h>
 
 #include "cli/run_held.h"
+#include "core/sc_core.h"
 #include "core/sc_trigger.h"
 
-/* @prog as execvp() would find it, into @path (PATH_MAX bytes); false when none is. */
+/* @prog as execvp() finds it, into @path (PATH_MAX bytes); false when none is. */
 static bool find_program(const char *prog, char *path)
 {
-	const char *dirs = getenv("PATH");
-
 	if (strchr(prog, '/'))
 		return snprintf(path, PATH_MAX, "%s", prog) < PATH_MAX;
-	for (dirs = dirs && *dirs ? dirs : "/bin:/usr/bin"; *dirs;) {
-		size_t len = strcspn(dirs, ":");
-
-		if (snprintf(path, PATH_MAX, "%.*s%s%s", (int)len, dirs, len ? "/" : "",
-			     prog) < PATH_MAX && access(path, X_OK) == 0)
-			return true;
-		dirs += len + (dirs[len] == ':');
-	}
-	return false;
+	return sc_find_on_path(prog, path, PATH_MAX);
 }
 
 /* Does @fd hold a 64-bit ELF program with an interpreter (dynamically linked)? */

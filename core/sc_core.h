@@ -145,6 +145,9 @@ bool sc_nvidia_devices_used(unsigned *fds, unsigned *maps);
 unsigned sc_nvidia_device_maps(void);
 
 /* tool_path.c */
+/** sc_find_on_path() - the first executable @name in a folder of PATH, into @out. */
+bool sc_find_on_path(const char *name, char *out, size_t len);
+
 /**
  * sc_find_tool() - the program @name of selfckpt's: @env, the value of the
  * variable @env_name (core/sc_settings.h; NULL or "" when unset), else next

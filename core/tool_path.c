@@ -36,7 +36,7 @@ static bool next_to(const char *dir, const char *name, char *out, size_t len)
 	return n > 0 && (size_t)n < len && executable(out);
 }
 
-static bool on_path(const char *name, char *out, size_t len)
+bool sc_find_on_path(const char *name, char *out, size_t len)
 {
 	for (const char *p = getenv("PATH"); p && *p;) {
 		const char *end = strchrnul(p, ':');
@@ -71,7 +71,7 @@ int sc_find_tool(const char *name, const char *env_name, const char *env, char *
 	}
 	if ((slash = strrchr(dir, '/')))
 		*slash = '\0';
-	if ((slash && next_to(dir, name, out, len)) || on_path(name, out, len))
+	if ((slash && next_to(dir, name, out, len)) || sc_find_on_path(name, out, len))
 		return 0;
 	return sc_err_quiet(ENOENT, "cannot find %s (in '%s' or its ../bin, or on PATH); set %s",
 			    name, slash ? dir : "?", env_name);
