@@ -420,7 +420,10 @@ static int save_to(const char *path, const struct sc_frozen *fz)
 	sc_writer_free(w);
 	if (err < 0) {
 		sc_atomic_abort(&f);
-		sc_lineage_done(&plan, path, err, 0, 0, 0);
+		if (fz->settings_cached && sc_vmflags_cache_refuted())
+			sc_lineage_again(&plan); /* settings_refuted() takes it again */
+		else
+			sc_lineage_done(&plan, path, err, 0, 0, 0);
 		return err;
 	}
 	t1 = sc_log_seconds();
@@ -537,6 +540,7 @@ static int restarted(void)
 	memory_owner = (pid_t)sc_sys0(SYS_getpid);
 	busy_thread = (pid_t)sc_gettid();
 	sc_lineage_forget(); /* the watch was the saved process's */
+	sc_vmflags_cache_forget(); /* and the settings the last checkpoint saw */
 	err = sc_restart_finish();
 
 	sc_copier_forget();
@@ -659,14 +663,19 @@ static int prepare(struct sc_frozen *fz, unsigned fd_spare)
 }
 
 /*
- * Last before the stop: the process's memory settings (segment_vmflags.c).
+ * Last before the stop: the process's memory settings (segment_vmflags.c),
+ * or, where @may_lend, the last checkpoint's in their place (vmflags_cache.c).
  * The closer to the stop, the fewer can change in between, and nothing of the
  * checkpoint's own is mapped or unmapped after them. On failure what the
  * preparations hold is let go, the copier too.
  */
-static int read_own_settings(struct sc_frozen *fz)
+static int read_own_settings(struct sc_frozen *fz, bool may_lend)
 {
-	int err = sc_vmflags_read_own(SC_VMF_FORK_LOST, &fz->vmflags, &fz->own_flags);
+	int err = may_lend ? sc_vmflags_cache_serve(&fz->vmflags, &fz->own_flags) : 0;
+
+	fz->settings_cached = err == 1;
+	if (err == 0)
+		err = sc_vmflags_read_own(SC_VMF_FORK_LOST, &fz->vmflags, &fz->own_flags);
 
 	if (err < 0) {
 		sc_copier_stop();
@@ -687,6 +696,7 @@ static void drop_instant(struct sc_frozen *fz, bool held)
 		let_go();
 	sc_copier_stop();
 	sc_snapshot_kill(fz->child);
+	sc_snapshot_reaped(); /* its reaper is no thread for the next instant to save */
 	frozen_free(fz);
 	if (hooks.done)
 		hooks.done(-EAGAIN);
@@ -768,7 +778,7 @@ static enum instant_verdict take_again(const struct sc_frozen *fz, unsigned *fd_
  * of prepare(), which left nothing held.
  */
 static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, double t[3],
-			bool *stopped, const struct sc_job_member *job)
+			bool *stopped, const struct sc_job_member *job, bool may_lend)
 {
 	unsigned fd_tries = 0, fd_spare = SC_FDS_SPARE;
 	double queued_since = 0; /* when the first instant found inotify events unread */
@@ -788,7 +798,7 @@ static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, doub
 			sc_log(SC_LOG_DEBUG, "checkpoint: no memory shared with the snapshot: %s",
 			       strerror(-err));
 		t[1] = sc_log_seconds();
-		if ((err = read_own_settings(fz)) < 0)
+		if ((err = read_own_settings(fz, may_lend)) < 0)
 			return err;
 		t[2] = sc_log_seconds();
 		/* the image holds the program's errno, not what the preparations left in it */
@@ -812,6 +822,38 @@ static int take_instant(struct sc_frozen *fz, bool hold, int program_errno, doub
 	}
 }
 
+/*
+ * May the last checkpoint's memory settings stand in for the read of the
+ * process's own (vmflags_cache.c)? Only where the instant can be taken again
+ * on this thread if they prove wrong: not in the background, not for a job or
+ * an exit after.
+ */
+static bool may_lend_settings(bool background, const struct sc_exit_after *ex,
+			      const struct sc_job_member *job)
+{
+	return !background && !ex && !job;
+}
+
+/*
+ * An image given up (@err) because the settings lent were not the instant's:
+ * this checkpoint ends as a failed one does, and the caller takes the instant
+ * again, from the preparations on, with the settings read.
+ */
+static bool settings_refuted(struct sc_frozen *fz, int err)
+{
+	if (!fz->settings_cached || !sc_vmflags_cache_refuted())
+		return false;
+	sc_log(SC_LOG_DEBUG, "checkpoint: the instant is taken again, with this process's own "
+	       "memory settings read");
+	sc_copier_stop();
+	sc_snapshot_kill(fz->child);
+	frozen_free(fz);
+	*fz = (struct sc_frozen){ .child = -1 };
+	if (hooks.done)
+		hooks.done(err); /* what prepare() holds is let go: it runs again */
+	return true;
+}
+
 static int checkpoint(const char *path, bool background, const struct sc_exit_after *ex,
 		      const struct sc_job_member *job)
 {
@@ -819,16 +861,18 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 	int err, program_errno = errno;
 	double t[3] = { 0, 0, 0 }, t2, t3;
 	bool stopped = false; /* the threads were stopped: what follows must undo it */
+	bool may_lend = may_lend_settings(background, ex, job);
 
 	if (!path || !*path)
 		return sc_err(SELFCKPT_EUSAGE, "selfckpt_save() needs a file name");
 	sc_exiting_watch(sc_checkpoint_wait_idle); /* an exit waits for the checkpoint under way */
 	checkpoint_begin();
 	join_writer();
-	sc_snapshot_reaped(); /* the last snapshot's reaper is no thread to save */
 	err = sc_exiting_refuse(path); /* none starts once the program is exiting */
+again:
+	sc_snapshot_reaped(); /* the last snapshot's reaper is no thread to save */
 	if (!err)
-		err = take_instant(&fz, ex != NULL, program_errno, t, &stopped, job);
+		err = take_instant(&fz, ex != NULL, program_errno, t, &stopped, job, may_lend);
 	if (err == 1) {
 		sc_fds_restarted(&fz.fds);
 		sc_shared_forget(&fz.shared); /* its stage was no part of the image: not unmapped */
@@ -857,6 +901,11 @@ static int checkpoint(const char *path, bool background, const struct sc_exit_af
 		sc_job_write_done();
 	}
 	sc_job_noting(NULL);
+	if (err < 0 && settings_refuted(&fz, err)) {
+		may_lend = false;
+		err = 0;
+		goto again;
+	}
 	if (ex && fz.child > 0 && job)
 		end_job_hold(ex, fz.child, err, job);
 	else if (ex && fz.child > 0)

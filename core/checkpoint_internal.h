@@ -32,6 +32,7 @@ struct sc_frozen {
 	struct sc_timers_frozen timers; /* itimers and POSIX timers at the instant */
 	struct sc_vmflags vmflags; /* mappings whose settings a fork loses, read just before */
 	struct sc_vmflags own_flags; /* every mapping's settings, from the same read */
+	bool settings_cached; /* ... or the last checkpoint's, standing in for it */
 	struct sc_sysv_frozen sysv; /* System V objects at the instant */
 	struct sc_unix_flight flight; /* connections queued at its sockets (count 0: none) */
 	/* for the debug log: when the threads had stopped, the instant's state was taken, the clone ended */
@@ -168,6 +169,7 @@ struct sc_vmf_reader {
 	bool *early;                 /* per mapping: its flags were known at the start */
 	size_t n_saved, n_late;      /* mappings saved, and those not known early */
 	double waited;               /* seconds sc_segments_vmflags_wait() waited */
+	uint64_t known_below;        /* under lock: mappings below have their flags */
 	bool flags_done, check_done; /* under lock */
 	int flags_err, check_err;
 	char msg[1024];              /* the first error's message */

@@ -213,6 +213,15 @@ void sc_lineage_done(struct sc_lineage_plan *p, const char *path, int err, uint6
 	p->incremental = false;
 }
 
+void sc_lineage_again(struct sc_lineage_plan *p)
+{
+	ln.leaving = false;
+	if (sc_settings()->incremental)
+		sc_written_carry();
+	sc_parent_free(&p->parent);
+	p->incremental = false;
+}
+
 bool sc_lineage_last_full(void)
 {
 	return ln.last_depth == 0;

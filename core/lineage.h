@@ -57,6 +57,13 @@ void sc_lineage_note_held(uint64_t start, uint64_t end);
 void sc_lineage_done(struct sc_lineage_plan *p, const char *path, int err, uint64_t created_ns,
 		     uint64_t size, uint64_t file_sum);
 
+/**
+ * sc_lineage_again() - the image of @p failed, and its instant is taken again
+ * at once: the last image stays the parent, and the pages written before the
+ * failed instant still count as written (sc_written_carry()). Frees @p.
+ */
+void sc_lineage_again(struct sc_lineage_plan *p);
+
 /** sc_lineage_last_full() - is the last image completed a full one? */
 bool sc_lineage_last_full(void);
 

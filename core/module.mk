@@ -5,7 +5,7 @@ LIB_SRCS += core/version.c core/records.c core/settings.c core/tool_path.c core/
 	core/nvidia_devices.c core/gpu_guard.c
 # memory
 LIB_SRCS += core/maps.c core/pages.c core/segments.c core/segment_vmflags.c core/segment_held.c \
-	core/vmflags.c core/vmflags_rt.c core/proc_status_rt.c core/own_mappings_rt.c core/zero_rt.c core/write_watch.c \
+	core/vmflags.c core/vmflags_cache.c core/vmflags_rt.c core/proc_status_rt.c core/own_mappings_rt.c core/zero_rt.c core/write_watch.c \
 	core/written.c core/written_rt.c core/lineage.c
 # threads, the stop and the snapshot
 LIB_SRCS += core/ctx_rt.c core/thread_rt.c core/stop_rt.c core/pending_rt.c core/hold_rt.c \

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,26 @@ static int flags_of(const struct sc_frozen *fz, const struct sc_vmf_range *s,
 }
 
 /*
+ * A setting the instant had and the image would not: reported, with EAGAIN;
+ * only noted where the settings were the last checkpoint's (vmflags_cache.c),
+ * since the instant is then taken again and the user has nothing to do.
+ */
+static int changed(const struct sc_vmf_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int changed(const struct sc_vmf_reader *r, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (r->fz->settings_cached)
+		return sc_err_quiet(EAGAIN, "%s", msg);
+	return sc_err(EAGAIN, "%s", msg);
+}
+
+/*
  * A mapping of the instant that the snapshot lacks was MADV_DONTFORK then, set
  * after the settings were read: the image would lack its memory. Kernel-provided
  * and device mappings are not saved, and not looked at.
@@ -140,7 +161,7 @@ static int check_none_missing(const struct sc_vmf_reader *r)
 		for (size_t j = k; j < r->n && r->v[j].start <= covered && covered < at[i].end; j++)
 			covered = r->v[j].end;
 		if (covered < at[i].end)
-			err = sc_err(EAGAIN, "the mapping %s at 0x%llx-0x%llx is not in the snapshot: "
+			err = changed(r, "the mapping %s at 0x%llx-0x%llx is not in the snapshot: "
 				     "it was made MADV_DONTFORK after the memory settings were read, "
 				     "so the image would lack its memory and is given up (checkpoint "
 				     "again)", vma_name(&at[i]), (unsigned long long)at[i].start,
@@ -162,7 +183,7 @@ static int check_instant(const struct sc_vmf_reader *r)
 	const struct sc_vmflags *t = &r->fz->vmflags;
 
 	if (t->stale)
-		return sc_err(EAGAIN, "a mapping with a MADV_DONTFORK, MADV_WIPEONFORK or mlock() "
+		return changed(r, "a mapping with a MADV_DONTFORK, MADV_WIPEONFORK or mlock() "
 			      "setting was unmapped or remade while the snapshot was taken: the "
 			      "snapshot may lack its memory, so the image is given up (checkpoint "
 			      "again)");
@@ -171,7 +192,7 @@ static int check_instant(const struct sc_vmf_reader *r)
 			      "instant: nothing shows which memory was locked then, so the image is "
 			      "given up");
 	if (t->locked_kb_frozen != t->locked_kb)
-		return sc_err(EAGAIN, "memory was locked or unlocked (mlock()) while the snapshot "
+		return changed(r, "memory was locked or unlocked (mlock()) while the snapshot "
 			      "was taken (VmLck %ld KiB as the settings were read, %ld KiB at the "
 			      "instant): the image would not hold the locks the instant had, so it "
 			      "is given up (checkpoint again)", t->locked_kb, t->locked_kb_frozen);
@@ -184,40 +205,83 @@ int sc_segments_split(const struct sc_frozen *fz, struct sc_vma **v, size_t *n)
 }
 
 /*
- * The snapshot's flags of each saved mapping: given to a late one, and
- * checked against what an early one was given (nothing else writes them).
+ * Mapping @i takes its flags from the snapshot's settings @s: given to a late
+ * one, checked against what an early one was given (nothing else writes them).
  */
+static int take_snapshot_flags(struct sc_vmf_reader *r, size_t i, const struct sc_vmf_range *s)
+{
+	struct sc_vma *v = &r->v[i];
+	uint32_t flags;
+	int err;
+
+	if ((s->bits & SC_VMF_WIPEONFORK) && !(s->bits & SC_VMF_DROPPABLE))
+		/* not made to fork whole, so not listed; droppable memory may go anyway */
+		return changed(r, "the mapping %s at 0x%llx-0x%llx is empty in the snapshot: it was "
+			       "made MADV_WIPEONFORK after the memory settings were read, so the "
+			       "image would lack its memory and is given up (checkpoint again)",
+			       vma_name(v), (unsigned long long)v->start, (unsigned long long)v->end);
+	if ((err = flags_of(r->fz, s, v, &flags)) < 0)
+		return err;
+	if (!r->early[i])
+		v->vmflags = flags;
+	else if (flags != v->vmflags)
+		return changed(r, "the memory settings of the mapping %s at 0x%llx-0x%llx changed "
+			       "while the snapshot was taken: the image would not hold them, so it "
+			       "is given up (checkpoint again)", vma_name(v),
+			       (unsigned long long)v->start, (unsigned long long)v->end);
+	return 0;
+}
+
+static int no_snapshot_flags(const struct sc_vma *v)
+{
+	return sc_err(EPROTO, "the snapshot's smaps has no VmFlags for the mapping %s at 0x%llx",
+		      vma_name(v), (unsigned long long)v->start);
+}
+
+/* Where the snapshot's smaps is read up to. */
+struct snapshot_walk {
+	struct sc_vmf_reader *r;
+	size_t next; /* the first mapping not given its flags yet */
+};
+
+/*
+ * One mapping of the snapshot's smaps, as it is read: the saved mappings that
+ * start in it take its flags, and a record waiting for one of them may go on
+ * (sc_segments_vmflags_wait()): a late mapping low in memory need not wait
+ * for the page tables of every mapping above it to be walked.
+ */
+static int snapshot_mapping(const struct sc_vmf_range *s, void *arg)
+{
+	struct snapshot_walk *w = arg;
+	struct sc_vmf_reader *r = w->r;
+	int err = 0;
+
+	for (; !err && w->next < r->n && r->v[w->next].start < s->end; w->next++) {
+		if (!sc_vma_saved(&r->v[w->next]))
+			continue;
+		if (r->v[w->next].start < s->start)
+			err = no_snapshot_flags(&r->v[w->next]);
+		else
+			err = take_snapshot_flags(r, w->next, s);
+	}
+	if (!err) {
+		pthread_mutex_lock(&r->lock);
+		r->known_below = s->end;
+		pthread_cond_broadcast(&r->changed);
+		pthread_mutex_unlock(&r->lock);
+	}
+	return err;
+}
+
+/* The snapshot's flags of each saved mapping, read as the kernel walks its page tables. */
 static int snapshot_flags(struct sc_vmf_reader *r)
 {
-	struct sc_vmflags snap;
-	int err = sc_vmflags_read(r->fz->child, ~0u, &snap);
+	struct snapshot_walk w = { .r = r, .next = 0 };
+	int err = sc_vmflags_stream(r->fz->child, snapshot_mapping, &w);
 
-	for (size_t i = 0; i < r->n && !err; i++) {
-		struct sc_vma *v = &r->v[i];
-		const struct sc_vmf_range *s = sc_vmflags_find(&snap, v->start);
-		uint32_t flags;
-
-		if (!sc_vma_saved(v))
-			continue;
-		if (!s)
-			err = sc_err(EPROTO, "the snapshot's smaps has no VmFlags for the mapping %s "
-				     "at 0x%llx", vma_name(v), (unsigned long long)v->start);
-		else if ((s->bits & SC_VMF_WIPEONFORK) && !(s->bits & SC_VMF_DROPPABLE))
-			/* not made to fork whole, so not listed; droppable memory may go anyway */
-			err = sc_err(EAGAIN, "the mapping %s at 0x%llx-0x%llx is empty in the "
-				     "snapshot: it was made MADV_WIPEONFORK after the memory settings "
-				     "were read, so the image would lack its memory and is given up "
-				     "(checkpoint again)", vma_name(v), (unsigned long long)v->start,
-				     (unsigned long long)v->end);
-		else if (!(err = flags_of(r->fz, s, v, &flags)) && !r->early[i])
-			v->vmflags = flags;
-		else if (!err && flags != v->vmflags)
-			err = sc_err(EAGAIN, "the memory settings of the mapping %s at 0x%llx-0x%llx "
-				     "changed while the snapshot was taken: the image would not hold "
-				     "them, so it is given up (checkpoint again)", vma_name(v),
-				     (unsigned long long)v->start, (unsigned long long)v->end);
-	}
-	sc_vmflags_free(&snap);
+	for (; !err && w.next < r->n; w.next++)
+		if (sc_vma_saved(&r->v[w.next]))
+			err = no_snapshot_flags(&r->v[w.next]);
 	return err;
 }
 
@@ -238,6 +302,9 @@ static int early_flags(struct sc_vmf_reader *r)
 		const struct sc_vmf_range *own = sc_vmflags_find(&r->fz->own_flags, v->start);
 
 		if (!sc_vma_saved(v) || !own)
+			continue;
+		/* the last checkpoint's lend only to the very same range: others are late */
+		if (r->fz->settings_cached && (own->start != v->start || own->end != v->end))
 			continue;
 		err = flags_of(r->fz, own, v, &v->vmflags);
 		r->early[i] = !err;
@@ -264,22 +331,39 @@ static void publish(struct sc_vmf_reader *r, bool *done, int *result, int err)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/*
+ * A check's verdict on settings the last checkpoint lent (vmflags_cache.c):
+ * one that found them changed refutes them, and the instant is taken again;
+ * settings that passed every check are kept for the next checkpoint.
+ */
+static int lent_settings(const struct sc_vmf_reader *r, int err)
+{
+	if (err == -EAGAIN && r->fz->settings_cached) {
+		sc_log(SC_LOG_DEBUG, "checkpoint: %s", selfckpt_last_error());
+		sc_vmflags_cache_refute();
+	}
+	return err;
+}
+
 static void *settings_main(void *arg)
 {
 	struct sc_vmf_reader *r = arg;
 	double t0 = sc_log_seconds(), t1;
-	int err = snapshot_flags(r);
+	int err = lent_settings(r, snapshot_flags(r));
 
 	if (!err)
 		err = sc_segments_held_check(r->o, r->v, r->n);
 	publish(r, &r->flags_done, &r->flags_err, err);
 	t1 = sc_log_seconds();
 	if (!err)
-		err = check_instant(r);
-	sc_log(SC_LOG_DEBUG, "checkpoint: the memory flags of %zu mappings known before the "
-	       "stop, of %zu after it; the snapshot's read in %.3f s, the settings checked in "
-	       "%.3f s, beside the memory's reading", r->n_saved - r->n_late, r->n_late, t1 - t0,
-	       sc_log_seconds() - t1);
+		err = lent_settings(r, check_instant(r));
+	if (!err)
+		sc_vmflags_cache_keep(r->v, r->n);
+	sc_log(SC_LOG_DEBUG, "checkpoint: the memory flags of %zu mappings known %s, of %zu "
+	       "after the stop; the snapshot's read in %.3f s, the settings checked in %.3f s, "
+	       "beside the memory's reading", r->n_saved - r->n_late,
+	       r->fz->settings_cached ? "from the last checkpoint" : "before the stop", r->n_late,
+	       t1 - t0, sc_log_seconds() - t1);
 	publish(r, &r->check_done, &r->check_err, err);
 	return NULL;
 }
@@ -320,7 +404,7 @@ int sc_segments_vmflags_wait(struct sc_vmf_reader *r, const struct sc_vma *v)
 		return 0;
 	t0 = sc_log_seconds();
 	pthread_mutex_lock(&r->lock);
-	while (!r->flags_done)
+	while (!r->flags_done && r->known_below <= v->start)
 		pthread_cond_wait(&r->changed, &r->lock);
 	err = r->flags_err;
 	pthread_mutex_unlock(&r->lock);

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +268,65 @@ int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out)
 	return read_tables(pid, keep, out, NULL);
 }
 
+/*
+ * Reads shorter than a mapping's block (about 1.3 KiB): the kernel walks a
+ * mapping's page tables as it makes the block, and makes no further one once
+ * it holds as many bytes as were asked for, so that each block is handed on
+ * as soon as its own walk is done, not after the next mapping's. A line is at
+ * most a path and its maps fields.
+ */
+#define STREAM_READ 512
+#define STREAM_LINE (PATH_MAX + 256)
+
+/* One line of smaps: a mapping's first line starts @cur, its VmFlags line ends it. */
+static int stream_line(const char *line, struct sc_vmf_range *cur,
+		       int (*each)(const struct sc_vmf_range *r, void *arg), void *arg)
+{
+	if (parse_range(line, &cur->start, &cur->end) == 0) {
+		cur->bits = cur->bad = 0;
+		return 0;
+	}
+	if (strncmp(line, "VmFlags:", 8))
+		return 0;
+	parse_flags(line + 8, cur);
+	return each(cur, arg);
+}
+
+int sc_vmflags_stream(pid_t pid, int (*each)(const struct sc_vmf_range *r, void *arg), void *arg)
+{
+	char path[64], buf[STREAM_LINE + STREAM_READ + 1], *line, *nl;
+	struct sc_vmf_range cur = { 0 };
+	size_t have = 0;
+	int fd, err = 0;
+	ssize_t k;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return sc_err(errno, "cannot read '%s': %s", path, strerror(errno));
+	while (!err && (k = read(fd, buf + have, STREAM_READ)) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			err = sc_err(errno, "cannot read '%s': %s", path, strerror(errno));
+			break;
+		}
+		have += (size_t)k;
+		buf[have] = '\0';
+		for (line = buf; !err && (nl = memchr(line, '\n', have - (size_t)(line - buf)));
+		     line = nl + 1) {
+			*nl = '\0';
+			err = stream_line(line, &cur, each, arg);
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (!err && have > STREAM_LINE)
+			err = sc_err(EPROTO, "'%s' holds a line longer than %d bytes", path,
+				     STREAM_LINE);
+	}
+	close(fd);
+	return err;
+}
+
 /* Lines in /proc/self/maps (one a mapping), and its length; a read of it walks no page. */
 static int count_own_maps(size_t *lines, size_t *len)
 {
@@ -303,7 +363,8 @@ static int reserve(struct sc_vmflags *v, size_t n)
  */
 #define SPARE_RANGES 256 /* mappings made between the count and the read */
 
-int sc_vmflags_read_own(uint32_t keep, struct sc_vmflags *out, struct sc_vmflags *all)
+/* The room both tables and the freeze's maps take, mapped now (see above). */
+static int make_room(struct sc_vmflags *out, struct sc_vmflags *all, size_t more)
 {
 	size_t lines, len;
 	int err = count_own_maps(&lines, &len);
@@ -319,12 +380,40 @@ int sc_vmflags_read_own(uint32_t keep, struct sc_vmflags *out, struct sc_vmflags
 		return sc_err(ENOMEM, "out of memory for the memory map of the freeze");
 	}
 	if ((err = reserve(out, lines + SPARE_RANGES)) < 0 ||
-	    (err = reserve(all, lines + SPARE_RANGES)) < 0) {
+	    (err = reserve(all, lines + more + SPARE_RANGES)) < 0) {
 		sc_vmflags_free(out);
 		sc_vmflags_free(all);
 		return err;
 	}
-	return read_tables(0, keep, out, all);
+	return 0;
+}
+
+int sc_vmflags_read_own(uint32_t keep, struct sc_vmflags *out, struct sc_vmflags *all)
+{
+	int err = make_room(out, all, 0);
+
+	return err < 0 ? err : read_tables(0, keep, out, all);
+}
+
+int sc_vmflags_own_from(const struct sc_vmflags *from, long locked_kb, struct sc_vmflags *out,
+			struct sc_vmflags *all)
+{
+	int err = make_room(out, all, from->n);
+
+	for (size_t i = 0; !err && i < from->n; i++)
+		err = add_range(all, &from->r[i]);
+	if (err < 0) {
+		sc_vmflags_free(out);
+		sc_vmflags_free(all);
+		return err;
+	}
+	out->locked_kb = locked_kb;
+	return 0;
+}
+
+int sc_vmflags_add(struct sc_vmflags *v, const struct sc_vmf_range *r)
+{
+	return add_range(v, r);
 }
 
 void sc_vmflags_free(struct sc_vmflags *v)

@@ -22,6 +22,7 @@
 #ifndef SC_VMFLAGS_H
 #define SC_VMFLAGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -64,15 +65,50 @@ struct sc_vmflags {
  */
 int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out);
 /**
+ * sc_vmflags_stream() - the settings of every mapping of process @pid, each
+ * handed to @each as soon as smaps shows it, in address order; the first
+ * error of @each ends the read and is returned. 0 or a negative error.
+ */
+int sc_vmflags_stream(pid_t pid, int (*each)(const struct sc_vmf_range *r, void *arg), void *arg);
+/**
  * sc_vmflags_read_own() - as sc_vmflags_read() of this process, and, from the
  * same read, every mapping into @all (no room for the maps). 0 or an error
  * (reported), with neither table kept.
  */
 int sc_vmflags_read_own(uint32_t keep, struct sc_vmflags *out, struct sc_vmflags *all);
+/**
+ * sc_vmflags_own_from() - as sc_vmflags_read_own(), with no smaps read: @all
+ * lists the ranges of @from, @out none, with VmLck @locked_kb; @from must
+ * hold no setting a fork loses (vmflags_cache.c says when that is sound).
+ */
+int sc_vmflags_own_from(const struct sc_vmflags *from, long locked_kb, struct sc_vmflags *out,
+			struct sc_vmflags *all);
+/** sc_vmflags_add() - append @r to @v (in address order), in mapped memory. 0 or -ENOMEM (reported). */
+int sc_vmflags_add(struct sc_vmflags *v, const struct sc_vmf_range *r);
 void sc_vmflags_free(struct sc_vmflags *v);
 
 /** sc_vmflags_find() - the range holding @addr, or NULL. */
 const struct sc_vmf_range *sc_vmflags_find(const struct sc_vmflags *v, uint64_t addr);
+
+/* vmflags_cache.c: the last checkpoint's settings, in place of a read (it says when) */
+/**
+ * sc_vmflags_cache_serve() - as sc_vmflags_read_own(SC_VMF_FORK_LOST), from
+ * the last checkpoint's settings, where they may stand in for the read.
+ * Return: 1 (served), 0 (read smaps), or a negative error (reported).
+ */
+int sc_vmflags_cache_serve(struct sc_vmflags *out, struct sc_vmflags *all);
+struct sc_vma;
+/**
+ * sc_vmflags_cache_keep() - the settings of the @n mappings @v (those an image
+ * holds) as a snapshot vouched for them, for the next checkpoint.
+ */
+void sc_vmflags_cache_keep(const struct sc_vma *v, size_t n);
+/** sc_vmflags_cache_refute() - they were not the instant's: never served again. */
+void sc_vmflags_cache_refute(void);
+/** sc_vmflags_cache_refuted() - did the checkpoint under way refute them? */
+bool sc_vmflags_cache_refuted(void);
+/** sc_vmflags_cache_forget() - a restarted process starts with none. */
+void sc_vmflags_cache_forget(void);
 
 /* vmflags_rt.c: raw, while every other thread is stopped */
 /**

@@ -29,6 +29,8 @@ static struct {
 	bool taken;                 /* the scan ran at this checkpoint's instant */
 	struct sc_wrange *vouched;  /* the ranges scanned at the last instant kept */
 	uint32_t n_vouched, cap_vouched;
+	struct sc_wrange *carried;  /* written since it, before an instant taken again */
+	uint64_t n_carried;
 } wt = { .uffd = -1, .scan = { .pagemap = -1 } };
 
 /* Runs the late scan makes room for: the few pages the checkpointing thread writes. */
@@ -246,7 +248,8 @@ bool sc_wrange_find(const struct sc_wrange *r, uint64_t n, uint64_t a, uint64_t 
 uint64_t sc_written_clean_run(uint64_t addr, uint64_t end, bool *clean)
 {
 	const struct sc_written_scan *s = &wt.scan;
-	uint64_t e1 = UINT64_MAX, e2 = UINT64_MAX, e3 = UINT64_MAX, e4 = UINT64_MAX, edge;
+	uint64_t e1 = UINT64_MAX, e2 = UINT64_MAX, e3 = UINT64_MAX, e4 = UINT64_MAX;
+	uint64_t e5 = UINT64_MAX, edge;
 
 	*clean = false;
 	if (!wt.taken || addr >= end)
@@ -255,12 +258,14 @@ uint64_t sc_written_clean_run(uint64_t addr, uint64_t end, bool *clean)
 	bool scanned = sc_wrange_find(s->scanned, s->n_scanned, addr, &e2);
 	bool written = sc_wrange_find(s->written, s->n_written, addr, &e3);
 	bool late = sc_wrange_find(s->late, s->n_late, addr, &e4);
+	bool carried = sc_wrange_find(wt.carried, wt.n_carried, addr, &e5);
 
-	*clean = vouched && scanned && !written && !late;
-	/* the answer holds up to the nearest edge of the four */
+	*clean = vouched && scanned && !written && !late && !carried;
+	/* the answer holds up to the nearest edge of the five */
 	edge = e1 < e2 ? e1 : e2;
 	edge = edge < e3 ? edge : e3;
 	edge = edge < e4 ? edge : e4;
+	edge = edge < e5 ? edge : e5;
 	return (edge < end ? edge : end) - addr;
 }
 
@@ -274,6 +279,7 @@ void sc_written_settle(bool kept)
 	const struct sc_written_scan *s = &wt.scan;
 
 	wt.n_vouched = 0;
+	wt.n_carried = 0;
 	if (kept && wt.taken && s->n_scanned) {
 		if (s->n_scanned > wt.cap_vouched) {
 			if (grow((void **)&wt.vouched, s->n_scanned, sizeof(*wt.vouched)) < 0)
@@ -284,6 +290,95 @@ void sc_written_settle(bool kept)
 		wt.n_vouched = s->n_scanned;
 	}
 	wt.taken = false;
+}
+
+/* [a, b) and [c, d) (sorted, disjoint) merged into @out: their union, sorted, disjoint. */
+static uint64_t ranges_union(const struct sc_wrange *a, uint64_t na, const struct sc_wrange *b,
+			     uint64_t nb, struct sc_wrange *out)
+{
+	uint64_t i = 0, j = 0, n = 0;
+
+	while (i < na || j < nb) {
+		struct sc_wrange r = j >= nb || (i < na && a[i].start <= b[j].start) ? a[i++] : b[j++];
+
+		if (n && r.start <= out[n - 1].end) {
+			if (r.end > out[n - 1].end)
+				out[n - 1].end = r.end;
+		} else {
+			out[n++] = r;
+		}
+	}
+	return n;
+}
+
+/* The parts of @a (sorted, disjoint) that @b covers too, into @out (room for @na + @nb). */
+static uint64_t ranges_within(const struct sc_wrange *a, uint64_t na, const struct sc_wrange *b,
+			      uint64_t nb, struct sc_wrange *out)
+{
+	uint64_t n = 0, j = 0;
+
+	for (uint64_t i = 0; i < na; i++) {
+		while (j < nb && b[j].end <= a[i].start)
+			j++;
+		for (uint64_t k = j; k < nb && b[k].start < a[i].end; k++)
+			out[n++] = (struct sc_wrange){ a[i].start > b[k].start ? a[i].start : b[k].start,
+						       a[i].end < b[k].end ? a[i].end : b[k].end };
+	}
+	return n;
+}
+
+/* wt.vouched cut down to what @scanned covers too. Return: false where there is no room. */
+static bool vouch_within(const struct sc_wrange *scanned, uint64_t n)
+{
+	struct sc_wrange *out = malloc((wt.n_vouched + n + 1) * sizeof(*out));
+	uint64_t k;
+
+	if (!out)
+		return false;
+	k = ranges_within(wt.vouched, wt.n_vouched, scanned, n, out);
+	free(wt.vouched);
+	wt.vouched = out;
+	wt.cap_vouched = (uint32_t)(wt.n_vouched + n + 1);
+	wt.n_vouched = (uint32_t)k;
+	return true;
+}
+
+/*
+ * Two lists made one: @extra's @n ranges into wt.carried. Return: false
+ * where there is no room (then nothing is vouched for).
+ */
+static bool carry_more(const struct sc_wrange *extra, uint64_t n)
+{
+	struct sc_wrange *out = malloc((wt.n_carried + n + 1) * sizeof(*out));
+
+	if (!out)
+		return false;
+	wt.n_carried = ranges_union(wt.carried, wt.n_carried, extra, n, out);
+	free(wt.carried);
+	wt.carried = out;
+	return true;
+}
+
+void sc_written_carry(void)
+{
+	const struct sc_written_scan *s = &wt.scan;
+
+	if (!wt.taken) {
+		sc_written_settle(false);
+		return;
+	}
+	wt.taken = false;
+	/*
+	 * Clean at the next instant: vouched for at the last one kept, scanned
+	 * at this one and that one, written at neither nor in between.
+	 */
+	if (!vouch_within(s->scanned, s->n_scanned) || !carry_more(s->written, s->n_written) ||
+	    !carry_more(s->late, s->n_late)) {
+		sc_log(SC_LOG_INFO, "checkpoint: out of memory keeping the pages written: the "
+		       "next image is full");
+		wt.n_vouched = 0;
+		wt.n_carried = 0;
+	}
 }
 
 void sc_written_forget(void)

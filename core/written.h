@@ -95,6 +95,13 @@ uint64_t sc_written_clean_run(uint64_t addr, uint64_t end, bool *clean);
  */
 void sc_written_settle(bool kept);
 
+/**
+ * sc_written_carry() - the image failed and its instant is taken again at
+ * once: the pages written before it count as written at the next instant,
+ * so that the image taken then may still leave the rest to the last one kept.
+ */
+void sc_written_carry(void);
+
 /** sc_written_forget() - a restarted process: nothing is known, the descriptors are not ours. */
 void sc_written_forget(void);
 
