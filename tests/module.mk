@@ -30,7 +30,7 @@ TEST_SRCS := \
 	tests/core/test_pages.c \
 	tests/core/test_written.c \
 	tests/core/chain_harness.c \
-	tests/core/test_incremental.c \
+	tests/core/test_incremental.c tests/core/test_lent_settings.c \
 	tests/core/test_merge.c \
 	tests/core/test_background.c \
 	tests/core/test_restored_process.c \
@@ -217,7 +217,7 @@ fuzz: fuzz-build
 # Round-trip test programs (tests/progs/, run by tests/core/test_roundtrip*.c): each is its own
 # process that checkpoints itself, linked with the static library. Like every checkpointed
 # process they come from the plain build (test-processes, PLAIN_BUILD in the Makefile).
-PROG_NAMES := badsave blocked churn clock dlopen failsave fdrace files growth heap lineage mapfile mappings procstate signals \
+PROG_NAMES := advised badsave blocked churn clock dlopen failsave fdrace files growth heap lineage mapfile mappings procstate signals \
 	threads tlsmisc
 
 test-progs: $(PROG_NAMES:%=$(BUILD)/tests/progs/%)
