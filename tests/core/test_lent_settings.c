@@ -52,6 +52,8 @@ Test(roundtrip, settings_changed_since_the_last_checkpoint_take_the_instant_agai
 		  strstr(saved.err, "known from the last checkpoint"),
 		  "the settings were not lent: %s", saved.err);
 	cr_assert(strstr(saved.err, "the instant is taken again"), "%s", saved.err);
+	cr_assert(!strstr(saved.err, "error:"), "a change the checkpoint took again was reported "
+		  "as an error: %s", saved.err);
 	cr_assert(!incremental(image(0)), "the first image must be full");
 	cr_assert(incremental(image(1)), "the image taken again must still be incremental");
 	expect_no_temporary();

@@ -8,7 +8,10 @@
  * naming it, rather than record settings the instant did not have. A
  * mapping made MADV_DONTFORK or MADV_WIPEONFORK after the read, or locks
  * taken after it, are found from the instant and a real fork standing in for
- * the snapshot: the image would lack memory or locks, and is given up.
+ * the snapshot: the image would lack memory or locks, and is given up. The
+ * settings a checkpoint vouched for stand in for the next one's read, unless
+ * they hold a setting a fork loses or memory is locked; found changed, they
+ * give the image up without a word and are never lent again.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -32,6 +35,25 @@ static char *map_pages(int advice)
 		       0);
 
 	cr_assert_neq(p, MAP_FAILED);
+	p[0] = 1;
+	if (advice >= 0)
+		cr_assert_eq(madvise(p, 4 * page, advice), 0);
+	return p;
+}
+
+/*
+ * Four pages between two inaccessible ones: a mapping that joins no
+ * neighbour, whatever its settings (a hole could be mapped meanwhile).
+ */
+static char *map_isolated(int advice)
+{
+	char *p = mmap(NULL, 6 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+
+	cr_assert_neq(p, MAP_FAILED);
+	cr_assert_eq(mprotect(p, page, PROT_NONE), 0);
+	cr_assert_eq(mprotect(p + 5 * page, page, PROT_NONE), 0);
+	p += page;
 	p[0] = 1;
 	if (advice >= 0)
 		cr_assert_eq(madvise(p, 4 * page, advice), 0);
@@ -162,6 +184,96 @@ Test(segment_vmflags, settings_changed_after_the_read_before_the_stop_give_the_i
 	cr_assert(strstr(selfckpt_last_error(), "changed while the snapshot was taken"),
 		  "the refusal says: %s", selfckpt_last_error());
 	finish(&t);
+}
+
+/*
+ * The settings the last checkpoint vouched for, in place of the read before
+ * the stop (vmflags_cache.c): a first checkpoint of the mapping at @p keeps
+ * them, and the next is lent them. Return: what serving them gave (1: lent).
+ */
+static int lend_after_first(struct run *t, char *p)
+{
+	int served;
+
+	read_own(&t->fz);
+	start(t, p);
+	cr_assert_eq(sc_segments_vmflags_end(&t->r), 0, "%s", selfckpt_last_error());
+	finish(t);
+	memset(&t->fz, 0, sizeof(t->fz));
+	served = sc_vmflags_cache_serve(&t->fz.vmflags, &t->fz.own_flags);
+	t->fz.settings_cached = served == 1;
+	t->fz.child = getpid();
+	return served;
+}
+
+Test(segment_vmflags, settings_the_last_checkpoint_vouched_for_stand_in_for_the_read)
+{
+	struct run t;
+	char *p;
+
+	page = sysconf(_SC_PAGESIZE);
+	p = map_isolated(MADV_DONTDUMP);
+	cr_assert_eq(lend_after_first(&t, p), 1, "the last checkpoint's settings were not lent");
+	cr_assert_eq(t.fz.vmflags.n, 0, "a mapping is made to fork whole");
+	cr_assert_eq(t.fz.vmflags.locked_kb, 0);
+	start(&t, p);
+	cr_assert(t.r.early[vma_at(t.v, t.n, p) - t.v], "the mapping is not known early");
+	cr_assert(vma_at(t.v, t.n, p)->vmflags & SC_VMF_DONTDUMP);
+	cr_assert_eq(sc_segments_vmflags_end(&t.r), 0, "%s", selfckpt_last_error());
+	cr_assert(!sc_vmflags_cache_refuted());
+	finish(&t);
+	sc_vmflags_cache_forget();
+}
+
+Test(segment_vmflags, lent_settings_found_changed_give_the_image_up_and_are_never_lent_again)
+{
+	struct sc_vmflags out, all;
+	struct run t;
+	char *p;
+	int err;
+
+	page = sysconf(_SC_PAGESIZE);
+	p = map_isolated(-1);
+	cr_assert_eq(lend_after_first(&t, p), 1, "the last checkpoint's settings were not lent");
+	/* a madvise() over the whole mapping since: nothing but smaps shows it */
+	cr_assert_eq(madvise(p, 4 * page, MADV_DONTDUMP), 0);
+	start(&t, p);
+	err = sc_segments_vmflags_end(&t.r);
+	cr_assert_eq(err, -EAGAIN, "the image was kept (%d)", err);
+	cr_assert(strstr(selfckpt_last_error(), "changed while the snapshot was taken"),
+		  "the refusal says: %s", selfckpt_last_error());
+	cr_assert(sc_vmflags_cache_refuted(), "the checkpoint would not be taken again");
+	finish(&t);
+	cr_assert_eq(sc_vmflags_cache_serve(&out, &all), 0, "refuted settings were lent again");
+	sc_vmflags_cache_forget();
+}
+
+/* Settings a fork loses, or memory locked now, are never lent: the checkpoint reads its own. */
+Test(segment_vmflags, settings_a_fork_loses_and_locks_are_not_lent)
+{
+	struct sc_vmflags out, all;
+	struct sc_vma *v, kept;
+	size_t n;
+	char *p;
+
+	page = sysconf(_SC_PAGESIZE);
+	p = map_isolated(-1);
+	cr_assert_eq(sc_maps_read(0, &v, &n), 0);
+	kept = *vma_at(v, n, p);
+	kept.vmflags = SC_VMF_KNOWN | SC_VMF_MAYWRITE;
+	sc_vmflags_cache_keep(&kept, 1);
+	cr_assert_eq(sc_vmflags_cache_serve(&out, &all), 1, "plain settings were not lent");
+	sc_vmflags_free(&out);
+	sc_vmflags_free(&all);
+	cr_assert_eq(mlock(p, page), 0);
+	cr_assert_eq(sc_vmflags_cache_serve(&out, &all), 0, "settings were lent with memory locked");
+	cr_assert_eq(munlock(p, page), 0);
+	kept.vmflags |= SC_VMF_WIPEONFORK;
+	sc_vmflags_cache_keep(&kept, 1);
+	cr_assert_eq(sc_vmflags_cache_serve(&out, &all), 0,
+		     "a MADV_WIPEONFORK mapping's settings were lent");
+	sc_maps_free(v, n);
+	sc_vmflags_cache_forget();
 }
 
 /*
