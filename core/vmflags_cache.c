@@ -86,6 +86,7 @@ bool sc_vmflags_cache_refuted(void)
 
 void sc_vmflags_cache_forget(void)
 {
-	sc_vmflags_free(&cache.last);
+	/* emptied, not unmapped: its memory is part of the process the image gave back */
+	cache.last.n = 0;
 	cache.refuted = cache.refuted_now = false;
 }
