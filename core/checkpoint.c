@@ -97,6 +97,7 @@ static void child_after_fork(void)
 	busy_depth = 0;
 	writer_joinable = false; /* the parent's thread, not this process's */
 	memory_owner = (pid_t)sc_sys0(SYS_getpid);
+	sc_vmflags_cache_forget(); /* the parent's settings, which a fork does not all copy */
 }
 
 __attribute__((constructor)) static void checkpoint_init(void)
