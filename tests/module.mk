@@ -112,6 +112,8 @@ test-progs: $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%)
 $(RUN_PROG_NAMES:%=$(BUILD)/tests/progs/%): $(BUILD)/tests/progs/%: tests/progs/%.c
 	$(Q)mkdir -p $(@D)
 	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) -Wall -Wextra $(CFLAGS) -o $@ $< -lpthread -lrt
+# the programs that print their mappings' settings share how they read them
+$(BUILD)/tests/progs/madvise $(BUILD)/tests/progs/advised: tests/progs/smaps_settings.h
 
 # tests/cli/test_deploy.c: the sandbox that makes each setting, and a program with or without
 # threads; both know nothing of selfckpt.

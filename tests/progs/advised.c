@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "smaps_settings.h"
+
 #define PAGES 4
 
 struct area {
@@ -60,32 +62,10 @@ static int holds(const struct area *a, int round)
 	return 1;
 }
 
-/* The settings of the mapping that starts at @addr, among those shown, into @out. */
+/* The settings of the mapping holding @addr, among those shown, into @out. */
 static void settings(const void *addr, char *out, size_t size)
 {
-	FILE *f = fopen("/proc/self/smaps", "r");
-	unsigned long start = 0, end = 0;
-	char line[1024];
-	int inside = 0;
-
-	snprintf(out, size, "not found");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' '))
-			inside = start == (unsigned long)addr;
-		if (!inside || strncmp(line, "VmFlags:", 8))
-			continue;
-		out[0] = '\0';
-		for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
-			char tok[5];
-
-			snprintf(tok, sizeof(tok), " %s", shown[i]);
-			if (strstr(line + 8, tok) && strlen(out) + 4 < size)
-				strcat(strcat(out, " "), shown[i]);
-		}
-		break;
-	}
-	if (f)
-		fclose(f);
+	smaps_settings(addr, shown, sizeof(shown) / sizeof(shown[0]), out, size);
 }
 
 static int save(const char *dir, int k)

@@ -25,6 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "smaps_settings.h"
+
 #ifndef MAP_DROPPABLE
 #define MAP_DROPPABLE 0x08
 #endif
@@ -66,29 +68,7 @@ static const char *const shown[] = { "nr", "lo", "lf", "dc", "wf", "dd", "hg", "
 /* The settings of the mapping holding @addr, among those shown, into @out. */
 static void settings(const void *addr, char *out, size_t size)
 {
-	FILE *f = fopen("/proc/self/smaps", "r");
-	unsigned long start = 0, end = 0, a = (unsigned long)addr;
-	char line[1024];
-	int inside = 0;
-
-	snprintf(out, size, "not found");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' '))
-			inside = start <= a && a < end;
-		if (!inside || strncmp(line, "VmFlags:", 8))
-			continue;
-		out[0] = '\0';
-		for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
-			char tok[5];
-
-			snprintf(tok, sizeof(tok), " %s", shown[i]);
-			if (strstr(line + 8, tok) && strlen(out) + 4 < size)
-				strcat(strcat(out, " "), shown[i]);
-		}
-		break;
-	}
-	if (f)
-		fclose(f);
+	smaps_settings(addr, shown, sizeof(shown) / sizeof(shown[0]), out, size);
 }
 
 static int make_area(struct area *a, long page)
