@@ -920,10 +920,11 @@ again:
 	sc_copier_stop();
 	sc_snapshot_kill(fz.child);
 	frozen_free(&fz);
-	sc_log(SC_LOG_DEBUG, "checkpoint: prepared in %.3f s, memory settings read in %.3f s, "
+	sc_log(SC_LOG_DEBUG, "checkpoint: prepared in %.3f s, memory settings %s in %.3f s, "
 	       "snapshot taken in %.3f s (threads stopped in %.3f s, the instant's state taken in "
 	       "%.3f s, the clone in %.3f s), image in %.3f s, snapshot and shared memory "
-	       "released in %.3f s", t[1] - t[0], t[2] - t[1], t2 - t[2], fz.at_stopped - t[2],
+	       "released in %.3f s", t[1] - t[0], fz.settings_cached ? "lent" : "read",
+	       t[2] - t[1], t2 - t[2], fz.at_stopped - t[2],
 	       fz.at_taken - fz.at_stopped, fz.at_cloned - fz.at_taken, t3 - t2,
 	       sc_log_seconds() - t3);
 	if (hooks.done)
