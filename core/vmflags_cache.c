@@ -5,8 +5,8 @@
  * (vmflags.h).
  *
  * That read walks every page table: 20 to 60 ms for 4 GiB, all of it before
- * the stop, where it costs a second checkpoint that writes 200 MiB a fifth of
- * its time. Most programs set their mappings' settings once; the last
+ * the stop, where it costs a second checkpoint that writes 200 MiB up to a
+ * fifth of its time. Most programs set their mappings' settings once; the last
  * checkpoint's, which its snapshot vouched for, are then those of this one.
  * They stand in for the read only where nothing a fork loses is at stake:
  *  - the last checkpoint's mappings had no MADV_DONTFORK, MADV_WIPEONFORK or
@@ -17,7 +17,9 @@
  * Each setting is vouched for again by the snapshot's smaps, as the read's
  * are (segment_vmflags.c): a mapping made MADV_DONTFORK since is missing from
  * the snapshot, one made MADV_WIPEONFORK shows "wf" there, a lock changes
- * VmLck, any other setting differs from what the record was given. Any of
+ * VmLck, any other setting differs from what the record was given. A range
+ * is lent only to a mapping with its very start and end: any other waits for
+ * the snapshot's flags, as a mapping made since the read does. Any of
  * them refutes the cache: the image is given up, the instant taken again
  * with smaps read (checkpoint.c), and this process reads it from then on.
  */
