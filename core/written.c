@@ -292,7 +292,7 @@ void sc_written_settle(bool kept)
 	wt.taken = false;
 }
 
-/* [a, b) and [c, d) (sorted, disjoint) merged into @out: their union, sorted, disjoint. */
+/* The ranges of @a and of @b (each sorted, disjoint) into @out: their union, sorted, disjoint. */
 static uint64_t ranges_union(const struct sc_wrange *a, uint64_t na, const struct sc_wrange *b,
 			     uint64_t nb, struct sc_wrange *out)
 {
