@@ -392,6 +392,12 @@ static void write_opts(struct sc_write_opts *wo)
 	wo->no_writeback = !set->writeback;
 }
 
+/* Did the image fail because the settings lent for it were not the instant's? */
+static bool lent_settings_refuted(const struct sc_frozen *fz)
+{
+	return fz->settings_cached && sc_vmflags_cache_refuted();
+}
+
 static int save_to(const char *path, const struct sc_frozen *fz)
 {
 	struct sc_atomic_file f;
@@ -421,7 +427,7 @@ static int save_to(const char *path, const struct sc_frozen *fz)
 	sc_writer_free(w);
 	if (err < 0) {
 		sc_atomic_abort(&f);
-		if (fz->settings_cached && sc_vmflags_cache_refuted())
+		if (lent_settings_refuted(fz))
 			sc_lineage_again(&plan); /* settings_refuted() takes it again */
 		else
 			sc_lineage_done(&plan, path, err, 0, 0, 0);
@@ -842,7 +848,7 @@ static bool may_lend_settings(bool background, const struct sc_exit_after *ex,
  */
 static bool settings_refuted(struct sc_frozen *fz, int err)
 {
-	if (!fz->settings_cached || !sc_vmflags_cache_refuted())
+	if (!lent_settings_refuted(fz))
 		return false;
 	sc_log(SC_LOG_DEBUG, "checkpoint: the instant is taken again, with this process's own "
 	       "memory settings read");

@@ -205,12 +205,45 @@ static int cut(struct sc_vmflags *v, uint64_t a, uint64_t b)
 	return 0;
 }
 
+/* One line of smaps: a mapping's first line starts @cur, its VmFlags line ends it. */
+static int smaps_line(const char *line, struct sc_vmf_range *cur,
+		       int (*each)(const struct sc_vmf_range *r, void *arg), void *arg)
+{
+	if (parse_range(line, &cur->start, &cur->end) == 0) {
+		cur->bits = cur->bad = 0;
+		return 0;
+	}
+	if (strncmp(line, "VmFlags:", 8))
+		return 0;
+	parse_flags(line + 8, cur);
+	return each(cur, arg);
+}
+
+/* Where one read of smaps puts each mapping (read_tables()). */
+struct tables {
+	uint32_t keep;
+	struct sc_vmflags *out, *all;
+};
+
+static int add_to_tables(const struct sc_vmf_range *r, void *arg)
+{
+	struct tables *t = arg;
+	int err = 0;
+
+	if (t->keep == ~0u || (r->bits & t->keep))
+		err = add_range(t->out, r);
+	if (!err && t->all)
+		err = add_range(t->all, r);
+	return err;
+}
+
 /* One read of smaps: the mappings with a @keep bit into @out, and every one into @all. */
 static int read_tables(pid_t pid, uint32_t keep, struct sc_vmflags *out, struct sc_vmflags *all)
 {
 	struct text_places places = { .n = 0 };
 	size_t size;
 	char *text = read_smaps(pid ? pid : getpid(), &size, all ? &places : NULL), *line, *nl;
+	struct tables t = { .keep = keep, .out = out, .all = all };
 	struct sc_vmf_range cur = { 0 };
 	int err = 0;
 
@@ -224,15 +257,7 @@ static int read_tables(pid_t pid, uint32_t keep, struct sc_vmflags *out, struct 
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl = '\0';
-		if (parse_range(line, &cur.start, &cur.end) == 0) {
-			cur.bits = cur.bad = 0;
-		} else if (!strncmp(line, "VmFlags:", 8)) {
-			parse_flags(line + 8, &cur);
-			if (keep == ~0u || (cur.bits & keep))
-				err = add_range(out, &cur);
-			if (!err && all)
-				err = add_range(all, &cur);
-		}
+		err = smaps_line(line, &cur, add_to_tables, &t);
 		if (!nl)
 			break;
 	}
@@ -278,20 +303,6 @@ int sc_vmflags_read(pid_t pid, uint32_t keep, struct sc_vmflags *out)
 #define STREAM_READ 512
 #define STREAM_LINE (PATH_MAX + 256)
 
-/* One line of smaps: a mapping's first line starts @cur, its VmFlags line ends it. */
-static int stream_line(const char *line, struct sc_vmf_range *cur,
-		       int (*each)(const struct sc_vmf_range *r, void *arg), void *arg)
-{
-	if (parse_range(line, &cur->start, &cur->end) == 0) {
-		cur->bits = cur->bad = 0;
-		return 0;
-	}
-	if (strncmp(line, "VmFlags:", 8))
-		return 0;
-	parse_flags(line + 8, cur);
-	return each(cur, arg);
-}
-
 int sc_vmflags_stream(pid_t pid, int (*each)(const struct sc_vmf_range *r, void *arg), void *arg)
 {
 	char path[64], buf[STREAM_LINE + STREAM_READ + 1], *line, *nl;
@@ -315,7 +326,7 @@ int sc_vmflags_stream(pid_t pid, int (*each)(const struct sc_vmf_range *r, void 
 		for (line = buf; !err && (nl = memchr(line, '\n', have - (size_t)(line - buf)));
 		     line = nl + 1) {
 			*nl = '\0';
-			err = stream_line(line, &cur, each, arg);
+			err = smaps_line(line, &cur, each, arg);
 		}
 		have -= (size_t)(line - buf);
 		memmove(buf, line, have);
@@ -395,7 +406,7 @@ int sc_vmflags_read_own(uint32_t keep, struct sc_vmflags *out, struct sc_vmflags
 	return err < 0 ? err : read_tables(0, keep, out, all);
 }
 
-int sc_vmflags_own_from(const struct sc_vmflags *from, long locked_kb, struct sc_vmflags *out,
+int sc_vmflags_own_from(const struct sc_vmflags *from, struct sc_vmflags *out,
 			struct sc_vmflags *all)
 {
 	int err = make_room(out, all, from->n);
@@ -407,8 +418,7 @@ int sc_vmflags_own_from(const struct sc_vmflags *from, long locked_kb, struct sc
 		sc_vmflags_free(all);
 		return err;
 	}
-	out->locked_kb = locked_kb;
-	return 0;
+	return 0; /* out->locked_kb 0, as the lender checked */
 }
 
 int sc_vmflags_add(struct sc_vmflags *v, const struct sc_vmf_range *r)

@@ -78,10 +78,10 @@ int sc_vmflags_stream(pid_t pid, int (*each)(const struct sc_vmf_range *r, void 
 int sc_vmflags_read_own(uint32_t keep, struct sc_vmflags *out, struct sc_vmflags *all);
 /**
  * sc_vmflags_own_from() - as sc_vmflags_read_own(), with no smaps read: @all
- * lists the ranges of @from, @out none, with VmLck @locked_kb; @from must
+ * lists the ranges of @from, @out none, with VmLck 0; @from must
  * hold no setting a fork loses (vmflags_cache.c says when that is sound).
  */
-int sc_vmflags_own_from(const struct sc_vmflags *from, long locked_kb, struct sc_vmflags *out,
+int sc_vmflags_own_from(const struct sc_vmflags *from, struct sc_vmflags *out,
 			struct sc_vmflags *all);
 /** sc_vmflags_add() - append @r to @v (in address order), in mapped memory. 0 or -ENOMEM (reported). */
 int sc_vmflags_add(struct sc_vmflags *v, const struct sc_vmf_range *r);

@@ -53,7 +53,7 @@ int sc_vmflags_cache_serve(struct sc_vmflags *out, struct sc_vmflags *all)
 	if (cache.refuted || !cache.last.n || any_fork_lost(&cache.last) ||
 	    sc_vmflags_locked_kb() != 0)
 		return 0;
-	err = sc_vmflags_own_from(&cache.last, 0, out, all);
+	err = sc_vmflags_own_from(&cache.last, out, all);
 	return err < 0 ? err : 1;
 }
 
